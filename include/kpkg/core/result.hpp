@@ -1,0 +1,92 @@
+// Result<T>: a value or an Error, returned by library functions that can fail on bad input.
+#pragma once
+
+#include "kpkg/core/error.hpp"
+
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+namespace kpkg {
+
+// Wraps an Error so `return fail(...)` converts into any Result<T>.
+struct Failure {
+    Error error;
+};
+
+inline Failure fail(Error e) { return Failure{std::move(e)}; }
+
+template <class T>
+class [[nodiscard]] Result {
+public:
+    Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
+    Result(Failure f) : v_(std::in_place_index<1>, std::move(f.error)) {}
+    Result(Error e) : v_(std::in_place_index<1>, std::move(e)) {}
+
+    bool ok() const noexcept { return v_.index() == 0; }
+    explicit operator bool() const noexcept { return ok(); }
+
+    T& value() & {
+        check();
+        return std::get<0>(v_);
+    }
+    const T& value() const& {
+        check();
+        return std::get<0>(v_);
+    }
+    T&& value() && {
+        check();
+        return std::get<0>(std::move(v_));
+    }
+    T& operator*() & { return value(); }
+    const T& operator*() const& { return value(); }
+    T&& operator*() && { return std::move(*this).value(); }
+    T* operator->() { return &value(); }
+    const T* operator->() const { return &value(); }
+
+    const Error& error() const& { return std::get<1>(v_); }
+    Error&& error() && { return std::get<1>(std::move(v_)); }
+
+    // The value, or throws kpkg::Exception carrying the error.
+    T take() && {
+        check();
+        return std::get<0>(std::move(v_));
+    }
+
+private:
+    void check() const {
+        if (v_.index() != 0) throw Exception(std::get<1>(v_));
+    }
+    std::variant<T, Error> v_;
+};
+
+template <>
+class [[nodiscard]] Result<void> {
+public:
+    Result() = default;
+    Result(Failure f) : err_(std::move(f.error)), ok_(false) {}
+    Result(Error e) : err_(std::move(e)), ok_(false) {}
+
+    bool ok() const noexcept { return ok_; }
+    explicit operator bool() const noexcept { return ok_; }
+    const Error& error() const& { return err_; }
+    Error&& error() && { return std::move(err_); }
+    void take() && {
+        if (!ok_) throw Exception(std::move(err_));
+    }
+
+private:
+    Error err_;
+    bool ok_ = true;
+};
+
+} // namespace kpkg
+
+// Propagates the error of a Result expression out of the enclosing function, or yields its value.
+// Usage: auto doc = KPKG_TRY(io::load_file(path));
+#define KPKG_TRY(expr)                                                                             \
+    ({                                                                                             \
+        auto&& kpkg_try_r_ = (expr);                                                               \
+        if (!kpkg_try_r_.ok()) return ::kpkg::fail(std::move(kpkg_try_r_).error());                \
+        std::move(kpkg_try_r_).take();                                                             \
+    })

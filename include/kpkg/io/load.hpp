@@ -1,0 +1,47 @@
+// Loading YAML streams and JSON sequences into Documents, with positions in every error.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kpkg/core/result.hpp"
+#include "kpkg/io/node.hpp"
+
+namespace kpkg::io {
+
+struct Limits {
+    // Files larger than this are refused before they are read (1 GiB).
+    std::size_t max_file_bytes = std::size_t{1} << 30;
+    // Deeper nesting of sequences/mappings is an error (no recursion blow-up on hostile input).
+    std::size_t max_depth = 512;
+    // Nodes produced by expanding YAML aliases, in total per file ("billion laughs" guard).
+    std::size_t max_alias_nodes = 1'000'000;
+};
+
+// A YAML stream of zero or more documents ("---" separated). Empty documents are skipped,
+// but keep their index. Errors name `file` with line and column.
+Result<std::vector<Document>> parse_yaml(std::string_view text, const std::string& file,
+                                         const Limits& limits = {});
+
+// Zero or more JSON values separated only by whitespace (a concatenated JSON stream), as
+// opm and `kubectl get -o json` write them. Duplicate object keys: the last one wins, as in Go.
+Result<std::vector<Document>> parse_json(std::string_view text, const std::string& file,
+                                         const Limits& limits = {});
+
+// JSON when the first non-blank character is '{' or '[', YAML otherwise (YAML is a superset of
+// JSON, but the JSON parser is faster and its errors are clearer).
+Result<std::vector<Document>> parse_auto(std::string_view text, const std::string& file,
+                                         const Limits& limits = {});
+
+// Reads a whole file; errors: missing, not a regular file, unreadable, larger than the limit.
+// `path` "-" reads standard input.
+Result<std::string> read_file(const std::filesystem::path& path, const Limits& limits = {});
+
+// read_file + parse_auto.
+Result<std::vector<Document>> load_file(const std::filesystem::path& path,
+                                        const Limits& limits = {});
+
+} // namespace kpkg::io

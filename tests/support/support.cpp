@@ -1,0 +1,148 @@
+#include "support/support.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace kpkg::test {
+
+static std::string env_or_throw(const char* name) {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0')
+        throw std::runtime_error(std::string(name) + " is not set: run the tests with meson test");
+    return v;
+}
+
+fs::path source_root() { return env_or_throw("KPKG_SOURCE_ROOT"); }
+
+fs::path testdata(const std::string& rel) { return source_root() / "testdata" / rel; }
+
+std::optional<fs::path> corpus_dir() {
+    fs::path p = source_root().parent_path() / "shared" / "corpus";
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) return fs::canonical(p, ec);
+    return std::nullopt;
+}
+
+TempDir::TempDir() {
+    std::random_device rd;
+    for (int i = 0; i < 100; ++i) {
+        fs::path p = fs::temp_directory_path() / ("kpkg-test-" + std::to_string(rd()));
+        std::error_code ec;
+        if (fs::create_directory(p, ec)) {
+            path_ = p;
+            return;
+        }
+    }
+    throw std::runtime_error("cannot create a temporary directory");
+}
+
+TempDir::~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+}
+
+fs::path TempDir::write(const std::string& rel, const std::string& content) const {
+    fs::path p = path_ / rel;
+    fs::create_directories(p.parent_path());
+    std::ofstream f(p, std::ios::binary);
+    f << content;
+    return p;
+}
+
+std::string read_file(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    if (!f) throw std::runtime_error("cannot read " + p.string());
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+RunResult run_kpkg(const std::vector<std::string>& args, const std::string& input,
+                   const std::vector<std::string>& extra_env) {
+    std::string bin = env_or_throw("KPKG_BIN");
+    int in[2], out[2], err[2];
+    if (pipe(in) != 0 || pipe(out) != 0 || pipe(err) != 0) throw std::runtime_error("pipe");
+    std::vector<std::string> envs;
+    for (char** e = environ; *e != nullptr; ++e) {
+        std::string s = *e;
+        if (s.rfind("NO_COLOR=", 0) == 0) continue;
+        envs.push_back(s);
+    }
+    for (const auto& e : extra_env) envs.push_back(e);
+    std::vector<char*> argv{bin.data()};
+    std::vector<std::string> a = args;
+    for (auto& s : a) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    std::vector<char*> envp;
+    for (auto& s : envs) envp.push_back(s.data());
+    envp.push_back(nullptr);
+
+    pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error("fork");
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        dup2(err[1], 2);
+        for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) close(fd);
+        execve(bin.c_str(), argv.data(), envp.data());
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    close(err[1]);
+    RunResult r;
+    size_t written = 0;
+    if (input.empty()) {
+        close(in[1]);
+        in[1] = -1;
+    } else {
+        fcntl(in[1], F_SETFL, O_NONBLOCK);
+    }
+    bool out_open = true, err_open = true;
+    char buf[65536];
+    while (out_open || err_open) {
+        std::vector<pollfd> fds;
+        if (out_open) fds.push_back({out[0], POLLIN, 0});
+        if (err_open) fds.push_back({err[0], POLLIN, 0});
+        if (in[1] >= 0) fds.push_back({in[1], POLLOUT, 0});
+        if (poll(fds.data(), fds.size(), -1) < 0) break;
+        for (auto& p : fds) {
+            if (p.revents == 0) continue;
+            if (p.fd == in[1]) {
+                ssize_t n = write(in[1], input.data() + written, input.size() - written);
+                if (n > 0) written += static_cast<size_t>(n);
+                if (n < 0 || written == input.size()) {
+                    close(in[1]);
+                    in[1] = -1;
+                }
+                continue;
+            }
+            ssize_t n = read(p.fd, buf, sizeof buf);
+            if (n <= 0) {
+                if (p.fd == out[0]) out_open = false;
+                else err_open = false;
+                continue;
+            }
+            (p.fd == out[0] ? r.out : r.err).append(buf, static_cast<size_t>(n));
+        }
+    }
+    if (in[1] >= 0) close(in[1]);
+    close(out[0]);
+    close(err[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return r;
+}
+
+} // namespace kpkg::test

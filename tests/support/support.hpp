@@ -1,0 +1,56 @@
+// Helpers shared by the test programs: fixture paths, the optional corpus, temp dirs, running kpkg.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace kpkg::test {
+
+namespace fs = std::filesystem;
+
+// The project's source tree (KPKG_SOURCE_ROOT, set by meson test).
+fs::path source_root();
+// A file or directory under testdata/.
+fs::path testdata(const std::string& rel);
+// ../shared/corpus beside the project, or nothing when this checkout has none.
+std::optional<fs::path> corpus_dir();
+
+// Skips the current test with a reason when the corpus is absent; otherwise yields its path.
+#define KPKG_REQUIRE_CORPUS(var)                                                                   \
+    auto var##_opt_ = ::kpkg::test::corpus_dir();                                                  \
+    if (!var##_opt_) GTEST_SKIP() << "../shared/corpus is absent in this checkout";                \
+    const ::std::filesystem::path var = *var##_opt_
+
+// A fresh directory removed with everything in it when the object goes away.
+class TempDir {
+public:
+    TempDir();
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const fs::path& path() const { return path_; }
+    fs::path operator/(const std::string& rel) const { return path_ / rel; }
+    // Writes `content` to rel (creating parent directories) and returns the full path.
+    fs::path write(const std::string& rel, const std::string& content) const;
+
+private:
+    fs::path path_;
+};
+
+std::string read_file(const fs::path& p);
+
+struct RunResult {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+};
+
+// Runs the built kpkg (KPKG_BIN) with args, stdin from `input` (empty: /dev/null), no TTY.
+RunResult run_kpkg(const std::vector<std::string>& args, const std::string& input = {},
+                   const std::vector<std::string>& extra_env = {});
+
+} // namespace kpkg::test
