@@ -1,0 +1,105 @@
+# bash completion for kpkg                                  -*- shell-script -*-
+# Installed as share/bash-completion/completions/kpkg. Self-contained: it needs no
+# bash-completion helpers. tests/cli/test_docs.cpp checks it against `kpkg __spec`.
+
+# The subcommands of a command path ("kpkg", "kpkg catalog", ...), into __kpkg_subs.
+# (Variables rather than output: no subshell per word.)
+__kpkg_subcommands() {
+    case $1 in
+        "kpkg") __kpkg_subs="catalog version" ;;
+        "kpkg catalog") __kpkg_subs="list" ;;
+        "kpkg catalog list") __kpkg_subs="packages channels bundles" ;;
+        *) __kpkg_subs= ;;
+    esac
+}
+
+# The flags of a command path, into __kpkg_flags; the global flags are accepted after any command.
+__kpkg_flags() {
+    local global="-o --output -v --verbose -q --quiet --no-color -h --help"
+    case $1 in
+        "kpkg") __kpkg_flags="$global --version" ;;
+        "kpkg version") __kpkg_flags="$global --libraries" ;;
+        *) __kpkg_flags=$global ;;
+    esac
+}
+
+# Package names of the catalog $1, read with kpkg itself ($2: the kpkg being completed).
+__kpkg_catalog_packages() {
+    local src=$1 kpkg=$2
+    [[ -z $src || $src == - ]] && return
+    [[ $src == "~"* ]] && src=$HOME${src:1}
+    [[ -e $src ]] || return
+    "$kpkg" --no-color catalog list packages "$src" 2>/dev/null | while read -r name _; do
+        [[ $name == NAME ]] || echo "$name"
+    done
+}
+
+_kpkg() {
+    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
+    local path=kpkg i w __kpkg_subs __kpkg_flags
+    local -a args=()
+    COMPREPLY=()
+
+    # Walk the words before the cursor: subcommands extend the path, the rest are arguments.
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        w=${COMP_WORDS[i]}
+        case $w in
+            -o | --output)
+                # Its value follows; "--output=json" may arrive split as "--output" "=" "json".
+                if [[ ${COMP_WORDS[i + 1]} == = ]]; then ((i += 2)); else ((i++)); fi
+                continue
+                ;;
+            -*) continue ;;
+        esac
+        __kpkg_subcommands "$path"
+        if ((${#args[@]} == 0)) && [[ " $__kpkg_subs " == *" $w "* ]]; then
+            path+=" $w"
+        else
+            args+=("$w")
+        fi
+    done
+
+    # The value of -o/--output (also "--output=<TAB>", which bash splits at the "=").
+    local before=
+    ((COMP_CWORD >= 2)) && before=${COMP_WORDS[COMP_CWORD - 2]}
+    if [[ $cur == = && ($prev == -o || $prev == --output) ]]; then
+        COMPREPLY=(text json yaml)
+        return
+    fi
+    if [[ $prev == -o || $prev == --output ]] || [[ $prev == = && ($before == -o || $before == --output) ]]; then
+        COMPREPLY=($(compgen -W "text json yaml" -- "$cur"))
+        return
+    fi
+    if [[ $cur == --output=* ]]; then
+        COMPREPLY=($(compgen -W "text json yaml" -- "${cur#--output=}"))
+        return
+    fi
+
+    if [[ $cur == -* ]]; then
+        __kpkg_flags "$path"
+        COMPREPLY=($(compgen -W "$__kpkg_flags" -- "$cur"))
+        return
+    fi
+
+    __kpkg_subcommands "$path"
+    if [[ -n $__kpkg_subs ]]; then
+        COMPREPLY=($(compgen -W "$__kpkg_subs" -- "$cur"))
+        return
+    fi
+
+    case $path in
+        "kpkg catalog list packages" | "kpkg catalog list channels" | "kpkg catalog list bundles")
+            if ((${#args[@]} == 0)); then
+                # SRC: a catalog directory or file, or - for standard input.
+                compopt -o filenames 2>/dev/null
+                mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+                [[ -z $cur ]] && COMPREPLY+=(-)
+            elif ((${#args[@]} == 1)) && [[ $path != "kpkg catalog list packages" ]]; then
+                # PACKAGE: a package of that catalog.
+                COMPREPLY=($(compgen -W "$(__kpkg_catalog_packages "${args[0]}" "${COMP_WORDS[0]}")" -- "$cur"))
+            fi
+            ;;
+    esac
+}
+
+complete -F _kpkg kpkg

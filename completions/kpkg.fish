@@ -1,0 +1,87 @@
+# fish completion for kpkg. Installed in share/fish/vendor_completions.d.
+# tests/cli/test_docs.cpp checks it against `kpkg __spec`.
+
+# True when the command line holds no subcommand yet.
+function __kpkg_no_subcommand
+    not __fish_seen_subcommand_from catalog version
+end
+
+# True when the command path so far is exactly the words given (e.g. catalog list).
+function __kpkg_path_is
+    set -l words (commandline -opc)
+    set -e words[1]
+    set -l path
+    set -l skip 0
+    for w in $words
+        if test $skip -eq 1
+            set skip 0
+            continue
+        end
+        switch $w
+            case -o --output
+                set skip 1
+            case '-*'
+            case '*'
+                set -a path $w
+        end
+    end
+    test "$path" = "$argv"
+end
+
+# The positional arguments after `kpkg catalog list <what>`, without flags.
+function __kpkg_list_args
+    set -l words (commandline -opc)
+    set -l args
+    set -l skip 0
+    for w in $words[2..-1]
+        if test $skip -eq 1
+            set skip 0
+            continue
+        end
+        switch $w
+            case -o --output
+                set skip 1
+            case '-*'
+            case '*'
+                set -a args $w
+        end
+    end
+    # args: catalog list <what> SRC ...
+    for a in $args[4..-1]
+        echo $a
+    end
+end
+
+# Package names of the catalog given as SRC, read with kpkg itself.
+function __kpkg_catalog_packages
+    set -l src (__kpkg_list_args)[1]
+    set src (string replace -r '^~(?=/|$)' -- $HOME "$src")
+    test -n "$src"; and test "$src" != -; and test -e "$src"; or return
+    set -l kpkg (commandline -opc)[1]
+    command -q $kpkg; or return
+    $kpkg --no-color catalog list packages $src 2>/dev/null | tail -n +2 | string replace -r ' .*' ''
+end
+
+complete -c kpkg -f
+
+# Global flags, accepted after any command.
+complete -c kpkg -s o -l output -x -a 'text json yaml' -d 'Output format'
+complete -c kpkg -s v -l verbose -d 'More detail on stderr (repeatable)'
+complete -c kpkg -s q -l quiet -d 'Only errors on stderr'
+complete -c kpkg -l no-color -d 'No colour (also when NO_COLOR is set)'
+complete -c kpkg -s h -l help -d 'Show help and exit'
+complete -c kpkg -n __kpkg_no_subcommand -l version -d 'Print the version and exit'
+
+# kpkg catalog
+complete -c kpkg -n __kpkg_no_subcommand -a catalog -d 'Work with File-Based Catalogs'
+complete -c kpkg -n '__kpkg_path_is catalog' -a list -d 'List the packages, channels or bundles of a catalog'
+complete -c kpkg -n '__kpkg_path_is catalog list' -a packages -d 'List the packages of a catalog'
+complete -c kpkg -n '__kpkg_path_is catalog list' -a channels -d 'List the channels of a catalog'
+complete -c kpkg -n '__kpkg_path_is catalog list' -a bundles -d 'List the bundles of a catalog'
+# SRC: a catalog directory or file, or - for stdin; then PACKAGE for channels and bundles.
+complete -c kpkg -n '__fish_seen_subcommand_from packages channels bundles; and test (count (__kpkg_list_args)) -eq 0' -F -a - -d 'Catalog (directory, file, or - for stdin)'
+complete -c kpkg -n '__fish_seen_subcommand_from channels bundles; and test (count (__kpkg_list_args)) -eq 1' -x -a '(__kpkg_catalog_packages)' -d Package
+
+# kpkg version
+complete -c kpkg -n __kpkg_no_subcommand -a version -d 'Print the version of kpkg and its libraries'
+complete -c kpkg -n '__fish_seen_subcommand_from version' -l libraries -d 'Load the on-demand libraries and report their versions'

@@ -1,1 +1,220 @@
-int main() { return 0; }
+// kpkg's entry point: global flags, the command table, and the mapping of errors to exit codes.
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+
+#include <unistd.h>
+
+#include "command.hpp"
+#include "kpkg/core/error.hpp"
+#include "kpkg/core/log.hpp"
+#include "kpkg/core/text.hpp"
+#include "kpkg/version.hpp"
+
+namespace kpkg::cli {
+
+std::vector<Registration>& registry() {
+    static std::vector<Registration> r;
+    return r;
+}
+
+namespace {
+
+void print_error_line(bool color, const std::string& msg) {
+    std::string line = color ? "kpkg: \033[1;31merror\033[0m: " : "kpkg: error: ";
+    line += msg;
+    line += '\n';
+    std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+void print_error(bool color, const Error& e) {
+    print_error_line(color, e.str());
+    for (const auto& n : e.notes) {
+        std::string line = "  " + n + "\n";
+        std::fwrite(line.data(), 1, line.size(), stderr);
+    }
+}
+
+// Every app in the tree, parents before children.
+void walk(CLI::App* app, std::vector<CLI::App*>& out) {
+    out.push_back(app);
+    for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; }))
+        walk(sub, out);
+}
+
+// The deepest subcommand selected on this command line.
+CLI::App* leaf_of(CLI::App* app) {
+    for (CLI::App* sub : app->get_subcommands())
+        if (sub->parsed()) return leaf_of(sub);
+    return app;
+}
+
+std::string command_path(const CLI::App* app) {
+    std::string p;
+    for (const CLI::App* a = app; a != nullptr; a = a->get_parent())
+        p = a->get_name() + (p.empty() ? "" : " " + p);
+    return p;
+}
+
+// Arguments CLI11 could not place: unknown commands and flags. Reported as one line with the
+// closest valid word, exit 2.
+int report_extras(CLI::App& root, bool color) {
+    std::vector<std::string> extras = root.remaining(true);
+    if (extras.empty()) return 0;
+    CLI::App* leaf = leaf_of(&root);
+    const std::string& word = extras.front();
+    std::vector<std::string> candidates;
+    std::string msg;
+    if (!word.empty() && word[0] == '-') {
+        std::string flag = word.substr(0, word.find('='));
+        for (const CLI::App* a = leaf; a != nullptr; a = a->get_parent())
+            for (const CLI::Option* o : a->get_options()) {
+                for (const auto& l : o->get_lnames())
+                    candidates.push_back("--" + l);
+                for (const auto& s : o->get_snames())
+                    candidates.push_back("-" + s);
+            }
+        msg = "unknown flag " + text::quote(flag) + " for '" + command_path(leaf) + "'";
+        if (auto c = text::closest(flag, candidates))
+            msg += "; did you mean " + text::quote(*c) + "?";
+    } else {
+        auto subs = leaf->get_subcommands([](CLI::App* a) { return !a->get_group().empty(); });
+        for (const CLI::App* s : subs)
+            candidates.push_back(s->get_name());
+        if (!candidates.empty()) {
+            msg = "unknown command " + text::quote(word) + " for '" + command_path(leaf) + "'";
+            if (auto c = text::closest(word, candidates))
+                msg += "; did you mean " + text::quote(*c) + "?";
+        } else {
+            msg = "unexpected argument " + text::quote(word) + " for '" + command_path(leaf) + "'";
+        }
+    }
+    msg += " (see '" + command_path(leaf) + " --help')";
+    print_error_line(color, msg);
+    return static_cast<int>(ExitCode::usage);
+}
+
+bool env_set(const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr && *v != '\0';
+}
+
+int run(int argc, char** argv) {
+    Context ctx;
+    bool no_color_env = env_set("NO_COLOR");
+    bool stderr_tty = ::isatty(2) == 1;
+    ctx.globals.color_stderr = stderr_tty && !no_color_env;
+
+    CLI::App root{"kpkg builds, inspects and validates Kubernetes operator packages (OLM bundles,\n"
+                  "Package Operator packages), works with File-Based Catalogs and resolves\n"
+                  "operator dependencies offline.",
+                  "kpkg"};
+    root.set_version_flag("--version", "kpkg " KPKG_VERSION, "Print the version and exit");
+    root.fallthrough();
+    root.allow_extras();
+    root.option_defaults()->always_capture_default();
+    root.footer(
+        "Exit codes: 0 ok, 1 error, 2 usage, 3 invalid input, 4 no solution, 5 differences.\n"
+        "Run 'kpkg COMMAND --help' for a command's flags; see kpkg(1).");
+
+    std::string format = "text";
+    root.add_option("-o,--output", format, "Output format: text, json or yaml")
+        ->check(CLI::IsMember({"text", "json", "yaml"}))
+        ->option_text("FORMAT");
+    root.add_flag("-v,--verbose", ctx.globals.verbose, "More detail on stderr (repeatable)");
+    root.add_flag("-q,--quiet", ctx.globals.quiet, "Only errors on stderr");
+    root.add_flag("--no-color", ctx.globals.no_color, "No colour (also when NO_COLOR is set)");
+
+    auto& regs = registry();
+    std::stable_sort(regs.begin(), regs.end(), [](const Registration& a, const Registration& b) {
+        return a.order < b.order;
+    });
+    for (const auto& r : regs)
+        r.setup(root, ctx);
+    std::vector<CLI::App*> all;
+    walk(&root, all);
+    for (CLI::App* a : all)
+        a->allow_extras();
+
+    // Hidden: the command tree as "command PATH" / "flag PATH NAME" lines. The test suite checks
+    // the man pages and shell completions against it, so they cannot drift from the code.
+    CLI::App* spec = root.add_subcommand("__spec", "")->group("");
+    spec->callback([&ctx, &all] {
+        ctx.action = [&all] {
+            std::string out;
+            for (const CLI::App* a : all) {
+                std::string path = command_path(a);
+                out += "command " + path + "\n";
+                for (const CLI::Option* o : a->get_options()) {
+                    for (const auto& l : o->get_lnames())
+                        out += "flag " + path + " --" + l + "\n";
+                    for (const auto& s : o->get_snames())
+                        out += "flag " + path + " -" + s + "\n";
+                }
+            }
+            print(out);
+            return 0;
+        };
+    });
+
+    try {
+        root.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return root.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return root.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return root.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::string msg = e.what();
+        CLI::App* leaf = leaf_of(&root);
+        msg += " (see '" + command_path(leaf) + " --help')";
+        print_error_line(ctx.globals.color_stderr, msg);
+        return static_cast<int>(ExitCode::usage);
+    }
+
+    Globals& g = ctx.globals;
+    g.format = format == "json" ? Format::json : format == "yaml" ? Format::yaml : Format::text;
+    bool no_color = g.no_color || no_color_env;
+    g.color_stdout = !no_color && ::isatty(1) == 1;
+    g.color_stderr = !no_color && stderr_tty;
+    log::set_level(g.quiet          ? log::Level::error
+                   : g.verbose >= 2 ? log::Level::trace
+                   : g.verbose == 1 ? log::Level::debug
+                                    : log::Level::info);
+    log::set_sink(log::stderr_sink(g.color_stderr));
+
+    if (int rc = report_extras(root, g.color_stderr); rc != 0) return rc;
+    if (!ctx.action) {
+        // No command given (or a group without its subcommand): show what there is.
+        CLI::App* leaf = leaf_of(&root);
+        std::fputs(leaf->help().c_str(), stderr);
+        print_error_line(g.color_stderr, "a command is required");
+        return static_cast<int>(ExitCode::usage);
+    }
+    try {
+        return ctx.action();
+    } catch (const Exception& e) {
+        print_error(g.color_stderr, e.error());
+        return static_cast<int>(e.error().code);
+    }
+}
+
+} // namespace
+} // namespace kpkg::cli
+
+int main(int argc, char** argv) {
+    try {
+        return kpkg::cli::run(argc, argv);
+    } catch (const kpkg::Exception& e) {
+        std::fprintf(stderr, "kpkg: error: %s\n", e.what());
+        return static_cast<int>(e.error().code);
+    } catch (const std::bad_alloc&) {
+        std::fputs("kpkg: error: out of memory\n", stderr);
+        return 1;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kpkg: error: internal error: %s\n", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,83 @@
+#include "kpkg/core/text.hpp"
+
+#include <algorithm>
+
+namespace kpkg::text {
+
+std::string_view trim(std::string_view s) {
+    const char* ws = " \t\r\n";
+    auto b = s.find_first_not_of(ws);
+    if (b == std::string_view::npos) return {};
+    auto e = s.find_last_not_of(ws);
+    return s.substr(b, e - b + 1);
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+    std::vector<std::string_view> out;
+    std::size_t start = 0;
+    for (;;) {
+        auto p = s.find(sep, start);
+        if (p == std::string_view::npos) {
+            out.push_back(s.substr(start));
+            return out;
+        }
+        out.push_back(s.substr(start, p - start));
+        start = p + 1;
+    }
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+    std::string out;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        if (i != 0) out += sep;
+        out += parts[i];
+    }
+    return out;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+    return s.substr(0, prefix.size()) == prefix;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j)
+        prev[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        cur[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+        }
+        std::swap(prev, cur);
+    }
+    return prev[b.size()];
+}
+
+std::optional<std::string> closest(std::string_view word,
+                                   const std::vector<std::string>& candidates) {
+    if (word.empty()) return std::nullopt;
+    std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
+    std::optional<std::string> best;
+    std::size_t best_d = limit + 1;
+    for (const auto& c : candidates) {
+        std::size_t d = edit_distance(word, c);
+        if (d < best_d) {
+            best_d = d;
+            best = c;
+        }
+    }
+    if (best) return best;
+    for (const auto& c : candidates)
+        if (starts_with(c, word)) return c;
+    return std::nullopt;
+}
+
+std::string quote(std::string_view s) {
+    std::string out = "\"";
+    out += s;
+    out += '"';
+    return out;
+}
+
+} // namespace kpkg::text

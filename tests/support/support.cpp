@@ -22,9 +22,13 @@ static std::string env_or_throw(const char* name) {
     return v;
 }
 
-fs::path source_root() { return env_or_throw("KPKG_SOURCE_ROOT"); }
+fs::path source_root() {
+    return env_or_throw("KPKG_SOURCE_ROOT");
+}
 
-fs::path testdata(const std::string& rel) { return source_root() / "testdata" / rel; }
+fs::path testdata(const std::string& rel) {
+    return source_root() / "testdata" / rel;
+}
 
 std::optional<fs::path> corpus_dir() {
     fs::path p = source_root().parent_path() / "shared" / "corpus";
@@ -78,13 +82,16 @@ RunResult run_kpkg(const std::vector<std::string>& args, const std::string& inpu
         if (s.rfind("NO_COLOR=", 0) == 0) continue;
         envs.push_back(s);
     }
-    for (const auto& e : extra_env) envs.push_back(e);
+    for (const auto& e : extra_env)
+        envs.push_back(e);
     std::vector<char*> argv{bin.data()};
     std::vector<std::string> a = args;
-    for (auto& s : a) argv.push_back(s.data());
+    for (auto& s : a)
+        argv.push_back(s.data());
     argv.push_back(nullptr);
     std::vector<char*> envp;
-    for (auto& s : envs) envp.push_back(s.data());
+    for (auto& s : envs)
+        envp.push_back(s.data());
     envp.push_back(nullptr);
 
     pid_t pid = fork();
@@ -93,7 +100,8 @@ RunResult run_kpkg(const std::vector<std::string>& args, const std::string& inpu
         dup2(in[0], 0);
         dup2(out[1], 1);
         dup2(err[1], 2);
-        for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) close(fd);
+        for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]})
+            close(fd);
         execve(bin.c_str(), argv.data(), envp.data());
         _exit(127);
     }
@@ -129,8 +137,10 @@ RunResult run_kpkg(const std::vector<std::string>& args, const std::string& inpu
             }
             ssize_t n = read(p.fd, buf, sizeof buf);
             if (n <= 0) {
-                if (p.fd == out[0]) out_open = false;
-                else err_open = false;
+                if (p.fd == out[0])
+                    out_open = false;
+                else
+                    err_open = false;
                 continue;
             }
             (p.fd == out[0] ? r.out : r.err).append(buf, static_cast<size_t>(n));

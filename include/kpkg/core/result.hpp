@@ -14,7 +14,9 @@ struct Failure {
     Error error;
 };
 
-inline Failure fail(Error e) { return Failure{std::move(e)}; }
+inline Failure fail(Error e) {
+    return Failure{std::move(e)};
+}
 
 template <class T>
 class [[nodiscard]] Result {

@@ -17,7 +17,8 @@ struct JsonStyle {
 };
 
 // One JSON value followed by a newline. Scalars keep their literal text when it is valid JSON
-// for their kind (integers, floats, booleans); YAML-only literals (0x1F, .inf, True) are normalised.
+// for their kind (integers, floats, booleans); YAML-only literals (0x1F, .inf, True) are
+// normalised.
 std::string to_json(const Node& node, const JsonStyle& style = {});
 
 struct YamlStyle {

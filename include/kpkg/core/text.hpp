@@ -1,0 +1,28 @@
+// Small string helpers used across areas.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kpkg::text {
+
+std::string_view trim(std::string_view s);
+std::vector<std::string_view> split(std::string_view s, char sep);
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+bool starts_with(std::string_view s, std::string_view prefix);
+
+// Levenshtein distance (insert, delete, substitute each cost 1).
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
+// The candidate closest to `word`, if one is close enough to be a plausible typo: distance at
+// most max(2, word.size() / 3), or `word` is a prefix of it. Ties go to the first candidate.
+std::optional<std::string> closest(std::string_view word,
+                                   const std::vector<std::string>& candidates);
+
+// `s` quoted for messages: "name".
+std::string quote(std::string_view s);
+
+} // namespace kpkg::text

@@ -1,0 +1,185 @@
+#include "kpkg/catalog/load.hpp"
+
+#include <algorithm>
+#include <system_error>
+
+namespace kpkg::catalog {
+
+namespace fs = std::filesystem;
+using io::Node;
+
+namespace {
+
+// Reads the fields of one blob, reporting wrong types at the offending node.
+class Fields {
+public:
+    Fields(const Node& blob, const std::string& file, int doc, std::string schema)
+        : blob_(blob), file_(file), doc_(doc), schema_(std::move(schema)) {}
+
+    SourcePos pos(const Node& n) const { return io::pos_of(file_, n.mark, doc_); }
+
+    Error type_error(const Node& n, const std::string& field, const char* want) const {
+        return Error::invalid(schema_ + " field \"" + field + "\" must be " + want + ", not " +
+                                  io::kind_name(n.kind),
+                              pos(n));
+    }
+
+    // A string field; absent or null gives "".
+    Result<std::string> str(const Node& in, const std::string& field) const {
+        const Node* n = in.get(field);
+        if (n == nullptr || n->is_null()) return std::string();
+        if (!n->is_string()) return fail(type_error(*n, field, "a string"));
+        return n->text;
+    }
+
+    Result<std::vector<std::string>> str_list(const Node& in, const std::string& field) const {
+        std::vector<std::string> out;
+        const Node* n = in.get(field);
+        if (n == nullptr || n->is_null()) return out;
+        if (!n->is_seq()) return fail(type_error(*n, field, "a list of strings"));
+        for (const Node& item : n->items) {
+            if (!item.is_string()) return fail(type_error(item, field + "[]", "a string"));
+            out.push_back(item.text);
+        }
+        return out;
+    }
+
+    // A list of objects; absent or null gives an empty list.
+    Result<const std::vector<Node>*> obj_list(const Node& in, const std::string& field) const {
+        static const std::vector<Node> empty;
+        const Node* n = in.get(field);
+        if (n == nullptr || n->is_null()) return &empty;
+        if (!n->is_seq()) return fail(type_error(*n, field, "a list"));
+        for (const Node& item : n->items)
+            if (!item.is_map()) return fail(type_error(item, field + "[]", "an object"));
+        return &n->items;
+    }
+
+    const Node& blob() const { return blob_; }
+
+private:
+    const Node& blob_;
+    const std::string& file_;
+    int doc_;
+    std::string schema_;
+};
+
+Result<void> add_blob(model::DeclarativeConfig& cfg, const Node& blob, const std::string& file,
+                      int doc) {
+    SourcePos where = io::pos_of(file, blob.mark, doc);
+    if (!blob.is_map())
+        return fail(Error::invalid(std::string("a catalog blob must be an object, not ") +
+                                       io::kind_name(blob.kind),
+                                   where));
+    const Node* schema = blob.get("schema");
+    if (schema == nullptr || schema->is_null())
+        return fail(Error::invalid("blob has no \"schema\" field", where));
+    if (!schema->is_string())
+        return fail(
+            Error::invalid("\"schema\" must be a string", io::pos_of(file, schema->mark, doc)));
+    const std::string& s = schema->text;
+    Fields f(blob, file, doc, s);
+
+    if (s == model::schema_package) {
+        model::Package p;
+        p.name = KPKG_TRY(f.str(blob, "name"));
+        p.default_channel = KPKG_TRY(f.str(blob, "defaultChannel"));
+        p.description = KPKG_TRY(f.str(blob, "description"));
+        p.raw = blob;
+        p.pos = where;
+        cfg.packages.push_back(std::move(p));
+    } else if (s == model::schema_channel) {
+        model::Channel c;
+        c.package = KPKG_TRY(f.str(blob, "package"));
+        c.name = KPKG_TRY(f.str(blob, "name"));
+        const auto* entries = KPKG_TRY(f.obj_list(blob, "entries"));
+        for (const Node& e : *entries) {
+            model::ChannelEntry ce;
+            ce.name = KPKG_TRY(f.str(e, "name"));
+            ce.replaces = KPKG_TRY(f.str(e, "replaces"));
+            ce.skips = KPKG_TRY(f.str_list(e, "skips"));
+            ce.skip_range = KPKG_TRY(f.str(e, "skipRange"));
+            ce.pos = f.pos(e);
+            c.entries.push_back(std::move(ce));
+        }
+        c.raw = blob;
+        c.pos = where;
+        cfg.channels.push_back(std::move(c));
+    } else if (s == model::schema_bundle) {
+        model::Bundle b;
+        b.package = KPKG_TRY(f.str(blob, "package"));
+        b.name = KPKG_TRY(f.str(blob, "name"));
+        b.image = KPKG_TRY(f.str(blob, "image"));
+        const auto* props = KPKG_TRY(f.obj_list(blob, "properties"));
+        for (const Node& p : *props) {
+            model::Property prop;
+            prop.type = KPKG_TRY(f.str(p, "type"));
+            if (const Node* v = p.get("value")) prop.value = *v;
+            b.properties.push_back(std::move(prop));
+        }
+        const auto* imgs = KPKG_TRY(f.obj_list(blob, "relatedImages"));
+        for (const Node& i : *imgs) {
+            model::RelatedImage ri;
+            ri.name = KPKG_TRY(f.str(i, "name"));
+            ri.image = KPKG_TRY(f.str(i, "image"));
+            b.related_images.push_back(std::move(ri));
+        }
+        b.raw = blob;
+        b.pos = where;
+        cfg.bundles.push_back(std::move(b));
+    } else {
+        model::Other o;
+        o.schema = s;
+        if (const Node* p = blob.get("package"); p != nullptr && p->is_string())
+            o.package = p->text;
+        if (const Node* n = blob.get("name"); n != nullptr && n->is_string()) o.name = n->text;
+        o.raw = blob;
+        o.pos = where;
+        cfg.others.push_back(std::move(o));
+    }
+    return {};
+}
+
+bool hidden(const fs::path& p) {
+    std::string n = p.filename().string();
+    return !n.empty() && n[0] == '.';
+}
+
+} // namespace
+
+Result<void> add_documents(model::DeclarativeConfig& cfg, const std::vector<io::Document>& docs,
+                           const std::string& file) {
+    for (const auto& d : docs)
+        KPKG_TRY(add_blob(cfg, d.root, file, d.index));
+    return {};
+}
+
+Result<model::DeclarativeConfig> load(const fs::path& src, const LoadOptions& opts) {
+    model::DeclarativeConfig cfg;
+    std::error_code ec;
+    if (src != "-" && fs::is_directory(src, ec)) {
+        std::vector<fs::path> files;
+        fs::recursive_directory_iterator it(src, fs::directory_options::none, ec), end;
+        if (ec) return fail(Error::io("cannot read directory: " + ec.message(), {src.string()}));
+        for (; it != end; it.increment(ec)) {
+            if (ec)
+                return fail(Error::io("cannot read directory: " + ec.message(), {src.string()}));
+            if (hidden(it->path())) {
+                if (it->is_directory(ec)) it.disable_recursion_pending();
+                continue;
+            }
+            if (it->is_regular_file(ec)) files.push_back(it->path());
+        }
+        std::sort(files.begin(), files.end());
+        for (const auto& f : files) {
+            auto docs = KPKG_TRY(io::load_file(f, opts.limits));
+            KPKG_TRY(add_documents(cfg, docs, f.string()));
+        }
+        return cfg;
+    }
+    auto docs = KPKG_TRY(io::load_file(src, opts.limits));
+    KPKG_TRY(add_documents(cfg, docs, src == "-" ? std::string("<stdin>") : src.string()));
+    return cfg;
+}
+
+} // namespace kpkg::catalog

@@ -1,0 +1,65 @@
+// The command table: each file in commands/ registers one command group with KPKG_COMMAND, so
+// adding a command is adding one file (and its line in commands/meson.build).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "kpkg/io/node.hpp"
+
+namespace kpkg::cli {
+
+enum class Format { text, json, yaml };
+
+// Global flags, filled before any command runs.
+struct Globals {
+    Format format = Format::text;
+    int verbose = 0;
+    bool quiet = false;
+    bool no_color = false;
+    // Colour decisions: only on a terminal, never with --no-color or NO_COLOR set.
+    bool color_stdout = false;
+    bool color_stderr = false;
+};
+
+// What a command's parse callback leaves behind: the work to run once parsing succeeded.
+// It returns the process exit code; errors travel as kpkg::Exception.
+struct Context {
+    Globals globals;
+    std::function<int()> action;
+};
+
+using Setup = void (*)(CLI::App& root, Context& ctx);
+
+struct Registration {
+    const char* name;
+    int order; // position in --help
+    Setup setup;
+};
+
+std::vector<Registration>& registry();
+
+struct Registrar {
+    Registrar(const char* name, int order, Setup setup) {
+        registry().push_back({name, order, setup});
+    }
+};
+
+#define KPKG_COMMAND(name, order, setup_fn)                                                        \
+    static const ::kpkg::cli::Registrar kpkg_command_##name {                                      \
+#name, order, setup_fn                                                                     \
+    }
+
+// Writes structured output (json/yaml per the global format) to stdout.
+void print_structured(const Globals& g, const io::Node& doc);
+
+// An aligned text table: the first row is the header.
+std::string format_table(const std::vector<std::vector<std::string>>& rows);
+
+// Writes to stdout in one call.
+void print(const std::string& s);
+
+} // namespace kpkg::cli

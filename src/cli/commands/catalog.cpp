@@ -1,0 +1,108 @@
+// kpkg catalog: File-Based Catalogs.
+#include "command.hpp"
+#include "kpkg/catalog/load.hpp"
+#include "kpkg/catalog/query.hpp"
+#include "kpkg/core/text.hpp"
+
+namespace kpkg::cli {
+namespace {
+
+struct ListOptions {
+    std::string what; // packages | channels | bundles
+    std::string source;
+    std::string package;
+};
+
+io::Node strings(const std::vector<std::string>& v) {
+    io::Node n = io::Node::seq();
+    for (const auto& s : v)
+        n.push(io::Node::string(s));
+    return n;
+}
+
+std::string or_dash(const std::string& s) {
+    return s.empty() ? "-" : s;
+}
+
+int run_list(const Globals& g, const ListOptions& o) {
+    auto cfg = catalog::load(o.source).take();
+    std::optional<std::string> pkg;
+    if (!o.package.empty()) pkg = o.package;
+    io::Node doc = io::Node::seq();
+    std::vector<std::vector<std::string>> rows;
+
+    if (o.what == "packages") {
+        rows.push_back({"NAME", "DEFAULT CHANNEL", "CHANNELS", "BUNDLES", "LATEST"});
+        for (const auto& r : catalog::list_packages(cfg)) {
+            rows.push_back({r.name, or_dash(r.default_channel), std::to_string(r.channels),
+                            std::to_string(r.bundles), or_dash(r.head)});
+            io::Node n = io::Node::map();
+            n.set("name", io::Node::string(r.name));
+            n.set("defaultChannel", io::Node::string(r.default_channel));
+            n.set("channels", io::Node::integer(static_cast<std::int64_t>(r.channels)));
+            n.set("bundles", io::Node::integer(static_cast<std::int64_t>(r.bundles)));
+            n.set("head", io::Node::string(r.head));
+            doc.push(std::move(n));
+        }
+    } else if (o.what == "channels") {
+        rows.push_back({"PACKAGE", "CHANNEL", "HEAD", "ENTRIES"});
+        for (const auto& r : catalog::list_channels(cfg, pkg).take()) {
+            std::string head = r.heads.size() == 1 ? r.heads.front()
+                               : r.heads.empty()   ? "<no head>"
+                                                   : "<several: " + text::join(r.heads, ", ") + ">";
+            rows.push_back({r.package, r.name, head, std::to_string(r.entries)});
+            io::Node n = io::Node::map();
+            n.set("package", io::Node::string(r.package));
+            n.set("name", io::Node::string(r.name));
+            n.set("head", io::Node::string(r.heads.size() == 1 ? r.heads.front() : ""));
+            n.set("heads", strings(r.heads));
+            n.set("entries", io::Node::integer(static_cast<std::int64_t>(r.entries)));
+            doc.push(std::move(n));
+        }
+    } else {
+        rows.push_back(
+            {"PACKAGE", "CHANNEL", "BUNDLE", "VERSION", "REPLACES", "SKIPS", "SKIP RANGE"});
+        for (const auto& r : catalog::list_bundles(cfg, pkg).take()) {
+            rows.push_back({r.package, r.channel, r.name, or_dash(r.version), or_dash(r.replaces),
+                            or_dash(text::join(r.skips, ",")), or_dash(r.skip_range)});
+            io::Node n = io::Node::map();
+            n.set("package", io::Node::string(r.package));
+            n.set("channel", io::Node::string(r.channel));
+            n.set("name", io::Node::string(r.name));
+            n.set("version", io::Node::string(r.version));
+            n.set("replaces", io::Node::string(r.replaces));
+            n.set("skips", strings(r.skips));
+            n.set("skipRange", io::Node::string(r.skip_range));
+            n.set("image", io::Node::string(r.image));
+            doc.push(std::move(n));
+        }
+    }
+    if (g.format == Format::text)
+        print(format_table(rows));
+    else
+        print_structured(g, doc);
+    return 0;
+}
+
+void setup_catalog(CLI::App& root, Context& ctx) {
+    CLI::App* cat = root.add_subcommand("catalog", "Work with File-Based Catalogs");
+    CLI::App* list =
+        cat->add_subcommand("list", "List the packages, channels or bundles of a catalog");
+    for (const char* what : {"packages", "channels", "bundles"}) {
+        auto opts = std::make_shared<ListOptions>();
+        opts->what = what;
+        std::string help = std::string("List the ") + what + " of a catalog";
+        CLI::App* sub = list->add_subcommand(what, help);
+        sub->add_option("SRC", opts->source, "Catalog directory, file, or - for stdin")->required();
+        if (opts->what != "packages")
+            sub->add_option("PACKAGE", opts->package, "Only this package");
+        sub->callback(
+            [&ctx, opts] { ctx.action = [&ctx, opts] { return run_list(ctx.globals, *opts); }; });
+    }
+}
+
+} // namespace
+
+KPKG_COMMAND(catalog, 20, setup_catalog);
+
+} // namespace kpkg::cli

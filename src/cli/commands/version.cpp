@@ -1,0 +1,58 @@
+// kpkg version: the version and the libraries in use.
+#include "command.hpp"
+#include "kpkg/core/about.hpp"
+
+namespace kpkg::cli {
+namespace {
+
+struct VersionOptions {
+    bool libraries = false;
+};
+
+int run_version(const Globals& g, const VersionOptions& o) {
+    About a = about(o.libraries);
+    if (g.format != Format::text) {
+        io::Node doc = io::Node::map();
+        doc.set("version", io::Node::string(a.version));
+        doc.set("compiler", io::Node::string(a.compiler));
+        doc.set("buildType", io::Node::string(a.build_type));
+        io::Node libs = io::Node::seq();
+        for (const auto& c : a.components) {
+            io::Node n = io::Node::map();
+            n.set("name", io::Node::string(c.name));
+            n.set("version", io::Node::string(c.version));
+            n.set("linkage", io::Node::string(c.linkage));
+            if (!c.detail.empty()) n.set("detail", io::Node::string(c.detail));
+            libs.push(std::move(n));
+        }
+        doc.set("libraries", std::move(libs));
+        print_structured(g, doc);
+        return 0;
+    }
+    std::string out = "kpkg " + a.version + "\n";
+    if (g.verbose > 0 || o.libraries) {
+        out += "compiler: " + a.compiler + ", build type: " + a.build_type + "\n";
+        std::vector<std::vector<std::string>> rows{{"LIBRARY", "VERSION", "LINKAGE", "DETAIL"}};
+        for (const auto& c : a.components)
+            rows.push_back({c.name, c.version.empty() ? "-" : c.version, c.linkage, c.detail});
+        out += format_table(rows);
+    }
+    print(out);
+    return 0;
+}
+
+void setup_version(CLI::App& root, Context& ctx) {
+    auto opts = std::make_shared<VersionOptions>();
+    CLI::App* cmd = root.add_subcommand("version", "Print the version of kpkg and its libraries");
+    cmd->add_flag(
+        "--libraries", opts->libraries,
+        "Load the on-demand libraries (libcurl, libarchive, libsolv) and report their versions");
+    cmd->callback(
+        [&ctx, opts] { ctx.action = [&ctx, opts] { return run_version(ctx.globals, *opts); }; });
+}
+
+} // namespace
+
+KPKG_COMMAND(version, 90, setup_version);
+
+} // namespace kpkg::cli

@@ -1,0 +1,156 @@
+#include <gtest/gtest.h>
+
+#include "kpkg/catalog/load.hpp"
+#include "support/support.hpp"
+
+using namespace kpkg;
+using test::testdata;
+
+TEST(CatalogLoad, SampleCatalog) {
+    auto cfg = catalog::load(testdata("catalog"));
+    ASSERT_TRUE(cfg.ok()) << cfg.error().str();
+    EXPECT_EQ(cfg->packages.size(), 2u);
+    EXPECT_EQ(cfg->channels.size(), 4u);
+    EXPECT_EQ(cfg->bundles.size(), 8u);
+    EXPECT_TRUE(cfg->others.empty());
+    // Files are read in path order: etcd/catalog.json before vault/catalog.yaml.
+    EXPECT_EQ(cfg->packages[0].name, "etcd");
+    EXPECT_EQ(cfg->packages[1].name, "vault");
+    EXPECT_EQ(cfg->packages[1].default_channel, "stable");
+}
+
+TEST(CatalogLoad, BlobsKeepTheirPositions) {
+    auto cfg = catalog::load(testdata("catalog"));
+    ASSERT_TRUE(cfg.ok()) << cfg.error().str();
+    const model::Channel* fast = nullptr;
+    for (const auto& c : cfg->channels)
+        if (c.package == "vault" && c.name == "fast") fast = &c;
+    ASSERT_NE(fast, nullptr);
+    EXPECT_NE(fast->pos.file.find("vault/catalog.yaml"), std::string::npos);
+    EXPECT_EQ(fast->pos.line, 19u);
+    EXPECT_EQ(fast->pos.document, 2);
+    ASSERT_EQ(fast->entries.size(), 4u);
+    const auto& rc = fast->entries[3];
+    EXPECT_EQ(rc.name, "vault-operator.v1.3.0-rc.1");
+    EXPECT_EQ(rc.replaces, "vault-operator.v1.2.0");
+    ASSERT_EQ(rc.skips.size(), 1u);
+    EXPECT_EQ(rc.skip_range, ">=1.1.0 <1.3.0-rc.1");
+    EXPECT_EQ(rc.pos.line, 28u);
+    EXPECT_EQ(rc.pos.column, 5u);
+
+    const model::Bundle* b = nullptr;
+    for (const auto& x : cfg->bundles)
+        if (x.name == "etcdoperator.v0.9.2") b = &x;
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(b->version(), "0.9.2");
+    EXPECT_EQ(b->related_images.size(), 2u);
+    EXPECT_NE(b->pos.file.find("etcd/catalog.json"), std::string::npos);
+    EXPECT_EQ(b->pos.document, 4);
+}
+
+TEST(CatalogLoad, UnknownSchemasAreKept) {
+    test::TempDir d;
+    d.write("c/a.yaml", "schema: olm.package\nname: a\n---\nschema: example.com/custom\npackage: "
+                        "a\nname: x\nk: v\n");
+    auto cfg = catalog::load(d / "c");
+    ASSERT_TRUE(cfg.ok()) << cfg.error().str();
+    ASSERT_EQ(cfg->others.size(), 1u);
+    EXPECT_EQ(cfg->others[0].schema, "example.com/custom");
+    EXPECT_EQ(cfg->others[0].package, "a");
+    EXPECT_EQ(cfg->others[0].raw.get("k")->text, "v");
+}
+
+TEST(CatalogLoad, HiddenFilesAndDirectoriesAreSkipped) {
+    test::TempDir d;
+    d.write("c/a.json", R"({"schema": "olm.package", "name": "a"})");
+    d.write("c/.hidden.yaml", "not: [valid");
+    d.write("c/.git/config", "[core]\n");
+    auto cfg = catalog::load(d / "c");
+    ASSERT_TRUE(cfg.ok()) << cfg.error().str();
+    EXPECT_EQ(cfg->packages.size(), 1u);
+}
+
+TEST(CatalogLoad, SingleFileAndEmptyDirectory) {
+    auto one = catalog::load(testdata("catalog/etcd/catalog.json"));
+    ASSERT_TRUE(one.ok()) << one.error().str();
+    EXPECT_EQ(one->bundles.size(), 3u);
+    test::TempDir d;
+    std::filesystem::create_directories(d / "empty");
+    auto none = catalog::load(d / "empty");
+    ASSERT_TRUE(none.ok());
+    EXPECT_TRUE(none->packages.empty());
+}
+
+struct BadCase {
+    const char* name;
+    const char* content;
+    const char* message;
+    unsigned line, column;
+};
+
+class CatalogLoadBad : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(CatalogLoadBad, NamesFileAndPosition) {
+    const BadCase& c = GetParam();
+    test::TempDir d;
+    d.write("c/f.yaml", c.content);
+    auto cfg = catalog::load(d / "c");
+    ASSERT_FALSE(cfg.ok()) << c.name;
+    const Error& e = cfg.error();
+    EXPECT_EQ(e.code, ExitCode::invalid) << e.str();
+    EXPECT_NE(e.pos.file.find("f.yaml"), std::string::npos) << e.str();
+    EXPECT_EQ(e.pos.line, c.line) << e.str();
+    EXPECT_EQ(e.pos.column, c.column) << e.str();
+    EXPECT_NE(e.message.find(c.message), std::string::npos) << e.str();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CatalogLoadBad,
+    ::testing::Values(
+        BadCase{"no_schema", "name: x\n", "no \"schema\"", 1, 1},
+        BadCase{"schema_not_string", "schema: [a]\n", "\"schema\" must be a string", 1, 9},
+        BadCase{"blob_is_list", "- a\n- b\n", "must be an object, not list", 1, 1},
+        BadCase{"name_is_map", "schema: olm.package\nname: {a: 1}\n",
+                "olm.package field \"name\" must be a string, not object", 2, 7},
+        BadCase{"entries_not_list", "schema: olm.channel\nname: c\nentries: x\n",
+                "field \"entries\" must be a list", 3, 10},
+        BadCase{"entry_not_object", "schema: olm.channel\nentries:\n  - x\n",
+                "\"entries[]\" must be an object", 3, 5},
+        BadCase{"skips_not_list", "schema: olm.channel\nentries:\n  - name: a\n    skips: b\n",
+                "\"skips\" must be a list of strings", 4, 12},
+        BadCase{"skip_item_not_string",
+                "schema: olm.channel\nentries:\n  - name: a\n    skips: [[b]]\n",
+                "\"skips[]\" must be a string", 4, 13},
+        BadCase{"properties_not_list", "schema: olm.bundle\nname: b\nproperties: {}\n",
+                "\"properties\" must be a list", 3, 13},
+        BadCase{"property_type_not_string",
+                "schema: olm.bundle\nproperties:\n  - type: 1\n    value: {}\n",
+                "\"type\" must be a string, not integer", 3, 11},
+        BadCase{"related_image_not_object", "schema: olm.bundle\nrelatedImages: [x]\n",
+                "\"relatedImages[]\" must be an object", 2, 17},
+        BadCase{"second_document", "schema: olm.package\nname: a\n---\nschema: 7\n",
+                "\"schema\" must be a string", 4, 9}),
+    [](const ::testing::TestParamInfo<BadCase>& i) { return std::string(i.param.name); });
+
+TEST(CatalogLoad, CorpusCatalogsLoad) {
+    KPKG_REQUIRE_CORPUS(corpus);
+    struct Expect {
+        const char* dir;
+        std::size_t packages, channels, bundles;
+    } cases[] = {
+        {"registry-action-index-latest", 3, 4, 10},
+        {"registry-action-list-index", 2, 4, 4},
+        {"registry-fbc-dir-example", 1, 1, 1},
+    };
+    for (const auto& c : cases) {
+        auto cfg = catalog::load(corpus / "olm/fbc" / c.dir);
+        ASSERT_TRUE(cfg.ok()) << c.dir << ": " << cfg.error().str();
+        EXPECT_EQ(cfg->packages.size(), c.packages) << c.dir;
+        EXPECT_EQ(cfg->channels.size(), c.channels) << c.dir;
+        EXPECT_EQ(cfg->bundles.size(), c.bundles) << c.dir;
+    }
+    auto dep = catalog::load(corpus / "olm/fbc/olm-e2e-deprecations");
+    ASSERT_TRUE(dep.ok()) << dep.error().str();
+    ASSERT_EQ(dep->others.size(), 1u);
+    EXPECT_EQ(dep->others[0].schema, "olm.deprecations");
+}
