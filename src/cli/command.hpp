@@ -53,6 +53,10 @@ struct Registrar {
 #name, order, setup_fn                                                                     \
     }
 
+// The command group `name` under root, created on first use, so several files can add
+// subcommands to one group (kpkg bundle inspect|validate|render).
+CLI::App* group(CLI::App& root, const std::string& name, const std::string& description);
+
 // Writes structured output (json/yaml per the global format) to stdout.
 void print_structured(const Globals& g, const io::Node& doc);
 
