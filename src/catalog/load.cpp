@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <system_error>
 
+#include "kpkg/core/log.hpp"
+
 namespace kpkg::catalog {
 
 namespace fs = std::filesystem;
@@ -173,6 +175,9 @@ Result<model::DeclarativeConfig> load(const fs::path& src, const LoadOptions& op
         std::sort(files.begin(), files.end());
         for (const auto& f : files) {
             auto docs = KPKG_TRY(io::load_file(f, opts.limits));
+            if (log::enabled(log::Level::debug))
+                log::debug("read " + f.string() + " (" + std::to_string(docs.size()) +
+                           " documents)");
             KPKG_TRY(add_documents(cfg, docs, f.string()));
         }
         return cfg;

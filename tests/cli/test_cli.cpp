@@ -101,6 +101,18 @@ TEST(Cli, NoColourWithoutTerminal) {
     EXPECT_FALSE(contains(n.err, "\033["));
 }
 
+TEST(Cli, VerboseAndQuietControlStderr) {
+    auto v = run_kpkg({"-v", "catalog", "list", "packages", catalog()});
+    ASSERT_EQ(v.exit_code, 0);
+    EXPECT_TRUE(contains(v.err, "kpkg: debug: read ")) << v.err;
+    EXPECT_TRUE(contains(v.err, "vault/catalog.yaml (8 documents)")) << v.err;
+    auto plain = run_kpkg({"catalog", "list", "packages", catalog()});
+    EXPECT_TRUE(plain.err.empty()) << plain.err;
+    auto q = run_kpkg({"catalog", "list", "packages", catalog(), "-q", "-v"});
+    EXPECT_TRUE(q.err.empty()) << q.err;
+    EXPECT_EQ(q.out, plain.out);
+}
+
 TEST(CatalogList, Packages) {
     auto r = run_kpkg({"catalog", "list", "packages", catalog()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
