@@ -57,6 +57,26 @@ std::string command_path(const CLI::App* app) {
     return p;
 }
 
+// The leaves of the command tree with their descriptions, for `kpkg --help`.
+std::string command_tree(const std::vector<CLI::App*>& all) {
+    std::vector<std::pair<std::string, std::string>> rows;
+    std::size_t width = 0;
+    for (const CLI::App* a : all) {
+        if (a->get_parent() == nullptr || a->get_group().empty()) continue;
+        if (!a->get_subcommands([](const CLI::App*) { return true; }).empty()) continue;
+        std::string usage = command_path(a).substr(5); // without "kpkg "
+        for (const CLI::Option* o : a->get_options())
+            if (o->get_positional())
+                usage += o->get_required() ? " " + o->get_name() : " [" + o->get_name() + "]";
+        width = std::max(width, usage.size());
+        rows.emplace_back(usage, a->get_description());
+    }
+    std::string out = "Commands:\n";
+    for (const auto& [usage, desc] : rows)
+        out += "  " + usage + std::string(width - usage.size() + 2, ' ') + desc + "\n";
+    return out;
+}
+
 // Arguments CLI11 could not place: unknown commands and flags. Reported as one line with the
 // closest valid word, exit 2.
 int report_extras(CLI::App& root, bool color) {
@@ -114,9 +134,6 @@ int run(int argc, char** argv) {
     root.fallthrough();
     root.allow_extras();
     root.option_defaults()->always_capture_default();
-    root.footer(
-        "Exit codes: 0 ok, 1 error, 2 usage, 3 invalid input, 4 no solution, 5 differences.\n"
-        "Run 'kpkg COMMAND --help' for a command's flags; see kpkg(1).");
 
     std::string format = "text";
     root.add_option("-o,--output", format, "Output format: text, json or yaml")
@@ -136,6 +153,10 @@ int run(int argc, char** argv) {
     walk(&root, all);
     for (CLI::App* a : all)
         a->allow_extras();
+    root.footer(
+        command_tree(all) +
+        "\nExit codes: 0 ok, 1 error, 2 usage, 3 invalid input, 4 no solution, 5 differences.\n"
+        "Run 'kpkg COMMAND --help' for a command's flags; see kpkg(1).");
 
     // Hidden: the command tree as "command PATH" / "flag PATH NAME" lines. The test suite checks
     // the man pages and shell completions against it, so they cannot drift from the code.
