@@ -154,3 +154,53 @@ TEST(CatalogLoad, CorpusCatalogsLoad) {
     ASSERT_EQ(dep->others.size(), 1u);
     EXPECT_EQ(dep->others[0].schema, "olm.deprecations");
 }
+
+// .indexignore: gitignore patterns, applying to the directory holding the file and below.
+TEST(CatalogLoad, IndexIgnoreExcludesMatchingFiles) {
+    test::TempDir d;
+    d.write("c/.indexignore", "# comment\n*.md\n/skip/\nsub/only.yaml\n");
+    d.write("c/a.yaml", "schema: olm.package\nname: a\n");
+    d.write("c/README.md", "not: [valid");
+    d.write("c/skip/x.yaml", "not: [valid");
+    d.write("c/sub/only.yaml", "not: [valid");
+    d.write("c/sub/b.yaml", "schema: olm.package\nname: b\n");
+    auto cfg = catalog::load(d / "c");
+    ASSERT_TRUE(cfg.ok()) << cfg.error().str();
+    ASSERT_EQ(cfg->packages.size(), 2u);
+    EXPECT_EQ(cfg->packages[0].name, "a");
+    EXPECT_EQ(cfg->packages[1].name, "b");
+}
+
+TEST(CatalogLoad, NestedIndexIgnoreAppliesBelowItsDirectory) {
+    test::TempDir d;
+    d.write("c/p/.indexignore", "*.txt\n!keep.txt\n");
+    d.write("c/p/notes.txt", "not: [valid");
+    d.write("c/p/keep.txt", "schema: olm.package\nname: p\n");
+    // The nested file does not reach its siblings' directories.
+    d.write("c/q/other.txt", "schema: olm.package\nname: q\n");
+    auto cfg = catalog::load(d / "c");
+    ASSERT_TRUE(cfg.ok()) << cfg.error().str();
+    ASSERT_EQ(cfg->packages.size(), 2u);
+    EXPECT_EQ(cfg->packages[0].name, "p");
+    EXPECT_EQ(cfg->packages[1].name, "q");
+}
+
+TEST(CatalogLoad, IndexIgnoreDirectoryPatternAndDoubleStar) {
+    test::TempDir d;
+    d.write("c/.indexignore", "docs/\n**/tmp/*.json\n");
+    d.write("c/x/docs/a.yaml", "not: [valid");
+    d.write("c/x/y/tmp/a.json", "{");
+    d.write("c/x/ok.json", "{\"schema\":\"olm.package\",\"name\":\"x\"}");
+    auto cfg = catalog::load(d / "c");
+    ASSERT_TRUE(cfg.ok()) << cfg.error().str();
+    ASSERT_EQ(cfg->packages.size(), 1u);
+    EXPECT_EQ(cfg->packages[0].name, "x");
+}
+
+TEST(CatalogLoad, SchemaMustBeAString) {
+    test::TempDir d;
+    d.write("c/a.yaml", "schema: 3\nname: a\n");
+    auto cfg = catalog::load(d / "c");
+    ASSERT_FALSE(cfg.ok());
+    EXPECT_NE(cfg.error().str().find("a.yaml:1:9"), std::string::npos) << cfg.error().str();
+}

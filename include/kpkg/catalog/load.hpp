@@ -11,12 +11,19 @@ namespace kpkg::catalog {
 
 struct LoadOptions {
     io::Limits limits;
+    // Files of a directory are parsed on this many threads (0: one per core); the result does
+    // not depend on it: blobs come out in path order, and an error is the one of the first
+    // failing file in path order.
+    unsigned threads = 0;
 };
 
 // Every blob of the catalog at `src`: a directory (all regular files below it, in path order,
-// hidden files and directories skipped, each read as a YAML stream or concatenated JSON whatever
-// its extension), a single file, or "-" for standard input. Blobs without a string `schema` are
-// an error naming the file and position; so are wrong field types of the known schemas.
+// hidden files and directories skipped, files matched by a `.indexignore` skipped: gitignore
+// patterns applying to the directory holding that file and everything below it, deeper files
+// after shallower ones, the last matching pattern winning, "!" re-including), each read as a YAML
+// stream or concatenated JSON whatever its extension), a single file, or "-" for standard input.
+// Blobs without a string `schema` are an error naming the file and position; so are wrong field
+// types of the known schemas.
 Result<model::DeclarativeConfig> load(const std::filesystem::path& src,
                                       const LoadOptions& opts = {});
 
