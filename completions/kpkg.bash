@@ -8,7 +8,7 @@ __kpkg_subcommands() {
     case $1 in
         "kpkg") __kpkg_subs="bundle catalog version" ;;
         "kpkg bundle") __kpkg_subs="inspect validate render" ;;
-        "kpkg catalog") __kpkg_subs="list diff graph" ;;
+        "kpkg catalog") __kpkg_subs="list validate render diff graph" ;;
         "kpkg catalog list") __kpkg_subs="packages channels bundles" ;;
         *) __kpkg_subs= ;;
     esac
@@ -23,6 +23,7 @@ __kpkg_flags() {
         "kpkg bundle validate") __kpkg_flags="$global --strict" ;;
         "kpkg catalog diff") __kpkg_flags="$global --exit-code" ;;
         "kpkg catalog graph") __kpkg_flags="$global --channel --format" ;;
+        "kpkg catalog render") __kpkg_flags="$global --output-file" ;;
         "kpkg bundle render") __kpkg_flags="$global --image --csv-metadata" ;;
         *) __kpkg_flags=$global ;;
     esac
@@ -60,7 +61,7 @@ _kpkg() {
     for ((i = 1; i < COMP_CWORD; i++)); do
         w=${COMP_WORDS[i]}
         case $w in
-            -o | --output | --image | --channel | --format)
+            -o | --output | --image | --channel | --format | --output-file)
                 # Its value follows; "--output=json" may arrive split as "--output" "=" "json".
                 if [[ ${COMP_WORDS[i + 1]} == = ]]; then ((i += 2)); else ((i++)); fi
                 continue
@@ -105,6 +106,11 @@ _kpkg() {
 
     # --image REF: nothing to offer.
     [[ $prev == --image ]] && return
+    if [[ $prev == --output-file ]]; then
+        compopt -o filenames 2>/dev/null
+        mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+        return
+    fi
     if [[ $prev == --format ]]; then
         COMPREPLY=($(compgen -W "text dot mermaid" -- "$cur"))
         return
@@ -127,6 +133,20 @@ _kpkg() {
             # DIR...: bundle directories.
             compopt -o filenames 2>/dev/null
             mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+            ;;
+        "kpkg catalog validate")
+            # SRC: a catalog directory or file, or - for standard input.
+            if ((${#args[@]} == 0)); then
+                compopt -o filenames 2>/dev/null
+                mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+                [[ -z $cur ]] && COMPREPLY+=(-)
+            fi
+            ;;
+        "kpkg catalog render")
+            # SRC...: catalogs (directories, files, -) and bundle directories.
+            compopt -o filenames 2>/dev/null
+            mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+            [[ -z $cur ]] && COMPREPLY+=(-)
             ;;
         "kpkg catalog diff")
             # OLD and NEW: catalog directories or files, or - for standard input.
