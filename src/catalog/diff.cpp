@@ -13,12 +13,12 @@ namespace {
 
 // One package's side of the comparison.
 struct Side {
-    const model::Package* package = nullptr;
-    std::map<std::string, const model::Channel*> channels; // first of a name wins
-    std::map<std::string, const model::Bundle*> bundles;
+    const declcfg::Package* package = nullptr;
+    std::map<std::string, const declcfg::Channel*> channels; // first of a name wins
+    std::map<std::string, const declcfg::Bundle*> bundles;
 };
 
-std::map<std::string, Side> index(const model::DeclarativeConfig& cfg) {
+std::map<std::string, Side> index(const declcfg::DeclarativeConfig& cfg) {
     std::map<std::string, Side> out;
     for (const auto& p : cfg.packages)
         if (out[p.name].package == nullptr) out[p.name].package = &p;
@@ -53,7 +53,7 @@ std::vector<Edge> minus(const std::vector<Edge>& a, const std::vector<Edge>& b) 
     return out;
 }
 
-std::vector<std::string> entry_names(const model::Channel& c) {
+std::vector<std::string> entry_names(const declcfg::Channel& c) {
     std::set<std::string> s;
     for (const auto& e : c.entries)
         s.insert(e.name);
@@ -61,7 +61,7 @@ std::vector<std::string> entry_names(const model::Channel& c) {
 }
 
 // The properties other than olm.package, as comparable text, in a canonical order.
-std::vector<std::string> property_texts(const model::Bundle& b) {
+std::vector<std::string> property_texts(const declcfg::Bundle& b) {
     io::JsonStyle style;
     style.indent = 0;
     style.sort_keys = true;
@@ -72,12 +72,12 @@ std::vector<std::string> property_texts(const model::Bundle& b) {
     return out;
 }
 
-std::string version_of(const model::Bundle& b) {
+std::string version_of(const declcfg::Bundle& b) {
     auto v = b.version();
     return v ? *v : "";
 }
 
-ChannelChange compare(const model::Channel& o, const model::Channel& n,
+ChannelChange compare(const declcfg::Channel& o, const declcfg::Channel& n,
                       const std::unordered_map<std::string, std::string>& old_versions,
                       const std::unordered_map<std::string, std::string>& new_versions) {
     ChannelChange c;
@@ -101,7 +101,7 @@ bool has_change(const ChannelChange& c) {
 
 } // namespace
 
-CatalogDiff diff(const model::DeclarativeConfig& old_cfg, const model::DeclarativeConfig& new_cfg) {
+CatalogDiff diff(const declcfg::DeclarativeConfig& old_cfg, const declcfg::DeclarativeConfig& new_cfg) {
     const auto olds = index(old_cfg), news = index(new_cfg);
     std::set<std::string> names;
     for (const auto& [k, v] : olds)
@@ -152,7 +152,7 @@ CatalogDiff diff(const model::DeclarativeConfig& old_cfg, const model::Declarati
         for (const auto& [bname, nb] : n.bundles) {
             auto it = o.bundles.find(bname);
             if (it == o.bundles.end()) continue;
-            const model::Bundle& ob = *it->second;
+            const declcfg::Bundle& ob = *it->second;
             BundleChange bc;
             bc.name = bname;
             bc.old_version = version_of(ob);

@@ -22,7 +22,7 @@ const char* edge_kind_name(EdgeKind k) {
     return "?";
 }
 
-std::unordered_map<std::string, std::string> bundle_versions(const model::DeclarativeConfig& cfg,
+std::unordered_map<std::string, std::string> bundle_versions(const declcfg::DeclarativeConfig& cfg,
                                                              const std::string& package) {
     std::unordered_map<std::string, std::string> out;
     for (const auto& b : cfg.bundles)
@@ -31,11 +31,11 @@ std::unordered_map<std::string, std::string> bundle_versions(const model::Declar
     return out;
 }
 
-std::vector<Edge> upgrade_edges(const model::Channel& ch,
+std::vector<Edge> upgrade_edges(const declcfg::Channel& ch,
                                 const std::unordered_map<std::string, std::string>& versions) {
     std::set<Edge> edges;
     // Versions of the entries, parsed once.
-    std::vector<std::pair<const model::ChannelEntry*, semver::Version>> parsed;
+    std::vector<std::pair<const declcfg::ChannelEntry*, semver::Version>> parsed;
     for (const auto& e : ch.entries) {
         auto it = versions.find(e.name);
         if (it == versions.end()) continue;
@@ -60,17 +60,17 @@ std::vector<Edge> upgrade_edges(const model::Channel& ch,
     return out;
 }
 
-std::vector<std::string> stranded_entries(const model::Channel& ch) {
+std::vector<std::string> stranded_entries(const declcfg::Channel& ch) {
     auto heads = channel_heads(ch);
     if (heads.size() != 1) return {};
-    std::unordered_map<std::string, const model::ChannelEntry*> by_name;
+    std::unordered_map<std::string, const declcfg::ChannelEntry*> by_name;
     std::unordered_set<std::string> skipped;
     for (const auto& e : ch.entries) {
         by_name.emplace(e.name, &e);
         skipped.insert(e.skips.begin(), e.skips.end());
     }
     std::unordered_set<std::string> chain;
-    const model::ChannelEntry* cur = by_name.at(heads.front());
+    const declcfg::ChannelEntry* cur = by_name.at(heads.front());
     while (cur != nullptr && chain.insert(cur->name).second) {
         if (cur->replaces.empty() || skipped.count(cur->replaces)) break;
         auto it = by_name.find(cur->replaces);
@@ -98,7 +98,7 @@ bool newer_first(const GraphEntry& a, const GraphEntry& b) {
     return a.name < b.name;
 }
 
-ChannelGraph build(const model::Channel& ch,
+ChannelGraph build(const declcfg::Channel& ch,
                    const std::unordered_map<std::string, std::string>& versions) {
     ChannelGraph g;
     g.package = ch.package;
@@ -109,7 +109,7 @@ ChannelGraph build(const model::Channel& ch,
     const std::set<std::string> stranded_set(stranded.begin(), stranded.end());
     const std::set<std::string> head_set(g.heads.begin(), g.heads.end());
 
-    std::unordered_map<std::string, const model::ChannelEntry*> by_name;
+    std::unordered_map<std::string, const declcfg::ChannelEntry*> by_name;
     for (const auto& e : ch.entries)
         by_name.emplace(e.name, &e);
     auto make = [&](const std::string& name, bool in_channel) {
@@ -127,7 +127,7 @@ ChannelGraph build(const model::Channel& ch,
     // The replaces chain from a single head first, in order.
     std::unordered_set<std::string> placed;
     if (g.heads.size() == 1) {
-        const model::ChannelEntry* cur = by_name.at(g.heads.front());
+        const declcfg::ChannelEntry* cur = by_name.at(g.heads.front());
         while (cur != nullptr && placed.insert(cur->name).second) {
             g.entries.push_back(make(cur->name, true));
             auto it = by_name.find(cur->replaces);
@@ -159,10 +159,10 @@ ChannelGraph build(const model::Channel& ch,
 
 } // namespace
 
-Result<std::vector<ChannelGraph>> package_graph(const model::DeclarativeConfig& cfg,
+Result<std::vector<ChannelGraph>> package_graph(const declcfg::DeclarativeConfig& cfg,
                                                 const std::string& package,
                                                 const std::optional<std::string>& channel) {
-    std::vector<const model::Channel*> channels;
+    std::vector<const declcfg::Channel*> channels;
     std::set<std::string> packages;
     for (const auto& p : cfg.packages)
         packages.insert(p.name);
@@ -177,10 +177,10 @@ Result<std::vector<ChannelGraph>> package_graph(const model::DeclarativeConfig& 
         return fail(std::move(e));
     }
     std::sort(channels.begin(), channels.end(),
-              [](const model::Channel* a, const model::Channel* b) { return a->name < b->name; });
+              [](const declcfg::Channel* a, const declcfg::Channel* b) { return a->name < b->name; });
     if (channel) {
         std::vector<std::string> names;
-        const model::Channel* found = nullptr;
+        const declcfg::Channel* found = nullptr;
         for (const auto* c : channels) {
             names.push_back(c->name);
             if (c->name == *channel) found = c;

@@ -70,7 +70,7 @@ private:
     std::string schema_;
 };
 
-Result<void> add_blob(model::DeclarativeConfig& cfg, const Node& blob, const std::string& file,
+Result<void> add_blob(declcfg::DeclarativeConfig& cfg, const Node& blob, const std::string& file,
                       int doc) {
     SourcePos where = io::pos_of(file, blob.mark, doc);
     if (!blob.is_map())
@@ -86,21 +86,21 @@ Result<void> add_blob(model::DeclarativeConfig& cfg, const Node& blob, const std
     const std::string& s = schema->text;
     Fields f(blob, file, doc, s);
 
-    if (s == model::schema_package) {
-        model::Package p;
+    if (s == declcfg::schema_package) {
+        declcfg::Package p;
         p.name = KPKG_TRY(f.str(blob, "name"));
         p.default_channel = KPKG_TRY(f.str(blob, "defaultChannel"));
         p.description = KPKG_TRY(f.str(blob, "description"));
         p.raw = blob;
         p.pos = where;
         cfg.packages.push_back(std::move(p));
-    } else if (s == model::schema_channel) {
-        model::Channel c;
+    } else if (s == declcfg::schema_channel) {
+        declcfg::Channel c;
         c.package = KPKG_TRY(f.str(blob, "package"));
         c.name = KPKG_TRY(f.str(blob, "name"));
         const auto* entries = KPKG_TRY(f.obj_list(blob, "entries"));
         for (const Node& e : *entries) {
-            model::ChannelEntry ce;
+            declcfg::ChannelEntry ce;
             ce.name = KPKG_TRY(f.str(e, "name"));
             ce.replaces = KPKG_TRY(f.str(e, "replaces"));
             ce.skips = KPKG_TRY(f.str_list(e, "skips"));
@@ -111,21 +111,21 @@ Result<void> add_blob(model::DeclarativeConfig& cfg, const Node& blob, const std
         c.raw = blob;
         c.pos = where;
         cfg.channels.push_back(std::move(c));
-    } else if (s == model::schema_bundle) {
-        model::Bundle b;
+    } else if (s == declcfg::schema_bundle) {
+        declcfg::Bundle b;
         b.package = KPKG_TRY(f.str(blob, "package"));
         b.name = KPKG_TRY(f.str(blob, "name"));
         b.image = KPKG_TRY(f.str(blob, "image"));
         const auto* props = KPKG_TRY(f.obj_list(blob, "properties"));
         for (const Node& p : *props) {
-            model::Property prop;
+            declcfg::Property prop;
             prop.type = KPKG_TRY(f.str(p, "type"));
             if (const Node* v = p.get("value")) prop.value = *v;
             b.properties.push_back(std::move(prop));
         }
         const auto* imgs = KPKG_TRY(f.obj_list(blob, "relatedImages"));
         for (const Node& i : *imgs) {
-            model::RelatedImage ri;
+            declcfg::RelatedImage ri;
             ri.name = KPKG_TRY(f.str(i, "name"));
             ri.image = KPKG_TRY(f.str(i, "image"));
             b.related_images.push_back(std::move(ri));
@@ -134,7 +134,7 @@ Result<void> add_blob(model::DeclarativeConfig& cfg, const Node& blob, const std
         b.pos = where;
         cfg.bundles.push_back(std::move(b));
     } else {
-        model::Other o;
+        declcfg::Other o;
         o.schema = s;
         if (const Node* p = blob.get("package"); p != nullptr && p->is_string())
             o.package = p->text;
@@ -153,15 +153,15 @@ bool hidden(const fs::path& p) {
 
 } // namespace
 
-Result<void> add_documents(model::DeclarativeConfig& cfg, const std::vector<io::Document>& docs,
+Result<void> add_documents(declcfg::DeclarativeConfig& cfg, const std::vector<io::Document>& docs,
                            const std::string& file) {
     for (const auto& d : docs)
         KPKG_TRY(add_blob(cfg, d.root, file, d.index));
     return {};
 }
 
-Result<model::DeclarativeConfig> load(const fs::path& src, const LoadOptions& opts) {
-    model::DeclarativeConfig cfg;
+Result<declcfg::DeclarativeConfig> load(const fs::path& src, const LoadOptions& opts) {
+    declcfg::DeclarativeConfig cfg;
     std::error_code ec;
     if (src != "-" && fs::is_directory(src, ec)) {
         std::vector<fs::path> files;
@@ -191,7 +191,7 @@ Result<model::DeclarativeConfig> load(const fs::path& src, const LoadOptions& op
         // Files are parsed on up to `threads` workers; each file gets its own partial config,
         // merged in path order afterwards, so blob order and the error reported (the first
         // failing file in path order) do not depend on scheduling.
-        std::vector<std::optional<Result<model::DeclarativeConfig>>> parts(files.size());
+        std::vector<std::optional<Result<declcfg::DeclarativeConfig>>> parts(files.size());
         std::vector<std::size_t> doc_counts(files.size(), 0);
         auto parse_one = [&](std::size_t i) {
             auto docs = io::load_file(files[i], opts.limits);
@@ -200,7 +200,7 @@ Result<model::DeclarativeConfig> load(const fs::path& src, const LoadOptions& op
                 return;
             }
             doc_counts[i] = docs->size();
-            model::DeclarativeConfig part;
+            declcfg::DeclarativeConfig part;
             auto added = add_documents(part, *docs, files[i].string());
             if (!added.ok())
                 parts[i].emplace(fail(added.error()));

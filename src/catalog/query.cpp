@@ -9,7 +9,7 @@
 
 namespace kpkg::catalog {
 
-std::vector<std::string> channel_heads(const model::Channel& ch) {
+std::vector<std::string> channel_heads(const declcfg::Channel& ch) {
     std::set<std::string> referenced;
     for (const auto& e : ch.entries) {
         if (!e.replaces.empty()) referenced.insert(e.replaces);
@@ -23,7 +23,7 @@ std::vector<std::string> channel_heads(const model::Channel& ch) {
 
 namespace {
 
-Result<void> check_package(const model::DeclarativeConfig& cfg,
+Result<void> check_package(const declcfg::DeclarativeConfig& cfg,
                            const std::optional<std::string>& package) {
     if (!package) return {};
     std::vector<std::string> names;
@@ -40,7 +40,7 @@ Result<void> check_package(const model::DeclarativeConfig& cfg,
 
 } // namespace
 
-std::vector<PackageRow> list_packages(const model::DeclarativeConfig& cfg) {
+std::vector<PackageRow> list_packages(const declcfg::DeclarativeConfig& cfg) {
     std::map<std::string, PackageRow> rows;
     for (const auto& p : cfg.packages) {
         auto& r = rows[p.name];
@@ -64,7 +64,7 @@ std::vector<PackageRow> list_packages(const model::DeclarativeConfig& cfg) {
     return out;
 }
 
-Result<std::vector<ChannelRow>> list_channels(const model::DeclarativeConfig& cfg,
+Result<std::vector<ChannelRow>> list_channels(const declcfg::DeclarativeConfig& cfg,
                                               const std::optional<std::string>& package) {
     KPKG_TRY(check_package(cfg, package));
     std::vector<ChannelRow> out;
@@ -78,10 +78,10 @@ Result<std::vector<ChannelRow>> list_channels(const model::DeclarativeConfig& cf
     return out;
 }
 
-Result<std::vector<BundleRow>> list_bundles(const model::DeclarativeConfig& cfg,
+Result<std::vector<BundleRow>> list_bundles(const declcfg::DeclarativeConfig& cfg,
                                             const std::optional<std::string>& package) {
     KPKG_TRY(check_package(cfg, package));
-    std::map<std::pair<std::string, std::string>, const model::Bundle*> bundles;
+    std::map<std::pair<std::string, std::string>, const declcfg::Bundle*> bundles;
     for (const auto& b : cfg.bundles)
         bundles[{b.package, b.name}] = &b;
     std::vector<BundleRow> out;

@@ -37,15 +37,15 @@ struct Item {
     int kind = 0; // index into kind_order
     std::string schema;
     std::string name;
-    const model::Package* pkg = nullptr;
-    const model::Channel* channel = nullptr;
-    const model::Bundle* bundle = nullptr;
-    const model::Other* other = nullptr;
+    const declcfg::Package* pkg = nullptr;
+    const declcfg::Channel* channel = nullptr;
+    const declcfg::Bundle* bundle = nullptr;
+    const declcfg::Other* other = nullptr;
     const bundle::Rendered* rendered = nullptr;
 };
 
 // Re-builds a catalog bundle as a Rendered blob so bundle::write_json writes it in opm's layout.
-bundle::Rendered as_rendered(const model::Bundle& b) {
+bundle::Rendered as_rendered(const declcfg::Bundle& b) {
     bundle::Rendered r;
     r.name = b.name;
     r.package = b.package;
@@ -98,10 +98,10 @@ std::string str(const std::string& s) {
 }
 
 // Typed fields as the struct writes them (no HTML escaping); raw values nested as read.
-std::string package_json(const model::Package& p) {
+std::string package_json(const declcfg::Package& p) {
     std::string out;
     bool first = true;
-    put_field(out, first, "schema", str(model::schema_package));
+    put_field(out, first, "schema", str(declcfg::schema_package));
     put_field(out, first, "name", str(p.name));
     if (!p.default_channel.empty()) put_field(out, first, "defaultChannel", str(p.default_channel));
     if (const io::Node* icon = p.raw.get("icon"); icon && !icon->is_null())
@@ -114,10 +114,10 @@ std::string package_json(const model::Package& p) {
     return out;
 }
 
-std::string channel_json(const model::Channel& c) {
+std::string channel_json(const declcfg::Channel& c) {
     std::string out;
     bool first = true;
-    put_field(out, first, "schema", str(model::schema_channel));
+    put_field(out, first, "schema", str(declcfg::schema_channel));
     put_field(out, first, "name", str(c.name));
     put_field(out, first, "package", str(c.package));
     std::string e = "[";
@@ -187,7 +187,7 @@ bool is_bundle_dir(const fs::path& dir) {
 
 Result<void> render(const std::vector<std::string>& sources, const RenderOptions& opts,
                     const std::function<void(std::string_view)>& sink) {
-    std::vector<model::DeclarativeConfig> cfgs;
+    std::vector<declcfg::DeclarativeConfig> cfgs;
     std::vector<bundle::Rendered> rendered;
     std::vector<bundle::Rendered> converted;
     cfgs.reserve(sources.size());
@@ -210,23 +210,23 @@ Result<void> render(const std::vector<std::string>& sources, const RenderOptions
     converted.reserve(nbundles);
     for (const auto& c : cfgs) {
         for (const auto& p : c.packages)
-            items.push_back({p.name, 0, model::schema_package, p.name, &p});
+            items.push_back({p.name, 0, declcfg::schema_package, p.name, &p});
         for (const auto& ch : c.channels)
-            items.push_back({ch.package, 1, model::schema_channel, ch.name, nullptr, &ch});
+            items.push_back({ch.package, 1, declcfg::schema_channel, ch.name, nullptr, &ch});
         for (const auto& b : c.bundles) {
             converted.push_back(as_rendered(b));
-            items.push_back({b.package, 2, model::schema_bundle, b.name, nullptr, nullptr, &b,
+            items.push_back({b.package, 2, declcfg::schema_bundle, b.name, nullptr, nullptr, &b,
                              nullptr, &converted.back()});
         }
         for (const auto& o : c.others) {
-            const int kind = o.schema == model::schema_deprecations ? 4 : 3;
+            const int kind = o.schema == declcfg::schema_deprecations ? 4 : 3;
             items.push_back(
                 {o.package, kind, o.schema, o.name, nullptr, nullptr, nullptr, &o, nullptr});
         }
     }
     for (const auto& r : rendered)
         items.push_back(
-            {r.package, 2, model::schema_bundle, r.name, nullptr, nullptr, nullptr, nullptr, &r});
+            {r.package, 2, declcfg::schema_bundle, r.name, nullptr, nullptr, nullptr, nullptr, &r});
     // Packages by name; within a package by kind; channels and bundles by name; others keep
     // their input order (stable sort).
     std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {

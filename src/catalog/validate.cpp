@@ -18,21 +18,6 @@
 
 namespace kpkg::catalog {
 
-const char* scope_name(Scope s) {
-    switch (s) {
-    case Scope::catalog:
-        return "catalog";
-    case Scope::package:
-        return "package";
-    case Scope::channel:
-        return "channel";
-    case Scope::bundle:
-        return "bundle";
-    case Scope::deprecation:
-        return "deprecation";
-    }
-    return "catalog";
-}
 
 namespace {
 
@@ -58,14 +43,14 @@ bool valid_package_name(const std::string& s) {
 }
 
 struct ChannelInfo {
-    const model::Channel* ch = nullptr;
+    const declcfg::Channel* ch = nullptr;
     // entry name -> entry (first occurrence wins, as a map keyed by name would keep one)
-    std::unordered_map<std::string_view, const model::ChannelEntry*> entries;
+    std::unordered_map<std::string_view, const declcfg::ChannelEntry*> entries;
 };
 
 class Validator {
 public:
-    explicit Validator(const model::DeclarativeConfig& cfg) : cfg_(cfg) {}
+    explicit Validator(const declcfg::DeclarativeConfig& cfg) : cfg_(cfg) {}
 
     std::vector<Finding> run() {
         packages();
@@ -160,7 +145,7 @@ private:
             auto bad = [&](const char* rule, std::string msg) {
                 add(Scope::bundle, rule, b.package, "", b.name, std::move(msg), pos);
             };
-            const model::Property* pkg_prop = nullptr;
+            const declcfg::Property* pkg_prop = nullptr;
             int n = 0;
             bool has_object = false;
             for (const auto& p : b.properties) {
@@ -216,7 +201,7 @@ private:
     }
 
     void channel_graph(const ChannelInfo& ci) {
-        const model::Channel& c = *ci.ch;
+        const declcfg::Channel& c = *ci.ch;
         auto err = [&](const char* rule, std::string msg) {
             add(Scope::channel, rule, c.package, c.name, "", std::move(msg), c.pos);
         };
@@ -260,7 +245,7 @@ private:
         // Walk the replaces chain from the head, stopping at a replaced entry that is skipped.
         std::vector<std::string> chain{heads.front()};
         // Keys view entry names and replaces fields of the loaded catalog, which outlive the walk.
-        const model::ChannelEntry* cur = ci.entries.at(chain.front());
+        const declcfg::ChannelEntry* cur = ci.entries.at(chain.front());
         std::unordered_map<std::string_view, std::size_t> at{{cur->name, 0}};
         while (cur) {
             const std::string& r = cur->replaces;
@@ -309,7 +294,7 @@ private:
     void deprecations() {
         std::unordered_set<std::string> seen;
         for (const auto& o : cfg_.others) {
-            if (o.schema != model::schema_deprecations) continue;
+            if (o.schema != declcfg::schema_deprecations) continue;
             const io::Node& raw = o.raw;
             auto at = [&](const io::Node* n) {
                 return n && n->mark.line ? io::pos_of(o.pos.file, n->mark, o.pos.document) : o.pos;
@@ -357,13 +342,13 @@ private:
                         at(&e));
                     continue;
                 }
-                if (schema == model::schema_package) {
+                if (schema == declcfg::schema_package) {
                     if (!name.empty())
                         bad("deprecation.reference",
                             "olm.package reference must not have a name (found " + quote(name) +
                                 ")",
                             at(nm));
-                } else if (schema == model::schema_channel) {
+                } else if (schema == declcfg::schema_channel) {
                     if (name.empty())
                         bad("deprecation.reference", "olm.channel reference must have a name",
                             at(ref));
@@ -372,7 +357,7 @@ private:
                             "deprecated channel " + quote(name) + " not found in package " +
                                 quote(o.package),
                             at(nm));
-                } else if (schema == model::schema_bundle) {
+                } else if (schema == declcfg::schema_bundle) {
                     if (name.empty())
                         bad("deprecation.reference", "olm.bundle reference must have a name",
                             at(ref));
@@ -391,18 +376,18 @@ private:
         }
     }
 
-    const model::DeclarativeConfig& cfg_;
-    std::unordered_map<std::string, const model::Package*> pkgs_;
+    const declcfg::DeclarativeConfig& cfg_;
+    std::unordered_map<std::string, const declcfg::Package*> pkgs_;
     std::unordered_map<std::string, ChannelInfo> chans_;
     std::unordered_map<std::string, std::size_t> channel_count_;
     std::unordered_set<std::string> in_channel_;
-    std::unordered_map<std::string, const model::Bundle*> bundles_;
+    std::unordered_map<std::string, const declcfg::Bundle*> bundles_;
     std::vector<Finding> out_;
 };
 
 } // namespace
 
-std::vector<Finding> validate(const model::DeclarativeConfig& cfg) {
+std::vector<Finding> validate(const declcfg::DeclarativeConfig& cfg) {
     return Validator(cfg).run();
 }
 

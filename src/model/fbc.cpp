@@ -1,6 +1,6 @@
 #include "kpkg/model/fbc.hpp"
 
-namespace kpkg::model {
+namespace kpkg::declcfg {
 
 std::optional<std::string> Bundle::version() const {
     std::optional<std::string> found;
@@ -14,4 +14,4 @@ std::optional<std::string> Bundle::version() const {
     return found;
 }
 
-} // namespace kpkg::model
+} // namespace kpkg::declcfg

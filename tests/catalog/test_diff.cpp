@@ -13,10 +13,10 @@ using catalog::PackageChange;
 
 namespace {
 
-model::DeclarativeConfig load(const std::filesystem::path& p) {
+declcfg::DeclarativeConfig load(const std::filesystem::path& p) {
     auto cfg = catalog::load(p);
     EXPECT_TRUE(cfg.ok()) << (cfg.ok() ? "" : cfg.error().str());
-    return cfg.ok() ? std::move(cfg).take() : model::DeclarativeConfig{};
+    return cfg.ok() ? std::move(cfg).take() : declcfg::DeclarativeConfig{};
 }
 
 catalog::CatalogDiff fixture_diff() {

@@ -13,15 +13,15 @@ using catalog::EdgeKind;
 
 namespace {
 
-model::DeclarativeConfig load(const std::string& rel) {
+declcfg::DeclarativeConfig load(const std::string& rel) {
     auto cfg = catalog::load(test::testdata(rel));
     EXPECT_TRUE(cfg.ok()) << (cfg.ok() ? "" : cfg.error().str());
-    return cfg.ok() ? std::move(cfg).take() : model::DeclarativeConfig{};
+    return cfg.ok() ? std::move(cfg).take() : declcfg::DeclarativeConfig{};
 }
 
-model::ChannelEntry entry(std::string name, std::string replaces = {},
+declcfg::ChannelEntry entry(std::string name, std::string replaces = {},
                           std::vector<std::string> skips = {}, std::string skip_range = {}) {
-    model::ChannelEntry e;
+    declcfg::ChannelEntry e;
     e.name = std::move(name);
     e.replaces = std::move(replaces);
     e.skips = std::move(skips);
@@ -29,8 +29,8 @@ model::ChannelEntry entry(std::string name, std::string replaces = {},
     return e;
 }
 
-model::Channel channel(std::vector<model::ChannelEntry> entries) {
-    model::Channel c;
+declcfg::Channel channel(std::vector<declcfg::ChannelEntry> entries) {
+    declcfg::Channel c;
     c.package = "p";
     c.name = "c";
     c.entries = std::move(entries);

@@ -22,7 +22,7 @@ TEST(CatalogLoad, SampleCatalog) {
 TEST(CatalogLoad, BlobsKeepTheirPositions) {
     auto cfg = catalog::load(testdata("catalog"));
     ASSERT_TRUE(cfg.ok()) << cfg.error().str();
-    const model::Channel* fast = nullptr;
+    const declcfg::Channel* fast = nullptr;
     for (const auto& c : cfg->channels)
         if (c.package == "vault" && c.name == "fast") fast = &c;
     ASSERT_NE(fast, nullptr);
@@ -38,7 +38,7 @@ TEST(CatalogLoad, BlobsKeepTheirPositions) {
     EXPECT_EQ(rc.pos.line, 28u);
     EXPECT_EQ(rc.pos.column, 5u);
 
-    const model::Bundle* b = nullptr;
+    const declcfg::Bundle* b = nullptr;
     for (const auto& x : cfg->bundles)
         if (x.name == "etcdoperator.v0.9.2") b = &x;
     ASSERT_NE(b, nullptr);
@@ -203,4 +203,65 @@ TEST(CatalogLoad, SchemaMustBeAString) {
     auto cfg = catalog::load(d / "c");
     ASSERT_FALSE(cfg.ok());
     EXPECT_NE(cfg.error().str().find("a.yaml:1:9"), std::string::npos) << cfg.error().str();
+}
+
+// The compact model (kpkg/model/catalog.hpp) as load_catalog builds it.
+TEST(CompactCatalog, SampleCatalog) {
+    auto c = catalog::load_catalog(testdata("catalog"));
+    ASSERT_TRUE(c.ok()) << c.error().str();
+    EXPECT_TRUE(c->problems.empty());
+    ASSERT_TRUE(c->check().ok());
+    EXPECT_EQ(c->packages.size(), 2u);
+    EXPECT_EQ(c->channels.size(), 4u);
+    EXPECT_EQ(c->bundles.size(), 8u);
+
+    const auto* vault = c->package_info("vault");
+    ASSERT_NE(vault, nullptr);
+    ASSERT_NE(vault->package, model::npos32);
+    EXPECT_EQ(c->str(c->packages[vault->package].default_channel), "stable");
+    EXPECT_EQ(vault->channels.size(), 2u);
+    EXPECT_EQ(vault->bundles.size(), 5u);
+    EXPECT_EQ(c->package_info("nope"), nullptr);
+
+    // Interned: the same text is the same id.
+    auto pkg = *c->strings.find("vault");
+    auto b = c->find_bundle(pkg, *c->strings.find("vault-operator.v1.1.0"));
+    ASSERT_NE(b, model::npos32);
+    const model::Bundle& bundle = c->bundles[b];
+    EXPECT_EQ(c->str(bundle.version), "1.1.0");
+    EXPECT_NE(c->source_pos(bundle.pos).file.find("vault/catalog.yaml"), std::string::npos);
+    std::vector<model::PropKind> kinds;
+    for (const auto& p : c->properties_of(bundle))
+        kinds.push_back(p.kind);
+    EXPECT_EQ(kinds, (std::vector<model::PropKind>{model::PropKind::package, model::PropKind::gvk,
+                                                   model::PropKind::gvk_required,
+                                                   model::PropKind::package_required}));
+    const auto& req = c->properties_of(bundle)[3];
+    EXPECT_EQ(c->str(req.a), "etcd");
+    EXPECT_EQ(c->str(req.b), ">=0.9.0 <1.0.0");
+
+    // fast: the rc entry replaces v1.2.0 and skips v1.1.1.
+    const model::Channel* fast = nullptr;
+    for (auto i : vault->channels)
+        if (c->str(c->channels[i].name) == "fast") fast = &c->channels[i];
+    ASSERT_NE(fast, nullptr);
+    auto entries = c->entries_of(*fast);
+    ASSERT_EQ(entries.size(), 4u);
+    EXPECT_EQ(c->str(entries[3].replaces), "vault-operator.v1.2.0");
+    ASSERT_EQ(c->skips_of(entries[3]).size(), 1u);
+    EXPECT_EQ(c->str(c->skips_of(entries[3])[0]), "vault-operator.v1.1.1");
+    EXPECT_EQ(c->source_pos(entries[3].pos).line, 28u);
+}
+
+TEST(CompactCatalog, ProblemsAreCollectedNotThrown) {
+    test::TempDir d;
+    d.write("cat/a.yaml", "schema: olm.package\nname: a\ndefaultChannel: s\n---\n"
+                          "schema: olm.bundle\npackage: a\nname: a.v1\nimage: x\nproperties:\n"
+                          "  - type: olm.package\n    value: {packageName: a, version: [1]}\n");
+    auto c = catalog::load_catalog(d / "cat");
+    ASSERT_TRUE(c.ok()) << c.error().str();
+    ASSERT_FALSE(c->problems.empty());
+    EXPECT_NE(c->problems[0].message.find("version"), std::string::npos) << c->problems[0].message;
+    EXPECT_FALSE(c->check().ok());
+    EXPECT_EQ(c->check().error().code, ExitCode::invalid);
 }

@@ -8,17 +8,17 @@ using namespace kpkg;
 
 namespace {
 
-model::Channel channel(std::vector<model::ChannelEntry> entries) {
-    model::Channel c;
+declcfg::Channel channel(std::vector<declcfg::ChannelEntry> entries) {
+    declcfg::Channel c;
     c.package = "p";
     c.name = "c";
     c.entries = std::move(entries);
     return c;
 }
 
-model::ChannelEntry entry(std::string name, std::string replaces = {},
+declcfg::ChannelEntry entry(std::string name, std::string replaces = {},
                           std::vector<std::string> skips = {}) {
-    model::ChannelEntry e;
+    declcfg::ChannelEntry e;
     e.name = std::move(name);
     e.replaces = std::move(replaces);
     e.skips = std::move(skips);

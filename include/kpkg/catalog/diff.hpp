@@ -44,7 +44,7 @@ struct CatalogDiff {
     bool empty() const { return packages.empty(); }
 };
 
-CatalogDiff diff(const model::DeclarativeConfig& old_cfg, const model::DeclarativeConfig& new_cfg);
+CatalogDiff diff(const declcfg::DeclarativeConfig& old_cfg, const declcfg::DeclarativeConfig& new_cfg);
 
 // Text: one block per package, "+" added, "-" removed, "~" changed, then a summary line.
 std::string diff_text(const CatalogDiff& d);

@@ -52,20 +52,20 @@ struct ChannelGraph {
 };
 
 // Bundle name -> version (the olm.package property) for the bundles of `package`.
-std::unordered_map<std::string, std::string> bundle_versions(const model::DeclarativeConfig& cfg,
+std::unordered_map<std::string, std::string> bundle_versions(const declcfg::DeclarativeConfig& cfg,
                                                              const std::string& package);
 
 // The upgrade edges of one channel. skipRange edges join entries of the channel whose version
 // is in the range; a skipRange that does not parse gives no edges.
-std::vector<Edge> upgrade_edges(const model::Channel& ch,
+std::vector<Edge> upgrade_edges(const declcfg::Channel& ch,
                                 const std::unordered_map<std::string, std::string>& versions);
 
 // The names of the stranded entries of a channel (empty unless it has exactly one head).
-std::vector<std::string> stranded_entries(const model::Channel& ch);
+std::vector<std::string> stranded_entries(const declcfg::Channel& ch);
 
 // The graph of every channel of `package` (sorted by name), or of `channel` only. An unknown
 // package or channel is an invalid-input error naming the closest one.
-Result<std::vector<ChannelGraph>> package_graph(const model::DeclarativeConfig& cfg,
+Result<std::vector<ChannelGraph>> package_graph(const declcfg::DeclarativeConfig& cfg,
                                                 const std::string& package,
                                                 const std::optional<std::string>& channel = {});
 

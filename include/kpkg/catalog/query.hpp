@@ -12,7 +12,7 @@ namespace kpkg::catalog {
 
 // The entries of a channel that no other entry replaces or skips. A well-formed channel has
 // exactly one.
-std::vector<std::string> channel_heads(const model::Channel& ch);
+std::vector<std::string> channel_heads(const declcfg::Channel& ch);
 
 struct PackageRow {
     std::string name;
@@ -42,10 +42,10 @@ struct BundleRow {
 
 // Rows sorted by package, then channel, then bundle name. `package`, when given, must name a
 // package of the catalog (else an invalid-input error suggesting the closest name).
-std::vector<PackageRow> list_packages(const model::DeclarativeConfig& cfg);
-Result<std::vector<ChannelRow>> list_channels(const model::DeclarativeConfig& cfg,
+std::vector<PackageRow> list_packages(const declcfg::DeclarativeConfig& cfg);
+Result<std::vector<ChannelRow>> list_channels(const declcfg::DeclarativeConfig& cfg,
                                               const std::optional<std::string>& package);
-Result<std::vector<BundleRow>> list_bundles(const model::DeclarativeConfig& cfg,
+Result<std::vector<BundleRow>> list_bundles(const declcfg::DeclarativeConfig& cfg,
                                             const std::optional<std::string>& package);
 
 } // namespace kpkg::catalog

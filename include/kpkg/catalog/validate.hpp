@@ -21,26 +21,18 @@
 #include <vector>
 
 #include "kpkg/core/error.hpp"
+#include "kpkg/model/catalog.hpp"
 #include "kpkg/model/fbc.hpp"
 
 namespace kpkg::catalog {
 
-enum class Scope { catalog, package, channel, bundle, deprecation };
-const char* scope_name(Scope s);
-
-struct Finding {
-    Scope scope = Scope::catalog;
-    std::string rule;
-    std::string package;
-    std::string channel;
-    std::string bundle;
-    std::string message;
-    SourcePos pos;
-};
+using model::Finding;
+using model::Scope;
+using model::scope_name;
 
 // Every problem of the loaded catalog, sorted by package, scope (package, channel, bundle,
 // deprecation), channel/bundle name, then position. Empty when valid. Linear in the catalog size.
-std::vector<Finding> validate(const model::DeclarativeConfig& cfg);
+std::vector<Finding> validate(const declcfg::DeclarativeConfig& cfg);
 
 // The findings as opm's tree, rooted at "invalid index", each line prefixed with file:line:col:
 //   invalid index:

@@ -1,4 +1,6 @@
-// The File-Based Catalog wire format (declarative config): one value per blob, as written.
+// The File-Based Catalog wire format (declarative config, opm's declcfg): one value per blob,
+// as written, with the raw blob kept for writing it back. The compact model the analyses work on
+// is kpkg/model/catalog.hpp.
 // Validation and the upgrade graph are built on top of these plain values.
 #pragma once
 
@@ -9,7 +11,7 @@
 #include "kpkg/core/error.hpp"
 #include "kpkg/io/node.hpp"
 
-namespace kpkg::model {
+namespace kpkg::declcfg {
 
 inline constexpr const char* schema_package = "olm.package";
 inline constexpr const char* schema_channel = "olm.channel";
@@ -79,4 +81,4 @@ struct DeclarativeConfig {
     std::vector<Other> others;
 };
 
-} // namespace kpkg::model
+} // namespace kpkg::declcfg

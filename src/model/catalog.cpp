@@ -1,0 +1,136 @@
+#include "kpkg/model/catalog.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace kpkg::model {
+
+const char* scope_name(Scope s) {
+    switch (s) {
+    case Scope::catalog:
+        return "catalog";
+    case Scope::package:
+        return "package";
+    case Scope::channel:
+        return "channel";
+    case Scope::bundle:
+        return "bundle";
+    case Scope::deprecation:
+        return "deprecation";
+    }
+    return "catalog";
+}
+
+// Text is appended to blocks that are never reallocated, so the views stay valid; the table maps
+// each text to its id.
+struct StringPool::Impl {
+    static constexpr std::size_t block_size = 64 * 1024;
+    std::vector<std::unique_ptr<char[]>> blocks;
+    std::vector<std::unique_ptr<char[]>> big;
+    std::size_t used = block_size; // in the last block; full at start
+    std::size_t text_bytes = 0;
+    std::unordered_map<std::string_view, Str> table;
+
+    std::string_view store(std::string_view s) {
+        if (s.size() > block_size / 4) { // a big string gets a block of its own
+            big.emplace_back(new char[s.size()]);
+            std::memcpy(big.back().get(), s.data(), s.size());
+            text_bytes += s.size();
+            return {big.back().get(), s.size()};
+        }
+        if (used + s.size() > block_size) {
+            blocks.emplace_back(new char[block_size]);
+            used = 0;
+        }
+        char* p = blocks.back().get() + used;
+        std::memcpy(p, s.data(), s.size());
+        used += s.size();
+        text_bytes += s.size();
+        return {p, s.size()};
+    }
+};
+
+StringPool::StringPool() : impl_(std::make_unique<Impl>()) {
+    views_.emplace_back();
+    impl_->table.emplace(std::string_view(), 0);
+}
+StringPool::~StringPool() = default;
+StringPool::StringPool(StringPool&&) noexcept = default;
+StringPool& StringPool::operator=(StringPool&&) noexcept = default;
+
+Str StringPool::intern(std::string_view s) {
+    if (s.empty()) return 0;
+    auto it = impl_->table.find(s);
+    if (it != impl_->table.end()) return it->second;
+    std::string_view stored = impl_->store(s);
+    auto id = static_cast<Str>(views_.size());
+    views_.push_back(stored);
+    impl_->table.emplace(stored, id);
+    return id;
+}
+
+std::optional<Str> StringPool::find(std::string_view s) const {
+    auto it = impl_->table.find(s);
+    if (it == impl_->table.end()) return std::nullopt;
+    return it->second;
+}
+
+std::size_t StringPool::bytes() const {
+    return impl_->text_bytes + views_.capacity() * sizeof(std::string_view) +
+           impl_->table.size() * (sizeof(std::string_view) + sizeof(Str) + 2 * sizeof(void*)) +
+           impl_->table.bucket_count() * sizeof(void*);
+}
+
+SourcePos Catalog::source_pos(const Pos& p) const {
+    SourcePos s;
+    if (p.file < files.size()) s.file = files[p.file];
+    s.line = p.line;
+    s.column = p.column;
+    s.document = p.document;
+    return s;
+}
+
+void Catalog::index() {
+    by_package_.clear();
+    bundle_index_.clear();
+    for (std::uint32_t i = 0; i < packages.size(); ++i) {
+        auto& info = by_package_[packages[i].name];
+        if (info.package == npos32) info.package = i;
+    }
+    for (std::uint32_t i = 0; i < channels.size(); ++i)
+        by_package_[channels[i].package].channels.push_back(i);
+    bundle_index_.reserve(bundles.size());
+    for (std::uint32_t i = 0; i < bundles.size(); ++i) {
+        const Bundle& b = bundles[i];
+        by_package_[b.package].bundles.push_back(i);
+        bundle_index_.emplace((std::uint64_t{b.package} << 32) | b.name, i);
+    }
+    for (std::uint32_t i = 0; i < deprecations.size(); ++i) {
+        auto& info = by_package_[deprecations[i].package];
+        if (info.deprecation == npos32) info.deprecation = i;
+    }
+}
+
+const Catalog::PackageInfo* Catalog::package_info(std::string_view name) const {
+    auto id = strings.find(name);
+    if (!id) return nullptr;
+    auto it = by_package_.find(*id);
+    return it == by_package_.end() ? nullptr : &it->second;
+}
+
+std::uint32_t Catalog::find_bundle(Str package, Str name) const {
+    auto it = bundle_index_.find((std::uint64_t{package} << 32) | name);
+    return it == bundle_index_.end() ? npos32 : it->second;
+}
+
+Result<void> Catalog::check() const {
+    if (problems.empty()) return {};
+    const Finding& f = problems.front();
+    Error e = Error::invalid(f.message, f.pos);
+    if (problems.size() > 1)
+        e.note("and " + std::to_string(problems.size() - 1) +
+               " more problem(s); see kpkg catalog validate");
+    return fail(std::move(e));
+}
+
+} // namespace kpkg::model
