@@ -178,6 +178,10 @@ class Catalog {
 public:
     StringPool strings;
     std::vector<std::string> files{std::string()}; // files[0] = "" (unknown)
+    // "sha256:<hex>" over the catalog's content (the files read, by relative path and bytes),
+    // set by the loader: the same content gives the same digest wherever it lies. Lockfiles and
+    // the binary cache use it.
+    std::string content_digest;
 
     // Blobs in load order: files in path order, documents in file order.
     std::vector<Package> packages;

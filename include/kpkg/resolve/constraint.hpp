@@ -1,0 +1,72 @@
+// olm.constraint properties (operator-framework/api pkg/constraints): parsed once, then asked of
+// candidate bundles. A constraint is a predicate over ONE bundle's properties; a bundle carrying
+// it needs some other bundle for which the predicate holds (the resolver turns that into a
+// dependency on the set of bundles that satisfy it).
+//
+//   {"failureMessage": "...",                      optional
+//    one of:
+//    "gvk":     {"group", "version", "kind"}        the bundle provides that API (olm.gvk)
+//    "package": {"packageName", "versionRange"}     the bundle is of that package, in the range
+//    "cel":     {"rule": "<expression>"}            the expression is true of its properties
+//    "all" | "any" | "not": {"constraints": [...]}  compound: all hold / one holds / none holds}
+//
+// CEL: kpkg evaluates the subset OLM documents itself (Debian has no C++ CEL library):
+// `properties` (a list of {"type", "value"} maps), the macros `exists`/`all`/`exists_one` over
+// lists, `p.type`, field access and indexing into `p.value`, `semver_compare(a, b)` (-1, 0, 1),
+// `==` `!=` `<` `<=` `>` `>=`, `&&` `||` `!`, `in`, parentheses, and string, int, double and
+// bool literals. Anything else is rejected when the constraint is parsed, with an error naming
+// the expression and the column of the offending token.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kpkg/core/result.hpp"
+#include "kpkg/core/semver.hpp"
+#include "kpkg/io/node.hpp"
+
+namespace kpkg::resolve {
+
+// One property of a candidate bundle as constraints see it: its type and its value as a JSON
+// value (olm.gvk: {"group", "version", "kind"}, olm.package: {"packageName", "version"}, ...).
+struct PropertyValue {
+    std::string type;
+    io::Node value;
+};
+
+class CelProgram; // a compiled CEL expression (kpkg/resolve/cel.hpp)
+
+struct Constraint {
+    enum class Kind { gvk, package, cel, all, any, none };
+    Kind kind = Kind::gvk;
+    std::string failure_message;
+
+    // gvk
+    std::string group, version, kind_name;
+    // package
+    std::string package_name;
+    std::string version_range; // as written
+    semver::Range range;
+    // cel
+    std::string rule;
+    std::shared_ptr<const CelProgram> program;
+    // all / any / none (written "not")
+    std::vector<Constraint> children;
+};
+
+// Parses the value of an olm.constraint property. Errors (exit 3) name `where` and say what is
+// wrong: no or several of gvk/package/cel/all/any/not, a missing field, a range or a CEL rule
+// that does not parse (with the rule and column), a value larger than 128 KiB.
+Result<Constraint> parse_constraint(const io::Node& value, const SourcePos& where = {});
+
+// True when a bundle with these properties satisfies the constraint. A CEL rule that fails at
+// evaluation time (a missing field, a type mismatch) does not hold, as in OLM.
+bool satisfies(const Constraint& c, const std::vector<PropertyValue>& properties);
+
+// The constraint in words, for explanations: "an API etcd.database.coreos.com/v1beta2
+// EtcdCluster", "package etcd in range >=0.9.0", "CEL rule <rule>", "all of (...)",
+// "any of (...)", "none of (...)"; failureMessage is not included.
+std::string describe(const Constraint& c);
+
+} // namespace kpkg::resolve
