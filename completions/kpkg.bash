@@ -6,7 +6,7 @@
 # (Variables rather than output: no subshell per word.)
 __kpkg_subcommands() {
     case $1 in
-        "kpkg") __kpkg_subs="bundle catalog version" ;;
+        "kpkg") __kpkg_subs="bundle catalog resolve version" ;;
         "kpkg bundle") __kpkg_subs="inspect validate render" ;;
         "kpkg catalog") __kpkg_subs="list validate render diff graph" ;;
         "kpkg catalog list") __kpkg_subs="packages channels bundles" ;;
@@ -25,6 +25,7 @@ __kpkg_flags() {
         "kpkg catalog graph") __kpkg_flags="$global --channel --format" ;;
         "kpkg catalog render") __kpkg_flags="$global --output-file" ;;
         "kpkg bundle render") __kpkg_flags="$global --image --csv-metadata" ;;
+        "kpkg resolve") __kpkg_flags="$global --catalog --priority --installed --starting-csv --upgrade --one-hop --exclude-deprecated --all-packages --debug-testcase" ;;
         *) __kpkg_flags=$global ;;
     esac
 }
@@ -61,7 +62,8 @@ _kpkg() {
     for ((i = 1; i < COMP_CWORD; i++)); do
         w=${COMP_WORDS[i]}
         case $w in
-            -o | --output | --image | --channel | --format | --output-file)
+            -o | --output | --image | --channel | --format | --output-file | \
+                --catalog | --priority | --installed | --starting-csv | --debug-testcase)
                 # Its value follows; "--output=json" may arrive split as "--output" "=" "json".
                 if [[ ${COMP_WORDS[i + 1]} == = ]]; then ((i += 2)); else ((i++)); fi
                 continue
@@ -111,6 +113,24 @@ _kpkg() {
         mapfile -t COMPREPLY < <(compgen -f -- "$cur")
         return
     fi
+    if [[ $prev == --installed ]]; then
+        compopt -o filenames 2>/dev/null
+        mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+        return
+    fi
+    if [[ $prev == --debug-testcase ]]; then
+        compopt -o filenames 2>/dev/null
+        mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+        return
+    fi
+    if [[ $prev == --catalog ]]; then
+        # [NAME=]PATH: a catalog directory or file.
+        compopt -o filenames 2>/dev/null
+        mapfile -t COMPREPLY < <(compgen -f -- "${cur#*=}")
+        return
+    fi
+    # --priority NAME=N, --starting-csv CSV: nothing to offer.
+    [[ $prev == --priority || $prev == --starting-csv ]] && return
     if [[ $prev == --format ]]; then
         COMPREPLY=($(compgen -W "text dot mermaid" -- "$cur"))
         return
@@ -164,6 +184,17 @@ _kpkg() {
             elif ((${#args[@]} == 1)); then
                 COMPREPLY=($(compgen -W "$(__kpkg_catalog_packages "${args[0]}" "${COMP_WORDS[0]}")" -- "$cur"))
             fi
+            ;;
+        "kpkg resolve")
+            # REQUEST: PKG[:CHANNEL][@RANGE], a package of the first --catalog.
+            local c= j
+            for ((j = 1; j < COMP_CWORD; j++)); do
+                if [[ ${COMP_WORDS[j]} == --catalog ]]; then
+                    c=${COMP_WORDS[j + 1]}
+                    break
+                fi
+            done
+            [[ -n $c ]] && COMPREPLY=($(compgen -W "$(__kpkg_catalog_packages "${c#*=}" "${COMP_WORDS[0]}")" -- "$cur"))
             ;;
         "kpkg catalog list packages" | "kpkg catalog list channels" | "kpkg catalog list bundles")
             if ((${#args[@]} == 0)); then

@@ -3,7 +3,7 @@
 
 # True when the command line holds no subcommand yet.
 function __kpkg_no_subcommand
-    not __fish_seen_subcommand_from bundle catalog version
+    not __fish_seen_subcommand_from bundle catalog resolve version
 end
 
 # True when the command path so far is exactly the words given (e.g. catalog list).
@@ -103,6 +103,18 @@ complete -c kpkg -n '__kpkg_path_is catalog list' -a bundles -d 'List the bundle
 # SRC: a catalog directory or file, or - for stdin; then PACKAGE for channels and bundles.
 complete -c kpkg -n '__fish_seen_subcommand_from packages channels bundles; and test (count (__kpkg_list_args)) -eq 0' -F -a - -d 'Catalog (directory, file, or - for stdin)'
 complete -c kpkg -n '__fish_seen_subcommand_from channels bundles; and test (count (__kpkg_list_args)) -eq 1' -x -a '(__kpkg_catalog_packages)' -d Package
+
+# kpkg resolve
+complete -c kpkg -n __kpkg_no_subcommand -a resolve -d 'Resolve operator subscriptions and their dependencies, as OLM would'
+complete -c kpkg -n '__fish_seen_subcommand_from resolve' -l catalog -r -F -d 'A catalog: [NAME=]PATH (repeatable)'
+complete -c kpkg -n '__fish_seen_subcommand_from resolve' -l priority -x -d 'Priority of catalog NAME: NAME=N'
+complete -c kpkg -n '__fish_seen_subcommand_from resolve' -l installed -r -F -d 'YAML file of the installed CSVs'
+complete -c kpkg -n '__fish_seen_subcommand_from resolve' -l starting-csv -x -d 'Start the request of this bundle\'s package at this bundle'
+complete -c kpkg -n '__fish_seen_subcommand_from resolve' -l upgrade -d 'Subscribe every installed CSV and move it forward'
+complete -c kpkg -n '__fish_seen_subcommand_from resolve' -l one-hop -d 'Upgrade by one step only, as one OLM InstallPlan does'
+complete -c kpkg -n '__fish_seen_subcommand_from resolve' -l exclude-deprecated -d 'Leave out candidates deprecated by olm.deprecations'
+complete -c kpkg -n '__fish_seen_subcommand_from resolve' -l all-packages -d 'Resolve every package of the catalogs on its own'
+complete -c kpkg -n '__fish_seen_subcommand_from resolve' -l debug-testcase -x -a '(__fish_complete_directories)' -d 'Write the libsolv testcase of the final solve into DIR'
 
 # kpkg version
 complete -c kpkg -n __kpkg_no_subcommand -a version -d 'Print the version of kpkg and its libraries'

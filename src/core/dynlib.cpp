@@ -67,6 +67,11 @@ DynLib& libsolv() {
     return lib;
 }
 
+DynLib& libsolvext() {
+    static DynLib lib({"libsolvext.so.1"}, "libsolvext1");
+    return lib;
+}
+
 bool is_loaded_in_process(const std::string& soname_prefix) {
     struct Ctx {
         const std::string* prefix;

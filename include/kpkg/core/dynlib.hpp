@@ -49,6 +49,8 @@ private:
 DynLib& libcurl();
 DynLib& libarchive();
 DynLib& libsolv();
+// libsolv's extensions (testcase_write, for `kpkg resolve --debug-testcase`).
+DynLib& libsolvext();
 
 // True when the shared object `soname_prefix` (e.g. "libcurl.so") is mapped in this process.
 bool is_loaded_in_process(const std::string& soname_prefix);

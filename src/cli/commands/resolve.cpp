@@ -1,0 +1,130 @@
+// kpkg resolve: OLM Subscriptions resolved offline against catalogs (kpkg/resolve/resolve.hpp).
+#include <deque>
+
+#include "command.hpp"
+#include "kpkg/catalog/load.hpp"
+#include "kpkg/core/log.hpp"
+#include "kpkg/resolve/resolve.hpp"
+
+namespace kpkg::cli {
+namespace {
+
+struct ResolveCliOptions {
+    std::vector<std::string> requests;
+    std::vector<std::string> catalogs;
+    std::vector<std::string> priorities;
+    std::string installed;
+    std::vector<std::string> starting_csvs;
+    bool upgrade = false;
+    bool one_hop = false;
+    bool exclude_deprecated = false;
+    bool all_packages = false;
+    std::string debug_testcase;
+};
+
+// Loads the --catalog arguments; the deque keeps the catalogs where the sources point.
+std::vector<resolve::CatalogSource> load_catalogs(const ResolveCliOptions& o,
+                                                  std::deque<model::Catalog>& store) {
+    std::vector<resolve::CatalogSource> out;
+    for (const auto& spec : o.catalogs) {
+        auto [name, path] = resolve::parse_catalog_spec(spec).take();
+        store.push_back(catalog::load_catalog(path).take());
+        out.push_back({name, &store.back(), 0});
+    }
+    std::vector<std::pair<std::string, int>> prios;
+    for (const auto& p : o.priorities)
+        prios.push_back(resolve::parse_priority(p).take());
+    resolve::check_catalogs(out, prios).take();
+    return out;
+}
+
+int run_resolve(const Globals& g, const ResolveCliOptions& o) {
+    if (o.all_packages &&
+        (!o.requests.empty() || !o.installed.empty() || o.upgrade || !o.starting_csvs.empty()))
+        throw Exception(Error::usage("--all-packages resolves every package on its own: it takes "
+                                     "no request, --installed, --upgrade or --starting-csv"));
+    if (o.one_hop && !o.upgrade && o.installed.empty())
+        throw Exception(Error::usage("--one-hop limits upgrades: it needs --installed"));
+    resolve::Options opts;
+    opts.upgrade = o.upgrade;
+    opts.one_hop = o.one_hop;
+    opts.exclude_deprecated = o.exclude_deprecated;
+    opts.starting_csvs = o.starting_csvs;
+    opts.debug_testcase = o.debug_testcase;
+
+    if (o.all_packages) {
+        std::deque<model::Catalog> store;
+        auto catalogs = load_catalogs(o, store);
+        auto reports = resolve::resolve_all_packages(catalogs, opts).take();
+        if (g.format == Format::text)
+            print(resolve::packages_text(reports));
+        else
+            print_structured(g, resolve::packages_node(reports));
+        bool invalid = false, unsat = false;
+        for (const auto& r : reports) {
+            invalid |= r.status == resolve::PackageReport::Status::invalid;
+            unsat |= r.status == resolve::PackageReport::Status::unsatisfiable;
+        }
+        return invalid ? static_cast<int>(ExitCode::invalid)
+               : unsat ? static_cast<int>(ExitCode::unsatisfiable)
+                       : 0;
+    }
+
+    resolve::Request req;
+    req.options = opts;
+    for (const auto& s : o.requests)
+        req.subscriptions.push_back(resolve::parse_subscription(s).take());
+    if (!o.installed.empty()) req.installed = resolve::load_installed(o.installed).take();
+    std::deque<model::Catalog> store;
+    auto catalogs = load_catalogs(o, store);
+    auto res = resolve::resolve(catalogs, req).take();
+    for (const auto& w : res.warnings)
+        log::warning(w);
+    if (g.format == Format::text)
+        print(resolve::resolution_text(res));
+    else
+        print_structured(g, resolve::resolution_node(res));
+    return res.satisfiable ? 0 : static_cast<int>(ExitCode::unsatisfiable);
+}
+
+void setup(CLI::App& root, Context& ctx) {
+    auto opts = std::make_shared<ResolveCliOptions>();
+    CLI::App* cmd = root.add_subcommand(
+        "resolve", "Resolve operator subscriptions and their dependencies against catalogs, as "
+                   "OLM would");
+    cmd->add_option("REQUEST", opts->requests,
+                    "PKG[:CHANNEL][@RANGE], one per subscription (an OLM Subscription)");
+    cmd->add_option("--catalog", opts->catalogs,
+                    "A catalog, named after its directory unless NAME is given (repeatable)")
+        ->option_text("[NAME=]PATH")
+        ->required();
+    cmd->add_option("--priority", opts->priorities,
+                    "Priority of catalog NAME (higher first, default 0), as a CatalogSource's")
+        ->option_text("NAME=N");
+    cmd->add_option("--installed", opts->installed, "YAML file of the installed CSVs")
+        ->option_text("FILE");
+    cmd->add_option("--starting-csv", opts->starting_csvs,
+                    "Start the request of this bundle's package at this bundle (repeatable)")
+        ->option_text("CSV");
+    cmd->add_flag("--upgrade", opts->upgrade, "Subscribe every installed CSV and move it forward");
+    cmd->add_flag("--one-hop", opts->one_hop,
+                  "Upgrade by one step only, as one OLM InstallPlan does");
+    cmd->add_flag("--exclude-deprecated", opts->exclude_deprecated,
+                  "Leave out candidates deprecated by olm.deprecations");
+    cmd->add_flag("--all-packages", opts->all_packages,
+                  "Resolve every package of the catalogs on its own; exit 4 if any fails");
+    cmd->add_option("--debug-testcase", opts->debug_testcase,
+                    "Write the libsolv testcase of the final solve into DIR (replay: testsolv)")
+        ->option_text("DIR");
+    cmd->footer("Exit 0 when resolved, 4 when there is no solution (the problems are explained), "
+                "3 for invalid input.\nSee kpkg-resolve(1) for the semantics and the json/yaml "
+                "schema.");
+    cmd->callback(
+        [&ctx, opts] { ctx.action = [&ctx, opts] { return run_resolve(ctx.globals, *opts); }; });
+}
+
+} // namespace
+
+KPKG_COMMAND(resolve, 40, setup);
+
+} // namespace kpkg::cli
