@@ -41,6 +41,17 @@ std::string sanitize(std::string_view s) {
     return out;
 }
 
+// A repo name that is also a file name (libsolv's testcases write one file per repo).
+std::string repo_name(const std::string& catalog, const std::string& channel) {
+    std::string out;
+    for (char c : channel.empty() ? catalog : catalog + "__" + channel) {
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '.' || c == '_' || c == '-';
+        out += ok ? c : '_';
+    }
+    return out;
+}
+
 // libsolv only shows versions (kpkg orders candidates itself); '~' keeps a pre-release readable
 // and below its release in rpm's order, where '-' would start the release part.
 std::string evr_of(const std::string& version) {
@@ -114,7 +125,9 @@ void Encoding::build(std::vector<VarId> vars) {
     for (VarId v : use) {
         const BundleInfo& bi = u_.info(v);
         solv::SolvableSpec s;
-        s.repo = sanitize(u_.catalog_name(v));
+        // One repo per channel: bundles listed in several channels stay apart in testcases.
+        s.repo = repo_name(u_.catalog_name(v),
+                           u_.var(v).catalog == none ? std::string() : u_.channel_name(v));
         s.name = sanitize(bi.package);
         s.evr = evr_of(bi.version_text);
         for (const Gvk& g : bi.provides) {

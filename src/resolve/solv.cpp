@@ -145,6 +145,7 @@ struct Engine::Impl {
     std::vector<Id> ids;                   // index -> solvable id
     std::vector<int> index_of;             // solvable id -> index (-1: not ours)
     std::map<std::vector<int>, Id> one_of; // candidate lists already turned into libsolv ids
+    Id nothing = 0; // a capability no solvable provides: what an empty one-of asks for
     bool finalized = false;
 
     Id str(const std::string& s) { return a->pool_str2id(pool.get(), s.c_str(), 1); }
@@ -173,10 +174,8 @@ struct Engine::Impl {
         return w;
     }
 
-    // Returns false when a job can never hold (an empty one-of), setting `bad` to its number.
-    bool fill_jobs(const std::vector<Job>& jobs, SolvQueue& q, int& bad) {
-        for (std::size_t i = 0; i < jobs.size(); ++i) {
-            const Job& j = jobs[i];
+    void fill_jobs(const std::vector<Job>& jobs, SolvQueue& q) {
+        for (const Job& j : jobs) {
             switch (j.kind) {
             case Job::Kind::install:
                 q.push(SOLVER_INSTALL | SOLVER_SOLVABLE);
@@ -184,8 +183,11 @@ struct Engine::Impl {
                 break;
             case Job::Kind::install_one_of:
                 if (j.solvables.empty()) {
-                    bad = static_cast<int>(i);
-                    return false;
+                    // libsolv takes "one of nothing" for nothing to do: ask for a capability
+                    // nothing provides instead, which fails as it should (and replays so).
+                    q.push(SOLVER_INSTALL | SOLVER_SOLVABLE_PROVIDES);
+                    q.push(nothing);
+                    break;
                 }
                 q.push(SOLVER_INSTALL | SOLVER_SOLVABLE_ONE_OF);
                 q.push(one_of_id(j.solvables));
@@ -196,7 +198,6 @@ struct Engine::Impl {
                 break;
             }
         }
-        return true;
     }
 
     void collect_rules(Solver* s, Outcome& out) {
@@ -299,6 +300,7 @@ void Engine::finalize() {
     Impl& m = *impl_;
     for (auto& [name, repo] : m.repos)
         m.a->repo_internalize(repo);
+    m.nothing = m.str("kpkg-no-candidate");
     m.a->pool_createwhatprovides(m.pool.get());
     m.finalized = true;
 }
@@ -312,15 +314,7 @@ Outcome Engine::solve(const std::vector<Job>& jobs, bool explain) {
     const Api& a = *m.a;
     Outcome out;
     SolvQueue q(a);
-    int bad = -1;
-    if (!m.fill_jobs(jobs, q, bad)) {
-        Rule r;
-        r.type = Rule::Type::job;
-        r.job = bad;
-        r.text = "nothing can satisfy job " + std::to_string(bad);
-        out.rules.push_back(std::move(r));
-        return out;
-    }
+    m.fill_jobs(jobs, q);
     SolverPtr s(a.solver_create(m.pool.get()), SolverDeleter{m.a});
     int problems = a.solver_solve(s.get(), q.get());
     if (problems == 0) {
@@ -345,10 +339,7 @@ Result<void> Engine::write_testcase(const std::vector<Job>& jobs,
     auto writer = testcase_writer();
     if (!writer) return fail(writer.error());
     SolvQueue q(a);
-    int bad = -1;
-    if (!m.fill_jobs(jobs, q, bad))
-        return fail(
-            Error::internal("a request without candidates cannot be written as a testcase"));
+    m.fill_jobs(jobs, q);
     SolverPtr s(a.solver_create(m.pool.get()), SolverDeleter{m.a});
     a.solver_solve(s.get(), q.get());
 

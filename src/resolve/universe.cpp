@@ -570,6 +570,9 @@ Result<Offer> Universe::offer(const Subscription& s, std::uint32_t current, bool
                     for (const auto& e : cat.entries_of(chan)) {
                         std::uint32_t b = cat.find_bundle(chan.package, e.name);
                         if (b == model::npos32) continue;
+                        // Only what the request would otherwise take.
+                        const BundleInfo& bi = index_.info(c, b);
+                        if (s.range && !(bi.version && s.range->contains(*bi.version))) continue;
                         std::string why = index_.not_offered(c, ch, b);
                         if (!why.empty()) notes.push_back(cat.string(e.name) + " is " + why);
                     }
