@@ -6,7 +6,7 @@
 # (Variables rather than output: no subshell per word.)
 __kpkg_subcommands() {
     case $1 in
-        "kpkg") __kpkg_subs="bundle catalog resolve version" ;;
+        "kpkg") __kpkg_subs="bundle catalog resolve upgrade-path version" ;;
         "kpkg bundle") __kpkg_subs="inspect validate render" ;;
         "kpkg catalog") __kpkg_subs="list validate render diff graph" ;;
         "kpkg catalog list") __kpkg_subs="packages channels bundles" ;;
@@ -25,6 +25,7 @@ __kpkg_flags() {
         "kpkg catalog graph") __kpkg_flags="$global --channel --format" ;;
         "kpkg catalog render") __kpkg_flags="$global --output-file" ;;
         "kpkg bundle render") __kpkg_flags="$global --image --csv-metadata" ;;
+        "kpkg upgrade-path") __kpkg_flags="$global --from --to --channel --shortest --catalog --priority" ;;
         "kpkg resolve") __kpkg_flags="$global --catalog --priority --installed --starting-csv --upgrade --one-hop --exclude-deprecated --all-packages --debug-testcase" ;;
         *) __kpkg_flags=$global ;;
     esac
@@ -63,7 +64,7 @@ _kpkg() {
         w=${COMP_WORDS[i]}
         case $w in
             -o | --output | --image | --channel | --format | --output-file | \
-                --catalog | --priority | --installed | --starting-csv | --debug-testcase)
+                --catalog | --priority | --installed | --starting-csv | --debug-testcase | --from | --to)
                 # Its value follows; "--output=json" may arrive split as "--output" "=" "json".
                 if [[ ${COMP_WORDS[i + 1]} == = ]]; then ((i += 2)); else ((i++)); fi
                 continue
@@ -129,8 +130,8 @@ _kpkg() {
         mapfile -t COMPREPLY < <(compgen -f -- "${cur#*=}")
         return
     fi
-    # --priority NAME=N, --starting-csv CSV: nothing to offer.
-    [[ $prev == --priority || $prev == --starting-csv ]] && return
+    # --priority NAME=N, --starting-csv CSV, --from and --to VERSION|CSV: nothing to offer.
+    [[ $prev == --priority || $prev == --starting-csv || $prev == --from || $prev == --to ]] && return
     if [[ $prev == --format ]]; then
         COMPREPLY=($(compgen -W "text dot mermaid" -- "$cur"))
         return
@@ -185,8 +186,8 @@ _kpkg() {
                 COMPREPLY=($(compgen -W "$(__kpkg_catalog_packages "${args[0]}" "${COMP_WORDS[0]}")" -- "$cur"))
             fi
             ;;
-        "kpkg resolve")
-            # REQUEST: PKG[:CHANNEL][@RANGE], a package of the first --catalog.
+        "kpkg resolve" | "kpkg upgrade-path")
+            # REQUEST (PKG[:CHANNEL][@RANGE]) or PACKAGE: a package of the first --catalog.
             local c= j
             for ((j = 1; j < COMP_CWORD; j++)); do
                 if [[ ${COMP_WORDS[j]} == --catalog ]]; then

@@ -3,7 +3,7 @@
 
 # True when the command line holds no subcommand yet.
 function __kpkg_no_subcommand
-    not __fish_seen_subcommand_from bundle catalog resolve version
+    not __fish_seen_subcommand_from bundle catalog resolve upgrade-path version
 end
 
 # True when the command path so far is exactly the words given (e.g. catalog list).
@@ -115,6 +115,15 @@ complete -c kpkg -n '__fish_seen_subcommand_from resolve' -l one-hop -d 'Upgrade
 complete -c kpkg -n '__fish_seen_subcommand_from resolve' -l exclude-deprecated -d 'Leave out candidates deprecated by olm.deprecations'
 complete -c kpkg -n '__fish_seen_subcommand_from resolve' -l all-packages -d 'Resolve every package of the catalogs on its own'
 complete -c kpkg -n '__fish_seen_subcommand_from resolve' -l debug-testcase -x -a '(__fish_complete_directories)' -d 'Write the libsolv testcase of the final solve into DIR'
+
+# kpkg upgrade-path
+complete -c kpkg -n __kpkg_no_subcommand -a upgrade-path -d 'Show the upgrades OLM steps through from an installed version'
+complete -c kpkg -n '__fish_seen_subcommand_from upgrade-path' -l from -x -d 'The installed bundle (CSV name) or version'
+complete -c kpkg -n '__fish_seen_subcommand_from upgrade-path' -l to -x -d 'Stop at this bundle or version'
+complete -c kpkg -n '__fish_seen_subcommand_from upgrade-path' -l channel -x -d 'Only this channel'
+complete -c kpkg -n '__fish_seen_subcommand_from upgrade-path' -l shortest -d 'The fewest hops through the same upgrade edges'
+complete -c kpkg -n '__fish_seen_subcommand_from upgrade-path' -l catalog -r -F -d 'A catalog: [NAME=]PATH (repeatable)'
+complete -c kpkg -n '__fish_seen_subcommand_from upgrade-path' -l priority -x -d 'Priority of catalog NAME: NAME=N'
 
 # kpkg version
 complete -c kpkg -n __kpkg_no_subcommand -a version -d 'Print the version of kpkg and its libraries'

@@ -588,9 +588,11 @@ Result<Offer> Universe::offer(const Subscription& s, std::uint32_t current, bool
                 }
                 if (cur != nullptr) {
                     const model::Entry& e = cat.entries[ei];
-                    bool edge = cat.str(e.replaces) == cur->csv.name;
+                    // (An installed CSV known only by its version has no name to replace.)
+                    const std::string& n = cur->csv.name;
+                    bool edge = !n.empty() && cat.str(e.replaces) == n;
                     for (model::Str sk : cat.skips_of(e))
-                        if (cat.str(sk) == cur->csv.name) edge = true;
+                        if (!n.empty() && cat.str(sk) == n) edge = true;
                     if (!edge && e.skip_range != 0 && cur_version) {
                         auto r = semver::Range::parse(cat.str(e.skip_range));
                         if (r && r->contains(*cur_version)) edge = true;
