@@ -18,6 +18,7 @@
 // guesses OLM's search ends with, found without its exponential backtracking.
 #include <algorithm>
 #include <deque>
+#include <iterator>
 #include <set>
 
 #include "kpkg/core/text.hpp"
@@ -112,15 +113,24 @@ void Encoding::build(std::vector<VarId> vars) {
         list_name[l] = name;
         list_names_[name] = l;
     }
-    std::map<Gvk, std::string> gvk_name;
-    auto gvk_cap = [&](const Gvk& g) -> const std::string& {
-        auto it = gvk_name.find(g);
-        if (it != gvk_name.end()) return it->second;
-        std::string name = "gvk:" + sanitize(g.str());
+    // At most one provider per API. Bundles of one package already exclude each other (one
+    // name), so an API gets one capability per package providing it, and a provider conflicts
+    // with those of the other packages only: no rules between bundles of the same package,
+    // which would be quadratic in the versions of a package for every API it provides.
+    std::map<Gvk, std::set<std::string>> api_packages;
+    for (VarId v : use)
+        for (const Gvk& g : u_.info(v).provides)
+            api_packages[g].insert(u_.info(v).package);
+    std::map<std::pair<Gvk, std::string>, std::string> cap_name;
+    auto api_cap = [&](const Gvk& g, const std::string& package) -> const std::string& {
+        auto key = std::make_pair(g, package);
+        auto it = cap_name.find(key);
+        if (it != cap_name.end()) return it->second;
+        std::string name = "gvk:" + sanitize(g.str()) + "#" + sanitize(package);
         while (gvk_names_.count(name))
             name += "+";
         gvk_names_[name] = g;
-        return gvk_name.emplace(g, name).first->second;
+        return cap_name.emplace(key, name).first->second;
     };
     for (VarId v : use) {
         const BundleInfo& bi = u_.info(v);
@@ -131,8 +141,9 @@ void Encoding::build(std::vector<VarId> vars) {
         s.name = sanitize(bi.package);
         s.evr = evr_of(bi.version_text);
         for (const Gvk& g : bi.provides) {
-            s.provides.push_back(gvk_cap(g));
-            s.conflicts.push_back(gvk_cap(g));
+            s.provides.push_back(api_cap(g, bi.package));
+            for (const auto& other : api_packages[g])
+                if (other != bi.package) s.conflicts.push_back(api_cap(g, other));
         }
         if (auto it = member.find(v); it != member.end())
             for (std::uint32_t l : it->second)
@@ -142,6 +153,27 @@ void Encoding::build(std::vector<VarId> vars) {
         int idx = engine_.add(s);
         solvable_[v] = idx;
         vars_.push_back(v);
+    }
+    // Bundles that can never be installed: a requirement whose every candidate is such a
+    // bundle (or that has none). The choice procedure passes them over without asking libsolv.
+    // A usable candidate left out of this encoding might be installable: it counts as alive.
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (VarId v : use) {
+            if (dead_.count(v)) continue;
+            for (std::uint32_t l : u_.var(v).lists) {
+                const auto& cands = u_.list(l).vars;
+                auto alive = [&](VarId w) {
+                    if (in.count(w)) return !dead_.count(w);
+                    return u_.var(w).usable() && !u_.var(w).broken;
+                };
+                if (std::none_of(cands.begin(), cands.end(), alive)) {
+                    dead_.insert(v);
+                    changed = true;
+                    break;
+                }
+            }
+        }
     }
     engine_.finalize();
 }
@@ -232,30 +264,106 @@ std::string bundle_name(Universe& u, VarId v) {
     return u.info(v).name;
 }
 
-// OLM's choice procedure (see the top of this file) on an encoded round.
-Result<void> choose(Encoding& enc, const std::vector<solv::Job>& base,
-                    const std::vector<VarId>& mandatory, const std::vector<SubState>& subs,
-                    const std::vector<std::vector<VarId>>& offers, RoundOutput& out) {
-    Universe& u = enc.universe();
-    solv::Engine& engine = enc.engine();
-    std::vector<solv::Job> jobs = base;
-    auto first = engine.solve(jobs);
-    if (!first.satisfiable) return {};
-    std::vector<bool> model(engine.size(), false);
-    auto set_model = [&](const std::vector<int>& installed) {
-        std::fill(model.begin(), model.end(), false);
-        for (int s : installed)
-            model[static_cast<std::size_t>(s)] = true;
-    };
-    set_model(first.installed);
+// The libsolv encodings of a round, from a small part of the candidates to all of them.
+//
+// OLM builds every variable reachable from the request: every candidate of every requirement,
+// transitively, which on a large catalog is most of it. A solution found among fewer candidates
+// is a solution among all of them (the left-out candidates are simply not installed), so kpkg
+// first encodes, besides the requests' own candidates and the bundles already chosen, only the
+// first candidate of every requirement, transitively; then the first 4, the first 16, and
+// finally all of them, moving on only when a question cannot be answered "yes" at the smaller
+// size. "No" is only believed from the encoding of all candidates.
+class Stages {
+public:
+    Stages(Universe& u, std::vector<VarId> roots, bool complete)
+        : u_(u), roots_(std::move(roots)), level_(complete ? std::size(limits) - 1 : 0) {}
 
-    std::unordered_set<VarId> assumed;
+    static constexpr std::size_t limits[] = {1, 4, 16, static_cast<std::size_t>(-1)};
+
+    // (Re)builds the encoding at the current level with these extra roots.
+    Result<void> build(const std::unordered_set<VarId>& extra) {
+        std::vector<VarId> roots = roots_;
+        roots.insert(roots.end(), extra.begin(), extra.end());
+        std::sort(roots.begin() + static_cast<long>(roots_.size()), roots.end());
+        std::vector<VarId> closure;
+        std::unordered_set<VarId> seen;
+        if (auto r = u_.close(roots, closure, seen, limits[level_]); !r) return r;
+        auto engine = solv::Engine::create();
+        if (!engine) return fail(std::move(engine).error());
+        enc_.reset();
+        engine_ = std::make_unique<solv::Engine>(std::move(engine).take());
+        enc_ = std::make_unique<Encoding>(u_, *engine_);
+        enc_->build(std::move(closure));
+        return {};
+    }
+    // The next level; false when already at all candidates.
+    bool escalate() {
+        if (complete()) return false;
+        ++level_;
+        return true;
+    }
+    bool complete() const { return level_ + 1 == std::size(limits); }
+    Encoding& enc() { return *enc_; }
+
+private:
+    Universe& u_;
+    std::vector<VarId> roots_;
+    std::size_t level_;
+    std::unique_ptr<solv::Engine> engine_;
+    std::unique_ptr<Encoding> enc_;
+};
+
+// The jobs of a round on the current encoding: installed CSVs without a subscription stay,
+// each subscription gets one of its candidates, the guesses so far are installed.
+std::vector<solv::Job> jobs_of(Encoding& enc, const std::vector<VarId>& mandatory,
+                               const std::vector<std::vector<VarId>>& offers,
+                               const std::vector<VarId>& assumed) {
+    std::vector<solv::Job> jobs;
+    for (VarId m : mandatory)
+        jobs.push_back(enc.install(m));
+    for (const auto& o : offers)
+        jobs.push_back(enc.one_of(o));
+    for (VarId v : assumed)
+        jobs.push_back(enc.install(v));
+    return jobs;
+}
+
+// OLM's choice procedure (see the top of this file). On return, stages.enc() is the encoding
+// of the final solve (of all candidates when there is no solution).
+Result<void> choose(Stages& stages, const std::vector<VarId>& mandatory,
+                    const std::vector<SubState>& subs,
+                    const std::vector<std::vector<VarId>>& offers, RoundOutput& out) {
+    Universe& u = stages.enc().universe();
+    std::unordered_set<VarId> assumed(mandatory.begin(), mandatory.end());
+    std::vector<VarId> order;
+    std::unordered_set<VarId> model; // the last solution found, as variables
+    auto solve_with = [&](const std::vector<VarId>& extra) {
+        std::vector<VarId> a = order;
+        a.insert(a.end(), extra.begin(), extra.end());
+        return stages.enc().engine().solve(jobs_of(stages.enc(), mandatory, offers, a));
+    };
+    auto set_model = [&](const solv::Outcome& o) {
+        model.clear();
+        for (int s : o.installed)
+            model.insert(stages.enc().var(s));
+    };
+    // Is there a solution at all?
+    for (;;) {
+        auto first = solve_with({});
+        if (first.satisfiable) {
+            set_model(first);
+            break;
+        }
+        if (!stages.escalate()) return {};
+        if (auto r = stages.build(assumed); !r) return r;
+    }
+
     std::deque<Choice> queue;
     auto guess = [&](VarId v, std::string reason) {
         assumed.insert(v);
+        order.push_back(v);
         out.chosen.push_back(v);
         out.reasons.emplace(v, std::move(reason));
-        jobs.push_back(enc.install(v));
         for (std::uint32_t l : u.var(v).lists)
             queue.push_back({u.list(l).vars, "required by " + bundle_name(u, v) + " for " +
                                                  u.index().dep(u.list(l).dep).words()});
@@ -263,24 +371,46 @@ Result<void> choose(Encoding& enc, const std::vector<solv::Job>& base,
     // The anchors: installed CSVs without a subscription, then the subscriptions.
     for (VarId m : mandatory)
         guess(m, "installed");
+    order.clear(); // the mandatory ones are jobs of their own
     for (std::size_t i = 0; i < subs.size(); ++i)
         queue.push_back({offers[i], subs[i].reason});
+
+    // Does installing x with the guesses so far leave a solution?
+    auto leaves_solution = [&](VarId x) -> Result<bool> {
+        for (;;) {
+            if (!stages.enc().has(x)) {
+                std::unordered_set<VarId> extra = assumed;
+                extra.insert(x);
+                if (auto r = stages.build(extra); !r) return fail(std::move(r).error());
+                if (!stages.enc().has(x)) return false; // not installable at all
+            }
+            if (stages.enc().dead(x)) return false;
+            if (model.count(x)) return true;
+            auto r = solve_with({x});
+            if (r.satisfiable) {
+                set_model(r);
+                return true;
+            }
+            if (!stages.escalate()) return false;
+            std::unordered_set<VarId> extra = assumed;
+            extra.insert(x);
+            if (auto b = stages.build(extra); !b) return fail(std::move(b).error());
+        }
+    };
 
     while (!queue.empty()) {
         Choice c = std::move(queue.front());
         queue.pop_front();
-        std::vector<VarId> cands = enc.usable(c.candidates);
+        std::vector<VarId> cands;
+        for (VarId v : c.candidates)
+            if (u.var(v).usable() && !u.var(v).broken) cands.push_back(v);
         if (std::any_of(cands.begin(), cands.end(), [&](VarId v) { return assumed.count(v); }))
             continue;
         bool done = false;
         for (VarId x : cands) {
-            if (!model[static_cast<std::size_t>(enc.solvable(x))]) {
-                jobs.push_back(enc.install(x));
-                auto r = engine.solve(jobs);
-                jobs.pop_back();
-                if (!r.satisfiable) continue;
-                set_model(r.installed);
-            }
+            auto ok = leaves_solution(x);
+            if (!ok) return fail(std::move(ok).error());
+            if (!*ok) continue;
             guess(x, c.reason);
             done = true;
             break;
@@ -292,16 +422,16 @@ Result<void> choose(Encoding& enc, const std::vector<solv::Job>& base,
 
     // OLM then keeps its guesses and drops everything else: what libsolv installs beyond them
     // is locked out, and the guesses must still be a solution on their own.
-    auto final_outcome = engine.solve(jobs);
+    Encoding& enc = stages.enc();
+    std::vector<solv::Job> jobs = jobs_of(enc, mandatory, offers, order);
+    auto final_outcome = enc.engine().solve(jobs);
     if (!final_outcome.satisfiable)
         return fail(Error::internal("the chosen bundles are not a solution"));
+    std::size_t before = jobs.size();
     for (int s : final_outcome.installed)
         if (!assumed.count(enc.var(s))) jobs.push_back(enc.lock(enc.var(s)));
-    if (jobs.size() > base.size() + out.chosen.size()) {
-        final_outcome = engine.solve(jobs);
-        if (!final_outcome.satisfiable)
-            return fail(Error::internal("the chosen bundles need more than themselves"));
-    }
+    if (jobs.size() > before && !enc.engine().solve(jobs).satisfiable)
+        return fail(Error::internal("the chosen bundles need more than themselves"));
     out.satisfiable = true;
     return {};
 }
@@ -329,24 +459,13 @@ Result<RoundOutput> run_round(Index& index, RoundInput& in, std::unique_ptr<Univ
     std::vector<VarId> roots = mandatory;
     for (const auto& o : offers)
         roots.insert(roots.end(), o.begin(), o.end());
-    std::vector<VarId> closure;
-    std::unordered_set<VarId> seen;
-    if (auto r = u.close(roots, closure, seen); !r) return fail(std::move(r).error());
-
-    auto engine = solv::Engine::create();
-    if (!engine) return fail(std::move(engine).error());
-    Encoding enc(u, *engine);
-    enc.build(closure);
-
-    std::vector<solv::Job> base;
-    for (VarId m : mandatory)
-        base.push_back(enc.install(m));
-    for (const auto& o : offers)
-        base.push_back(enc.one_of(o));
+    Stages stages(u, roots, false);
+    if (auto r = stages.build({}); !r) return fail(std::move(r).error());
 
     RoundOutput out;
-    if (auto r = choose(enc, base, mandatory, in.subs, offers, out); !r)
+    if (auto r = choose(stages, mandatory, in.subs, offers, out); !r)
         return fail(std::move(r).error());
+    Encoding& enc = stages.enc();
     if (!out.satisfiable) {
         ExplainInput ei;
         ei.subs = &in.subs;
@@ -355,10 +474,13 @@ Result<RoundOutput> run_round(Index& index, RoundInput& in, std::unique_ptr<Univ
         out.problems = explain(enc, ei);
     }
     if (!opts.debug_testcase.empty()) {
-        std::vector<solv::Job> jobs = base;
+        std::vector<VarId> chosen;
         for (VarId v : out.chosen)
-            jobs.push_back(enc.install(v));
-        if (auto r = engine->write_testcase(jobs, opts.debug_testcase); !r)
+            if (std::find(mandatory.begin(), mandatory.end(), v) == mandatory.end())
+                chosen.push_back(v);
+        if (auto r = enc.engine().write_testcase(jobs_of(enc, mandatory, offers, chosen),
+                                                 opts.debug_testcase);
+            !r)
             return fail(std::move(r).error());
     }
     return out;
@@ -689,10 +811,9 @@ Result<std::vector<PackageReport>> resolve_all_packages(const std::vector<Catalo
         }
         reports.push_back(std::move(rep));
     }
-    auto engine = solv::Engine::create();
-    if (!engine) return fail(std::move(engine).error());
-    Encoding enc(u, *engine);
-    enc.build(closure);
+    // One encoding of every candidate reachable from any package, shared by all of them.
+    Stages stages(u, closure, true);
+    if (auto r = stages.build({}); !r) return fail(std::move(r).error());
     for (std::size_t i = 0; i < reports.size(); ++i) {
         PackageReport& rep = reports[i];
         if (rep.status == PackageReport::Status::invalid) continue;
@@ -701,9 +822,9 @@ Result<std::vector<PackageReport>> resolve_all_packages(const std::vector<Catalo
         subs[0].sub.package = rep.package;
         subs[0].reason = "requested";
         std::vector<std::vector<VarId>> one{offers[i]};
-        std::vector<solv::Job> base{enc.one_of(offers[i])};
         RoundOutput out;
-        if (auto r = choose(enc, base, {}, subs, one, out); !r) return fail(std::move(r).error());
+        if (auto r = choose(stages, {}, subs, one, out); !r) return fail(std::move(r).error());
+        Encoding& enc = stages.enc();
         if (!out.satisfiable) {
             rep.status = PackageReport::Status::unsatisfiable;
             ExplainInput ei;

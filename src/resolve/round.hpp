@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "kpkg/resolve/resolve.hpp"
@@ -35,6 +36,9 @@ public:
     VarId var(int s) const { return vars_[static_cast<std::size_t>(s)]; }
     // The usable candidates with a solvable, in order.
     std::vector<VarId> usable(const std::vector<VarId>& vars) const;
+    // True when v can never be installed: one of its requirements has no candidate, or only
+    // candidates that can never be installed.
+    bool dead(VarId v) const { return dead_.count(v) != 0; }
 
     solv::Job install(VarId v) const { return {solv::Job::Kind::install, {solvable(v)}}; }
     solv::Job lock(VarId v) const { return {solv::Job::Kind::lock, {solvable(v)}}; }
@@ -51,6 +55,7 @@ private:
     Universe& u_;
     solv::Engine& engine_;
     std::unordered_map<VarId, int> solvable_;
+    std::unordered_set<VarId> dead_;
     std::vector<VarId> vars_;
     std::map<std::string, Gvk> gvk_names_;
     std::map<std::string, std::uint32_t> list_names_;

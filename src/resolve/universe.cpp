@@ -700,7 +700,7 @@ Result<void> Universe::expand(VarId v) {
 }
 
 Result<void> Universe::close(const std::vector<VarId>& roots, std::vector<VarId>& out,
-                             std::unordered_set<VarId>& seen) {
+                             std::unordered_set<VarId>& seen, std::size_t limit) {
     std::vector<VarId> stack(roots.rbegin(), roots.rend());
     while (!stack.empty()) {
         VarId v = stack.back();
@@ -718,7 +718,12 @@ Result<void> Universe::close(const std::vector<VarId>& roots, std::vector<VarId>
         }
         for (std::uint32_t l : vars_[v].lists) {
             const auto& vars = lists_[l].vars;
-            for (auto it = vars.rbegin(); it != vars.rend(); ++it)
+            std::vector<VarId> take;
+            for (VarId w : vars) {
+                if (take.size() == limit) break;
+                if (vars_[w].usable()) take.push_back(w);
+            }
+            for (auto it = take.rbegin(); it != take.rend(); ++it)
                 if (!seen.count(*it)) stack.push_back(*it);
         }
     }

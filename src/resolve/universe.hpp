@@ -190,9 +190,11 @@ public:
 
     // Computes the candidate lists of v's dependencies (creating variables).
     Result<void> expand(VarId v);
-    // Every variable reachable from `roots` through candidate lists (expanding as it goes).
+    // Every variable reachable from `roots` through candidate lists (expanding as it goes),
+    // taking at most the first `limit` usable candidates of each list.
     Result<void> close(const std::vector<VarId>& roots, std::vector<VarId>& out,
-                       std::unordered_set<VarId>& seen);
+                       std::unordered_set<VarId>& seen,
+                       std::size_t limit = static_cast<std::size_t>(-1));
 
     std::size_t size() const { return vars_.size(); }
     const Var& var(VarId v) const { return vars_[v]; }

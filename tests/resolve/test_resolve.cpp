@@ -339,6 +339,46 @@ TEST(Resolve, FewestExtraBundles) {
     EXPECT_EQ(picks(v.run({"a"}).take()), (Strings{"a.v1", "q.v1"}));
 }
 
+// kpkg first looks at a few candidates of each requirement and widens the search only when
+// they cannot make a solution: the answer must be the same as over all candidates.
+TEST(Resolve, SolutionOnlyFarDownACandidateList) {
+    Cat c;
+    c.package("a", "s")
+        .channel("a", "s", {"a.v1"})
+        .bundle("a", "a.v1", "1.0.0", {"req:g/v/X", "gvk:g/v/Z"});
+    // Twenty providers of X, all preferred to the last one (names sort before "p99").
+    for (int i = 10; i < 30; ++i) {
+        std::string p = "p" + std::to_string(i);
+        c.package(p, "s").channel(p, "s", {p + ".v1"});
+        c.bundle(p, p + ".v1", "1.0.0", {"gvk:g/v/X", "req:g/v/Y"});
+    }
+    // Each needs Y, whose only provider conflicts with a over Z.
+    c.package("q", "s")
+        .channel("q", "s", {"q.v1"})
+        .bundle("q", "q.v1", "1.0.0", {"gvk:g/v/Y", "gvk:g/v/Z"});
+    c.package("p99", "s")
+        .channel("p99", "s", {"p99.v1"})
+        .bundle("p99", "p99.v1", "1.0.0", {"gvk:g/v/X"});
+    World w;
+    w.add("ops", c);
+    auto r = w.run({"a"}).take();
+    ASSERT_TRUE(r.satisfiable) << explain(r);
+    EXPECT_EQ(picks(r), (Strings{"a.v1", "p99.v1"}));
+    // Without p99 there is no solution, and the explanation covers every provider.
+    Cat d;
+    d.yaml = c.yaml.substr(0, c.yaml.find("---\nschema: olm.package\nname: p99"));
+    World x;
+    x.add("ops", d);
+    auto none = x.run({"a"}).take();
+    ASSERT_FALSE(none.satisfiable);
+    std::string t = explain(none);
+    EXPECT_NE(t.find("a.v1 (a 1.0.0, channel s, catalog ops) requires API g/v X, but no "
+                     "candidate fits"),
+              std::string::npos)
+        << t;
+    EXPECT_NE(t.find("and 12 more"), std::string::npos) << t;
+}
+
 TEST(Resolve, Deprecations) {
     Cat c = Cat{}
                 .package("a", "stable")
