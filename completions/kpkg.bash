@@ -26,7 +26,7 @@ __kpkg_flags() {
         "kpkg catalog render") __kpkg_flags="$global --output-file" ;;
         "kpkg bundle render") __kpkg_flags="$global --image --csv-metadata" ;;
         "kpkg upgrade-path") __kpkg_flags="$global --from --to --channel --shortest --catalog --priority" ;;
-        "kpkg resolve") __kpkg_flags="$global --catalog --priority --installed --starting-csv --upgrade --one-hop --exclude-deprecated --all-packages --debug-testcase" ;;
+        "kpkg resolve") __kpkg_flags="$global --catalog --priority --installed --starting-csv --upgrade --one-hop --exclude-deprecated --all-packages --lockfile --locked --debug-testcase" ;;
         *) __kpkg_flags=$global ;;
     esac
 }
@@ -64,7 +64,7 @@ _kpkg() {
         w=${COMP_WORDS[i]}
         case $w in
             -o | --output | --image | --channel | --format | --output-file | \
-                --catalog | --priority | --installed | --starting-csv | --debug-testcase | --from | --to)
+                --catalog | --priority | --installed | --starting-csv | --debug-testcase | --from | --to | --lockfile | --locked)
                 # Its value follows; "--output=json" may arrive split as "--output" "=" "json".
                 if [[ ${COMP_WORDS[i + 1]} == = ]]; then ((i += 2)); else ((i++)); fi
                 continue
@@ -114,7 +114,7 @@ _kpkg() {
         mapfile -t COMPREPLY < <(compgen -f -- "$cur")
         return
     fi
-    if [[ $prev == --installed ]]; then
+    if [[ $prev == --installed || $prev == --lockfile || $prev == --locked ]]; then
         compopt -o filenames 2>/dev/null
         mapfile -t COMPREPLY < <(compgen -f -- "$cur")
         return

@@ -114,6 +114,8 @@ complete -c kpkg -n '__fish_seen_subcommand_from resolve' -l upgrade -d 'Subscri
 complete -c kpkg -n '__fish_seen_subcommand_from resolve' -l one-hop -d 'Upgrade by one step only, as one OLM InstallPlan does'
 complete -c kpkg -n '__fish_seen_subcommand_from resolve' -l exclude-deprecated -d 'Leave out candidates deprecated by olm.deprecations'
 complete -c kpkg -n '__fish_seen_subcommand_from resolve' -l all-packages -d 'Resolve every package of the catalogs on its own'
+complete -c kpkg -n '__fish_seen_subcommand_from resolve' -l lockfile -r -F -d 'Write the resolution with the catalogs\' digests to FILE'
+complete -c kpkg -n '__fish_seen_subcommand_from resolve' -l locked -r -F -d 'Reproduce the lock in FILE exactly, or say what drifted'
 complete -c kpkg -n '__fish_seen_subcommand_from resolve' -l debug-testcase -x -a '(__fish_complete_directories)' -d 'Write the libsolv testcase of the final solve into DIR'
 
 # kpkg upgrade-path

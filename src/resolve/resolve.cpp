@@ -246,6 +246,61 @@ std::vector<std::string> Encoding::words(const std::vector<solv::Rule>& rules,
 
 } // namespace detail
 
+namespace detail {
+
+// Looks the installed CSVs up in the catalogs.
+Result<std::vector<InstalledState>> installed_states(Index& index,
+                                                     const std::vector<Installed>& installed,
+                                                     std::vector<std::string>& warnings) {
+    std::vector<InstalledState> out;
+    std::vector<std::string> names;
+    for (const auto& c : index.catalogs())
+        names.push_back(c.name);
+    for (const auto& csv : installed) {
+        InstalledState st;
+        st.csv = csv;
+        std::vector<std::uint32_t> cats;
+        if (!csv.catalog.empty()) {
+            for (std::uint32_t c = 0; c < index.catalogs().size(); ++c)
+                if (index.catalogs()[c].name == csv.catalog) cats.push_back(c);
+            if (cats.empty()) {
+                Error e = unknown_name("catalog", csv.catalog, names,
+                                       " for installed " + text::quote(csv.name));
+                e.pos = csv.pos;
+                return fail(std::move(e));
+            }
+        } else {
+            cats = index.order();
+        }
+        for (std::uint32_t c : cats) {
+            const model::Catalog& cat = index.cat(c);
+            auto pkg = cat.strings.find(csv.package);
+            auto name = cat.strings.find(csv.name);
+            if (!pkg || !name) continue;
+            std::uint32_t b = cat.find_bundle(*pkg, *name);
+            if (b == model::npos32) continue;
+            st.info = index.info_id(c, b);
+            break;
+        }
+        if (st.info == none) {
+            st.info = index.add_unknown(csv.package, csv.name, csv.version);
+            warnings.push_back("installed " + csv.name +
+                               " is in no catalog given: its APIs and "
+                               "dependencies are not known");
+        } else if (index.info_at(st.info).version_text != csv.version) {
+            warnings.push_back("installed " + csv.name + " has version " + csv.version +
+                               ", the catalog says " + index.info_at(st.info).version_text);
+        }
+        out.push_back(std::move(st));
+    }
+    std::sort(out.begin(), out.end(), [](const InstalledState& a, const InstalledState& b) {
+        return a.csv.package < b.csv.package;
+    });
+    return out;
+}
+
+} // namespace detail
+
 namespace {
 
 struct RoundOutput {
@@ -516,57 +571,6 @@ void deprecation_warnings(Index& index, std::uint32_t c, std::uint32_t channel,
                       bi.package + " is deprecated: " + m);
     if (!bi.deprecated.empty())
         out.push_back("bundle " + bi.name + " is deprecated: " + bi.deprecated);
-}
-
-// Looks the installed CSVs up in the catalogs.
-Result<std::vector<InstalledState>> installed_states(Index& index,
-                                                     const std::vector<Installed>& installed,
-                                                     std::vector<std::string>& warnings) {
-    std::vector<InstalledState> out;
-    std::vector<std::string> names;
-    for (const auto& c : index.catalogs())
-        names.push_back(c.name);
-    for (const auto& csv : installed) {
-        InstalledState st;
-        st.csv = csv;
-        std::vector<std::uint32_t> cats;
-        if (!csv.catalog.empty()) {
-            for (std::uint32_t c = 0; c < index.catalogs().size(); ++c)
-                if (index.catalogs()[c].name == csv.catalog) cats.push_back(c);
-            if (cats.empty()) {
-                Error e = unknown_name("catalog", csv.catalog, names,
-                                       " for installed " + text::quote(csv.name));
-                e.pos = csv.pos;
-                return fail(std::move(e));
-            }
-        } else {
-            cats = index.order();
-        }
-        for (std::uint32_t c : cats) {
-            const model::Catalog& cat = index.cat(c);
-            auto pkg = cat.strings.find(csv.package);
-            auto name = cat.strings.find(csv.name);
-            if (!pkg || !name) continue;
-            std::uint32_t b = cat.find_bundle(*pkg, *name);
-            if (b == model::npos32) continue;
-            st.info = index.info_id(c, b);
-            break;
-        }
-        if (st.info == none) {
-            st.info = index.add_unknown(csv.package, csv.name, csv.version);
-            warnings.push_back("installed " + csv.name +
-                               " is in no catalog given: its APIs and "
-                               "dependencies are not known");
-        } else if (index.info_at(st.info).version_text != csv.version) {
-            warnings.push_back("installed " + csv.name + " has version " + csv.version +
-                               ", the catalog says " + index.info_at(st.info).version_text);
-        }
-        out.push_back(std::move(st));
-    }
-    std::sort(out.begin(), out.end(), [](const InstalledState& a, const InstalledState& b) {
-        return a.csv.package < b.csv.package;
-    });
-    return out;
 }
 
 } // namespace

@@ -68,6 +68,12 @@ struct ExplainInput {
     std::vector<VarId> mandatory; // installed CSVs without a subscription
 };
 
+// The installed CSVs looked up in the catalogs (sorted by package); warnings for those no
+// catalog has. Errors: an installed CSV naming a catalog that is not given.
+Result<std::vector<InstalledState>> installed_states(Index& index,
+                                                     const std::vector<Installed>& installed,
+                                                     std::vector<std::string>& warnings);
+
 // Why the round has no solution, as a tree in domain words.
 std::vector<Problem> explain(Encoding& enc, ExplainInput& in);
 

@@ -196,6 +196,11 @@ public:
                        std::unordered_set<VarId>& seen,
                        std::size_t limit = static_cast<std::size_t>(-1));
 
+    // The variable of bundle b offered through channel `channel` of catalog c.
+    VarId var_at(std::uint32_t c, std::uint32_t channel, std::uint32_t b) {
+        return var_of(c, channel, b);
+    }
+
     std::size_t size() const { return vars_.size(); }
     const Var& var(VarId v) const { return vars_[v]; }
     const BundleInfo& info(VarId v) { return index_.info_at(vars_[v].info); }

@@ -1,9 +1,12 @@
 // kpkg resolve: OLM Subscriptions resolved offline against catalogs (kpkg/resolve/resolve.hpp).
 #include <deque>
+#include <optional>
 
 #include "command.hpp"
 #include "kpkg/catalog/load.hpp"
+#include "kpkg/core/atomic_file.hpp"
 #include "kpkg/core/log.hpp"
+#include "kpkg/resolve/lockfile.hpp"
 #include "kpkg/resolve/resolve.hpp"
 
 namespace kpkg::cli {
@@ -20,6 +23,8 @@ struct ResolveCliOptions {
     bool exclude_deprecated = false;
     bool all_packages = false;
     std::string debug_testcase;
+    std::string lockfile;
+    std::string locked;
 };
 
 // Loads the --catalog arguments; the deque keeps the catalogs where the sources point.
@@ -43,6 +48,11 @@ int run_resolve(const Globals& g, const ResolveCliOptions& o) {
         (!o.requests.empty() || !o.installed.empty() || o.upgrade || !o.starting_csvs.empty()))
         throw Exception(Error::usage("--all-packages resolves every package on its own: it takes "
                                      "no request, --installed, --upgrade or --starting-csv"));
+    if (!o.lockfile.empty() && !o.locked.empty())
+        throw Exception(Error::usage("--lockfile writes a lock and --locked reproduces one: "
+                                     "give one of them"));
+    if (o.all_packages && (!o.lockfile.empty() || !o.locked.empty()))
+        throw Exception(Error::usage("--all-packages does not write or read lockfiles"));
     if (o.one_hop && !o.upgrade && o.installed.empty())
         throw Exception(Error::usage("--one-hop limits upgrades: it needs --installed"));
     resolve::Options opts;
@@ -75,11 +85,43 @@ int run_resolve(const Globals& g, const ResolveCliOptions& o) {
     for (const auto& s : o.requests)
         req.subscriptions.push_back(resolve::parse_subscription(s).take());
     if (!o.installed.empty()) req.installed = resolve::load_installed(o.installed).take();
+    std::optional<resolve::Lock> lock;
+    if (!o.locked.empty()) lock = resolve::load_lock(o.locked).take();
     std::deque<model::Catalog> store;
     auto catalogs = load_catalogs(o, store);
+    if (lock) {
+        auto check = resolve::resolve_locked(catalogs, req, *lock).take();
+        if (!check.holds) {
+            if (g.format == Format::text) {
+                std::string out = "the lock " + o.locked + " does not hold:\n";
+                for (const auto& d : check.drift)
+                    out += "  " + d + "\n";
+                print(out);
+            } else {
+                io::Node n = io::Node::map();
+                n.set("holds", io::Node::boolean(false));
+                io::Node drift = io::Node::seq();
+                for (const auto& d : check.drift)
+                    drift.push(io::Node::string(d));
+                n.set("drift", std::move(drift));
+                print_structured(g, n);
+            }
+            return static_cast<int>(ExitCode::differs);
+        }
+        for (const auto& w : check.resolution.warnings)
+            log::warning(w);
+        if (g.format == Format::text)
+            print(resolve::resolution_text(check.resolution));
+        else
+            print_structured(g, resolve::resolution_node(check.resolution));
+        return 0;
+    }
     auto res = resolve::resolve(catalogs, req).take();
     for (const auto& w : res.warnings)
         log::warning(w);
+    if (res.satisfiable && !o.lockfile.empty())
+        write_file_atomic(o.lockfile, resolve::lock_yaml(resolve::make_lock(catalogs, req, res)))
+            .take();
     if (g.format == Format::text)
         print(resolve::resolution_text(res));
     else
@@ -113,12 +155,18 @@ void setup(CLI::App& root, Context& ctx) {
                   "Leave out candidates deprecated by olm.deprecations");
     cmd->add_flag("--all-packages", opts->all_packages,
                   "Resolve every package of the catalogs on its own; exit 4 if any fails");
+    cmd->add_option("--lockfile", opts->lockfile,
+                    "Write the resolution with the catalogs' digests to FILE (atomically)")
+        ->option_text("FILE");
+    cmd->add_option("--locked", opts->locked,
+                    "Reproduce the lock in FILE exactly, or say what drifted (exit 5)")
+        ->option_text("FILE");
     cmd->add_option("--debug-testcase", opts->debug_testcase,
                     "Write the libsolv testcase of the final solve into DIR (replay: testsolv)")
         ->option_text("DIR");
     cmd->footer("Exit 0 when resolved, 4 when there is no solution (the problems are explained), "
-                "3 for invalid input.\nSee kpkg-resolve(1) for the semantics and the json/yaml "
-                "schema.");
+                "5 when a --locked lock does not hold, 3 for invalid input.\nSee kpkg-resolve(1) "
+                "for the semantics, the lockfile and the json/yaml schema.");
     cmd->callback(
         [&ctx, opts] { ctx.action = [&ctx, opts] { return run_resolve(ctx.globals, *opts); }; });
 }

@@ -1,0 +1,233 @@
+// Lockfiles: writing, reading back, reproducing, and saying what drifted.
+#include <gtest/gtest.h>
+
+#include "kpkg/io/load.hpp"
+#include "kpkg/resolve/lockfile.hpp"
+#include "world.hpp"
+
+using namespace kpkg;
+using kpkg::test::Cat;
+using kpkg::test::read_file;
+using kpkg::test::run_kpkg;
+using kpkg::test::TempDir;
+using kpkg::test::testdata;
+using kpkg::test::World;
+
+namespace {
+
+using Strings = std::vector<std::string>;
+
+Cat base() {
+    return Cat{}
+        .package("a", "stable")
+        .channel("a", "stable", {"a.v1", "a.v2<a.v1"})
+        .bundle("a", "a.v1", "1.0.0", {"req:g/v/X"})
+        .bundle("a", "a.v2", "2.0.0", {"req:g/v/X"})
+        .package("p", "stable")
+        .channel("p", "stable", {"p.v1"})
+        .bundle("p", "p.v1", "1.0.0", {"gvk:g/v/X"});
+}
+
+resolve::Request request(const Strings& specs) {
+    resolve::Request r;
+    for (const auto& s : specs)
+        r.subscriptions.push_back(resolve::parse_subscription(s).take());
+    return r;
+}
+
+// A lock made against `before`, checked against `after`.
+resolve::LockCheck check(const Cat& before, const Cat& after, const Strings& specs = {"a"}) {
+    World w1, w2;
+    w1.add("ops", before);
+    w1.store.back().content_digest = "sha256:before";
+    w2.add("ops", after);
+    w2.store.back().content_digest = before.yaml == after.yaml ? "sha256:before" : "sha256:after";
+    auto req = request(specs);
+    auto res = resolve::resolve(w1.catalogs, req).take();
+    EXPECT_TRUE(res.satisfiable);
+    auto lock = resolve::make_lock(w1.catalogs, req, res);
+    // Through the file format and back.
+    auto docs = io::parse_yaml(resolve::lock_yaml(lock), "lock.yaml").take();
+    auto back = resolve::parse_lock(docs.at(0).root, "lock.yaml").take();
+    return resolve::resolve_locked(w2.catalogs, req, back).take();
+}
+
+} // namespace
+
+TEST(Lockfile, RoundTrip) {
+    World w;
+    w.add("ops", base(), 7);
+    w.store.back().content_digest = "sha256:abc";
+    auto req = request({"a"});
+    req.options.exclude_deprecated = true;
+    req.installed.push_back(kpkg::test::installed("q", "q.v1", "1.0.0", "", "beta"));
+    auto res = resolve::resolve(w.catalogs, req).take();
+    auto lock = resolve::make_lock(w.catalogs, req, res);
+    std::string yaml = resolve::lock_yaml(lock);
+    EXPECT_NE(yaml.find("kind: kpkg-resolve-lock\nversion: 1\n"), std::string::npos) << yaml;
+    EXPECT_NE(yaml.find("digest: sha256:abc"), std::string::npos) << yaml;
+    auto docs = io::parse_yaml(yaml, "lock.yaml").take();
+    auto back = resolve::parse_lock(docs.at(0).root, "lock.yaml").take();
+    EXPECT_EQ(back.requests, Strings{"a"});
+    EXPECT_TRUE(back.options.exclude_deprecated);
+    ASSERT_EQ(back.installed.size(), 1u);
+    EXPECT_EQ(back.installed[0].channel, "beta");
+    ASSERT_EQ(back.catalogs.size(), 1u);
+    EXPECT_EQ(back.catalogs[0].priority, 7);
+    EXPECT_EQ(back.catalogs[0].digest, "sha256:abc");
+    ASSERT_EQ(back.selected.size(), 2u);
+    EXPECT_EQ(back.selected[0].bundle, "a.v2");
+    EXPECT_EQ(back.selected[1].reason, "required by a.v2 for API g/v X");
+    EXPECT_EQ(resolve::lock_yaml(back), yaml);
+}
+
+TEST(Lockfile, HoldsAndReportsWhatChangedAround) {
+    auto same = check(base(), base());
+    EXPECT_TRUE(same.holds);
+    EXPECT_TRUE(same.drift.empty());
+    EXPECT_TRUE(same.resolution.warnings.empty());
+    ASSERT_EQ(same.resolution.selected.size(), 2u);
+    EXPECT_EQ(same.resolution.selected[0].bundle, "a.v2");
+
+    // A newer a: the lock still holds, and says what a fresh resolution would pick.
+    Cat newer = base();
+    newer.yaml = Cat{}
+                     .package("a", "stable")
+                     .channel("a", "stable", {"a.v1", "a.v2<a.v1", "a.v3<a.v2"})
+                     .bundle("a", "a.v1", "1.0.0", {"req:g/v/X"})
+                     .bundle("a", "a.v2", "2.0.0", {"req:g/v/X"})
+                     .bundle("a", "a.v3", "3.0.0", {"req:g/v/X"})
+                     .package("p", "stable")
+                     .channel("p", "stable", {"p.v1"})
+                     .bundle("p", "p.v1", "1.0.0", {"gvk:g/v/X"})
+                     .yaml;
+    auto moved = check(base(), newer);
+    EXPECT_TRUE(moved.holds) << moved.drift.front();
+    EXPECT_EQ(moved.resolution.selected[0].bundle, "a.v2");
+    EXPECT_EQ(moved.resolution.warnings,
+              (Strings{"catalog ops changed since the lock (sha256:before then, sha256:after now)",
+                       "without the lock, kpkg would now select a.v3 instead of a.v2"}));
+}
+
+TEST(Lockfile, Drift) {
+    // The locked bundle is gone.
+    auto gone = check(base(), Cat{}
+                                  .package("a", "stable")
+                                  .channel("a", "stable", {"a.v1"})
+                                  .bundle("a", "a.v1", "1.0.0", {"req:g/v/X"})
+                                  .package("p", "stable")
+                                  .channel("p", "stable", {"p.v1"})
+                                  .bundle("p", "p.v1", "1.0.0", {"gvk:g/v/X"}));
+    EXPECT_FALSE(gone.holds);
+    EXPECT_EQ(gone.drift,
+              Strings{"locked a.v2 (channel stable, catalog ops) is no longer in the catalog"});
+    // Now skipped in its channel.
+    auto skipped =
+        check(base(), Cat{}
+                          .package("a", "stable")
+                          .channel("a", "stable", {"a.v1", "a.v2<a.v1", "a.v3<a.v1!a.v2"})
+                          .bundle("a", "a.v1", "1.0.0", {"req:g/v/X"})
+                          .bundle("a", "a.v2", "2.0.0", {"req:g/v/X"})
+                          .bundle("a", "a.v3", "3.0.0", {"req:g/v/X"})
+                          .package("p", "stable")
+                          .channel("p", "stable", {"p.v1"})
+                          .bundle("p", "p.v1", "1.0.0", {"gvk:g/v/X"}));
+    EXPECT_FALSE(skipped.holds);
+    ASSERT_FALSE(skipped.drift.empty());
+    EXPECT_NE(skipped.drift[0].find("is skipped in channel stable (a.v3 skips it) now"),
+              std::string::npos)
+        << skipped.drift[0];
+    // A new requirement no locked bundle meets.
+    auto needs = check(base(), Cat{}
+                                   .package("a", "stable")
+                                   .channel("a", "stable", {"a.v1", "a.v2<a.v1"})
+                                   .bundle("a", "a.v1", "1.0.0", {"req:g/v/X"})
+                                   .bundle("a", "a.v2", "2.0.0", {"req:g/v/X", "pkg:r:>=1.0.0"})
+                                   .package("p", "stable")
+                                   .channel("p", "stable", {"p.v1"})
+                                   .bundle("p", "p.v1", "1.0.0", {"gvk:g/v/X"})
+                                   .package("r", "stable")
+                                   .channel("r", "stable", {"r.v1"})
+                                   .bundle("r", "r.v1", "1.0.0"));
+    EXPECT_FALSE(needs.holds);
+    EXPECT_EQ(needs.drift, Strings{"locked a.v2 requires package r in range >=1.0.0 now, and no "
+                                   "locked bundle provides it"});
+    // The locked bundles conflict now.
+    auto conflict = check(base(), Cat{}
+                                      .package("a", "stable")
+                                      .channel("a", "stable", {"a.v1", "a.v2<a.v1"})
+                                      .bundle("a", "a.v1", "1.0.0", {"req:g/v/X"})
+                                      .bundle("a", "a.v2", "2.0.0", {"req:g/v/X", "gvk:g/v/X"})
+                                      .package("p", "stable")
+                                      .channel("p", "stable", {"p.v1"})
+                                      .bundle("p", "p.v1", "1.0.0", {"gvk:g/v/X"}));
+    EXPECT_FALSE(conflict.holds);
+    ASSERT_EQ(conflict.drift.size(), 1u);
+    EXPECT_NE(conflict.drift[0].find("the locked bundles are no longer a solution: a.v2 (a 2.0.0, "
+                                     "channel stable, catalog ops) and p.v1 (p 1.0.0, channel "
+                                     "stable, catalog ops) both provide API g/v X"),
+              std::string::npos)
+        << conflict.drift[0];
+}
+
+TEST(Lockfile, ParseErrors) {
+    auto parse = [](const std::string& yaml) {
+        auto docs = io::parse_yaml(yaml, "l.yaml").take();
+        return resolve::parse_lock(docs.at(0).root, "l.yaml");
+    };
+    auto not_lock = parse("kind: Foo\nversion: 1\n");
+    ASSERT_FALSE(not_lock.ok());
+    EXPECT_EQ(not_lock.error().code, ExitCode::invalid);
+    EXPECT_EQ(not_lock.error().str(),
+              "l.yaml:1:7: not a kpkg lockfile: kind is \"Foo\", not \"kpkg-resolve-lock\"");
+    EXPECT_EQ(parse("kind: kpkg-resolve-lock\nversion: 2\n").error().str(),
+              "l.yaml:2:10: unsupported lockfile version (this kpkg reads version 1)");
+    EXPECT_EQ(parse("kind: kpkg-resolve-lock\nversion: 1\nrequests: a\n").error().str(),
+              "l.yaml:3:11: lock.requests must be list, not string");
+    EXPECT_EQ(
+        parse("kind: kpkg-resolve-lock\nversion: 1\nselected:\n- {package: a}\n").error().str(),
+        "l.yaml:4:3: lock.selected: the field \"bundle\" is missing");
+    EXPECT_EQ(parse("kind: kpkg-resolve-lock\nversion: 1\nextra: 1\n").error().str(),
+              "l.yaml:3:1: lock: unknown field \"extra\"");
+    EXPECT_EQ(parse("- 1\n").error().code, ExitCode::invalid);
+}
+
+TEST(LockfileCli, WriteAndReproduce) {
+    TempDir dir;
+    auto cat = testdata("catalog").string();
+    auto lock = (dir / "kpkg.lock").string();
+    auto w = run_kpkg({"resolve", "vault", "--catalog", cat, "--lockfile", lock});
+    ASSERT_EQ(w.exit_code, 0) << w.err;
+    std::string text = read_file(lock);
+    EXPECT_NE(text.find("bundle: vault-operator.v1.2.0"), std::string::npos) << text;
+    auto r = run_kpkg({"resolve", "vault", "--catalog", cat, "--locked", lock});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, w.out);
+    auto drift = run_kpkg({"resolve", "vault:fast", "--catalog", cat, "--locked", lock});
+    EXPECT_EQ(drift.exit_code, 5);
+    EXPECT_EQ(drift.out, "the lock " + lock +
+                             " does not hold:\n  the requests differ: the lock has [vault], this "
+                             "run [vault:fast]\n");
+    auto json =
+        run_kpkg({"resolve", "vault:fast", "--catalog", cat, "--locked", lock, "-o", "json"});
+    EXPECT_EQ(json.exit_code, 5);
+    EXPECT_NE(json.out.find("\"holds\": false"), std::string::npos) << json.out;
+    // No solution: no lock is written; both flags at once: usage.
+    auto none = (dir / "none.lock").string();
+    EXPECT_EQ(
+        run_kpkg({"resolve", "vault@>=9.0.0", "--catalog", cat, "--lockfile", none}).exit_code, 4);
+    EXPECT_FALSE(std::filesystem::exists(none));
+    EXPECT_EQ(run_kpkg({"resolve", "vault", "--catalog", cat, "--lockfile", lock, "--locked", lock})
+                  .exit_code,
+              2);
+    // A lock that is not one.
+    auto bad = dir.write("bad.lock", "kind: x\n");
+    auto b = run_kpkg({"resolve", "vault", "--catalog", cat, "--locked", bad.string()});
+    EXPECT_EQ(b.exit_code, 3);
+    EXPECT_NE(b.err.find(bad.string() + ":1:7: not a kpkg lockfile"), std::string::npos) << b.err;
+    // Unwritable destination: exit 1, nothing left behind.
+    dir.write("file", "x");
+    auto u = run_kpkg({"resolve", "vault", "--catalog", cat, "--lockfile",
+                       (dir / "file" / "kpkg.lock").string()});
+    EXPECT_EQ(u.exit_code, 1);
+}
