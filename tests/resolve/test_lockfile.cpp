@@ -190,6 +190,14 @@ TEST(Lockfile, ParseErrors) {
     EXPECT_EQ(parse("kind: kpkg-resolve-lock\nversion: 1\nextra: 1\n").error().str(),
               "l.yaml:3:1: lock: unknown field \"extra\"");
     EXPECT_EQ(parse("- 1\n").error().code, ExitCode::invalid);
+    // Deep nesting, through the file reader: a clear error with the file, no crash.
+    TempDir dir;
+    auto deep = dir.write("deep.lock", "kind: " + std::string(5000, '[') + "\n");
+    auto d = resolve::load_lock(deep);
+    ASSERT_FALSE(d.ok());
+    EXPECT_EQ(d.error().code, ExitCode::invalid);
+    EXPECT_EQ(d.error().pos.file, deep.string());
+    EXPECT_EQ(resolve::load_lock(dir / "missing.lock").error().code, ExitCode::error);
 }
 
 TEST(LockfileCli, WriteAndReproduce) {

@@ -123,6 +123,14 @@ TEST(ResolveRequest, InstalledFile) {
                  "  - {package: a, name: y, version: 2.0.0}\n",
                  "installed twice", ":3:5");
     expect_error("installed: [\n", "unclosed '['", ":2:1");
+    // Hostile input: deep nesting is refused with a position, not a crash.
+    auto deep = dir.write("deep.yaml", "installed: " + std::string(5000, '[') + "\n");
+    auto d = resolve::load_installed(deep);
+    ASSERT_FALSE(d.ok());
+    EXPECT_EQ(d.error().code, ExitCode::invalid);
+    EXPECT_EQ(d.error().pos.file, deep.string());
+    auto json = dir.write("deep.json", "{\"installed\": " + std::string(5000, '[') + "}");
+    EXPECT_EQ(resolve::load_installed(json).error().code, ExitCode::invalid);
     auto empty = dir.write("empty.yaml", "");
     EXPECT_EQ(resolve::load_installed(empty).error().code, ExitCode::invalid);
     EXPECT_EQ(resolve::load_installed(dir / "missing.yaml").error().code, ExitCode::error);
