@@ -5,7 +5,10 @@
 #include "kpkg/io/load.hpp"
 #include "kpkg/resolve/cel.hpp"
 #include "kpkg/resolve/constraint.hpp"
+#include "support/support.hpp"
 
+#include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -423,6 +426,96 @@ TEST(ConstraintDescribe, Words) {
               "CEL rule true && 'é" + std::string(189, 'x') + "...");
     EXPECT_EQ(cel("true && '" + std::string(190, 'x') + "é" + std::string(50, 'x') + "' != ''"),
               "CEL rule true && '" + std::string(190, 'x') + "...");
+}
+
+// --- the corpus
+// -------------------------------------------------------------------------------------
+
+TEST(ConstraintCorpus, EtcdBundleCelRule) {
+    KPKG_REQUIRE_CORPUS(corpus);
+    const auto file = corpus / "olm/bundles/etcd.0.9.2/metadata/dependencies.yaml";
+    auto docs = kpkg::io::load_file(file).take();
+    const kpkg::io::Node* deps = docs.at(0).root.get("dependencies");
+    ASSERT_NE(deps, nullptr);
+    int seen = 0;
+    for (const auto& d : deps->items) {
+        if (d.get("type")->text != "olm.constraint") continue;
+        ++seen;
+        const kpkg::io::Node& value = *d.get("value");
+        auto c = parse_constraint(value, kpkg::io::pos_of(file.string(), value.mark));
+        ASSERT_TRUE(c.ok()) << c.error().str();
+        EXPECT_EQ(c->kind, Kind::cel);
+        EXPECT_EQ(c->failure_message, "require to have \"certified\"");
+        EXPECT_EQ(describe(*c), "CEL rule properties.exists(p, p.type == \"certified\")");
+        auto props = bundle("etcd", "0.9.2", {});
+        EXPECT_FALSE(satisfies(*c, props));
+        props.push_back({"certified", kpkg::io::Node::map()});
+        EXPECT_TRUE(satisfies(*c, props));
+    }
+    EXPECT_EQ(seen, 1);
+}
+
+TEST(ConstraintCorpus, EveryCatalogConstraintParsesAndSelects) {
+    KPKG_REQUIRE_CORPUS(corpus);
+    const auto dir = corpus / "olm/large/derived-community/catalog-valid";
+    if (!std::filesystem::exists(dir)) GTEST_SKIP() << dir << " is absent";
+    struct Bundle {
+        std::string name;
+        std::vector<PropertyValue> props;
+    };
+    std::vector<Bundle> bundles;
+    std::vector<std::pair<std::string, Constraint>> constraints; // bundle name, constraint
+    std::vector<std::filesystem::path> files;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+        if (e.is_regular_file()) files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+        auto docs = kpkg::io::load_file(file);
+        ASSERT_TRUE(docs.ok()) << docs.error().str();
+        for (const auto& doc : *docs) {
+            const auto* schema = doc.root.get("schema");
+            if (!schema || schema->text != "olm.bundle") continue;
+            Bundle b;
+            b.name = doc.root.get("name")->text;
+            for (const auto& p : doc.root.get("properties")->items) {
+                b.props.push_back({p.get("type")->text, *p.get("value")});
+                if (b.props.back().type != "olm.constraint") continue;
+                auto c = parse_constraint(b.props.back().value,
+                                          kpkg::io::pos_of(file.string(), p.mark, doc.index));
+                ASSERT_TRUE(c.ok()) << c.error().str();
+                constraints.emplace_back(b.name, std::move(c).take());
+            }
+            bundles.push_back(std::move(b));
+        }
+    }
+    EXPECT_EQ(bundles.size(), 6002u);
+    ASSERT_EQ(constraints.size(), 1u);
+    EXPECT_EQ(constraints[0].first, "dbaas-operator.v0.5.0");
+    const Constraint& c = constraints[0].second;
+    EXPECT_EQ(describe(c), "any of (package rh-service-binding-operator in range >=1.0.0, package "
+                           "service-binding-operator in range >=1.0.0)");
+    // The bundles that can satisfy it: service-binding-operator from 1.0.0 on (the catalog has
+    // no rh-service-binding-operator).
+    std::vector<std::string> chosen;
+    for (const auto& b : bundles)
+        if (satisfies(c, b.props)) chosen.push_back(b.name);
+    std::sort(chosen.begin(), chosen.end());
+    const std::vector<std::string> want = {
+        "service-binding-operator.v1.0.0", "service-binding-operator.v1.0.1",
+        "service-binding-operator.v1.1.0", "service-binding-operator.v1.1.1",
+        "service-binding-operator.v1.2.0", "service-binding-operator.v1.3.0",
+        "service-binding-operator.v1.3.1", "service-binding-operator.v1.3.2",
+        "service-binding-operator.v1.3.3", "service-binding-operator.v1.3.4",
+        "service-binding-operator.v1.4.0"};
+    EXPECT_EQ(chosen, want);
+    // The same through a CEL rule.
+    Constraint rule = parse_ok(
+        R"j({"cel": {"rule": "properties.exists(p, p.type == 'olm.package' && p.value.packageName in ['rh-service-binding-operator', 'service-binding-operator'] && semver_compare(p.value.version, '1.0.0') >= 0)"}})j");
+    std::vector<std::string> by_rule;
+    for (const auto& b : bundles)
+        if (satisfies(rule, b.props)) by_rule.push_back(b.name);
+    std::sort(by_rule.begin(), by_rule.end());
+    EXPECT_EQ(by_rule, want);
 }
 
 } // namespace
