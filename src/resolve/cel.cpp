@@ -1833,11 +1833,21 @@ std::optional<int> cmp_num(const Value& a, const Value& b) {
 // ------------------------------------------------------------------------------------------------
 // Evaluator
 
+// Values of constant subtrees, computed once when the rule is compiled (by node index).
+using Folded = std::vector<std::optional<Value>>;
+
 class Evaluator {
 public:
     Evaluator(const std::vector<Expr>& ex, const std::vector<PropertyValue>& props,
-              std::size_t slots)
-        : ex_(ex), props_(props), vars_(slots) {}
+              std::size_t slots, const Folded* folded)
+        : ex_(ex), props_(props), vars_(slots), folded_(folded) {}
+
+    // The value of a subtree that reads no variable, unless it needs more than the step limit.
+    std::optional<Value> fold(std::uint32_t id) {
+        Value v = eval(id);
+        if (exhausted_) return std::nullopt;
+        return v;
+    }
 
     CelOutcome run(std::uint32_t root) {
         Value v = eval(root);
@@ -1965,6 +1975,7 @@ private:
             exhausted_ = true;
             return v_err("step limit");
         }
+        if (folded_ && (*folded_)[id]) return *(*folded_)[id];
         const Expr& e = ex_[id];
         switch (e.op) {
         case Op::lit:
@@ -2371,6 +2382,7 @@ private:
     const std::vector<Expr>& ex_;
     const std::vector<PropertyValue>& props_;
     std::vector<Value> vars_;
+    const Folded* folded_;
     std::uint64_t steps_ = 0;
     bool exhausted_ = false;
 };
@@ -2392,6 +2404,37 @@ struct CelProgram::Impl {
     std::vector<Expr> exprs;
     std::uint32_t root = 0;
     std::size_t slots = 0;
+    Folded folded;
+
+    // Computes the largest subtrees that read no variable (a list or map literal compared with
+    // each property, say) once, instead of for every bundle. Children precede their parents in
+    // `exprs`, so one pass in index order finds them. A subtree that would exceed the step limit
+    // is left to run time, where it fails the same way.
+    void fold_constants() {
+        std::vector<char> constant(exprs.size(), 0);
+        for (std::size_t i = 0; i < exprs.size(); ++i) {
+            bool c = exprs[i].op != Op::ident;
+            for (auto k : exprs[i].kids)
+                c = c && constant[k];
+            constant[i] = c;
+        }
+        folded.assign(exprs.size(), std::nullopt);
+        static const std::vector<PropertyValue> none;
+        std::vector<std::uint32_t> todo = {root};
+        while (!todo.empty()) {
+            const std::uint32_t id = todo.back();
+            todo.pop_back();
+            if (constant[id] && exprs[id].op != Op::lit) {
+                Evaluator ev(exprs, none, slots, nullptr);
+                if (auto v = ev.fold(id)) {
+                    folded[id] = std::move(*v);
+                    continue;
+                }
+            }
+            for (auto k : exprs[id].kids)
+                todo.push_back(k);
+        }
+    }
 };
 
 CelProgram::CelProgram(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -2422,6 +2465,7 @@ Result<std::shared_ptr<const CelProgram>> CelProgram::compile(std::string_view r
             fail_at(0, "the rule is of type " + type_name(t) +
                            "; an olm.constraint rule must be of type bool");
         impl->slots = checker.slots();
+        impl->fold_constants();
     } catch (const CompileError& e) {
         Error err = Error::invalid(location(src, e.pos) + ": " + e.message);
         auto [line, caret] = excerpt(src, e.pos);
@@ -2433,7 +2477,7 @@ Result<std::shared_ptr<const CelProgram>> CelProgram::compile(std::string_view r
 }
 
 CelOutcome CelProgram::evaluate(const std::vector<PropertyValue>& properties) const {
-    Evaluator ev(impl_->exprs, properties, impl_->slots);
+    Evaluator ev(impl_->exprs, properties, impl_->slots, &impl_->folded);
     return ev.run(impl_->root);
 }
 
