@@ -24,6 +24,7 @@
 
 #include "kpkg/io/emit.hpp"
 #include "kpkg/io/load.hpp"
+#include "kpkg/model/catalog.hpp"
 #include "kpkg/resolve/cel.hpp"
 
 namespace kpkg::resolve {
@@ -356,6 +357,54 @@ bool satisfies(const Constraint& c, const std::vector<PropertyValue>& properties
                             [&](const Constraint& k) { return satisfies(k, properties); });
     }
     return false;
+}
+
+std::vector<PropertyValue> constraint_properties(const model::Catalog& cat,
+                                                 const model::Bundle& bundle) {
+    std::vector<PropertyValue> out;
+    const auto props = cat.properties_of(bundle);
+    out.reserve(props.size());
+    for (const model::Property& p : props) {
+        PropertyValue pv;
+        pv.type = cat.string(p.type);
+        auto field = [&](const char* key, model::Str s) {
+            pv.value.set(key, io::Node::string(cat.string(s)));
+        };
+        if (p.json != 0) {
+            auto docs = io::parse_json(cat.str(p.json), "property");
+            if (docs && docs->size() == 1) pv.value = std::move((*docs)[0].root);
+        } else {
+            switch (p.kind) {
+            case model::PropKind::package:
+                pv.value = io::Node::map();
+                field("packageName", p.a);
+                field("version", p.b);
+                if (p.c != 0) field("release", p.c);
+                break;
+            case model::PropKind::gvk:
+            case model::PropKind::gvk_required:
+                pv.value = io::Node::map();
+                field("group", p.a);
+                field("kind", p.c);
+                field("version", p.b);
+                break;
+            case model::PropKind::package_required:
+                pv.value = io::Node::map();
+                field("packageName", p.a);
+                field("versionRange", p.b);
+                break;
+            case model::PropKind::label:
+            case model::PropKind::label_required:
+                pv.value = io::Node::map();
+                field("label", p.a);
+                break;
+            default:
+                break; // a payload that was not kept: null
+            }
+        }
+        out.push_back(std::move(pv));
+    }
+    return out;
 }
 
 std::string describe(const Constraint& c) {

@@ -2,6 +2,7 @@
 // OLM's resolver scenarios, describe().
 #include <gtest/gtest.h>
 
+#include "kpkg/catalog/load.hpp"
 #include "kpkg/io/load.hpp"
 #include "kpkg/resolve/cel.hpp"
 #include "kpkg/resolve/constraint.hpp"

@@ -29,6 +29,11 @@
 #include "kpkg/core/semver.hpp"
 #include "kpkg/io/node.hpp"
 
+namespace kpkg::model {
+class Catalog;
+struct Bundle;
+} // namespace kpkg::model
+
 namespace kpkg::resolve {
 
 // One property of a candidate bundle as constraints see it: its type and its value as a JSON
@@ -77,6 +82,15 @@ Result<Constraint> parse_constraint(std::string_view json, const SourcePos& wher
 // include the bundle's olm.package property (package constraints read its name and version) and
 // its olm.gvk properties; CEL rules see the whole list.
 bool satisfies(const Constraint& c, const std::vector<PropertyValue>& properties);
+
+// A catalog bundle's properties as OLM shows them to constraints and CEL rules, in the bundle's
+// order. Values the compact model keeps as JSON are parsed back; olm.package, olm.gvk,
+// olm.gvk.required and olm.package.required, which it keeps as fields, are rebuilt as
+// {"packageName", "version"[, "release"]}, {"group", "kind", "version"} and
+// {"packageName", "versionRange"}; olm.bundle.object and olm.csv.metadata are null unless the
+// catalog was loaded with keep_payloads (a rule reading them then fails to evaluate).
+std::vector<PropertyValue> constraint_properties(const model::Catalog& cat,
+                                                 const model::Bundle& bundle);
 
 // The constraint in words, for explanations: "an API etcd.database.coreos.com/v1beta2
 // EtcdCluster", "package etcd in range >=0.9.0", "CEL rule <rule>", "all of (...)",
