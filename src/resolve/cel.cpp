@@ -79,6 +79,19 @@ std::size_t count_code_points(std::string_view s) {
     return n;
 }
 
+// "D800", "110000": a code point in upper-case hex, at least four digits.
+std::string hex4(std::uint32_t cp) {
+    static const char* digits = "0123456789ABCDEF";
+    std::string out;
+    do {
+        out.insert(out.begin(), digits[cp & 15]);
+        cp >>= 4;
+    } while (cp != 0);
+    while (out.size() < 4)
+        out.insert(out.begin(), '0');
+    return out;
+}
+
 void append_utf8(std::string& out, std::uint32_t cp) {
     if (cp < 0x80) {
         out += static_cast<char>(cp);
@@ -599,8 +612,8 @@ private:
         case 'U': {
             const std::uint32_t cp = hex_digits(c == 'u' ? 4 : 8);
             if ((cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-                fail_at(at_pos, "invalid escape sequence: U+" + std::to_string(cp) +
-                                    " is not a Unicode character");
+                fail_at(at_pos,
+                        "invalid escape sequence: U+" + hex4(cp) + " is not a Unicode character");
             append_utf8(out, cp);
             return;
         }

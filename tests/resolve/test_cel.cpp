@@ -170,7 +170,9 @@ lines""" == 'two\nlines')"));
     EXPECT_TRUE(holds(R"('\a\b\f\n\r\t\v\\\?\"\'\`'.size() == 12)"));
     EXPECT_TRUE(holds(R"('' == "")"));
     EXPECT_CONTAINS(compile_error(R"('\q' == 'q')").message, "invalid escape sequence");
-    EXPECT_CONTAINS(compile_error(R"('\uD800' == 'x')").message, "not a Unicode character");
+    EXPECT_CONTAINS(compile_error(R"('\uD800' == 'x')").message,
+                    "U+D800 is not a Unicode character");
+    EXPECT_CONTAINS(compile_error(R"('\U00110000' == 'x')").message, "U+110000 is not");
     EXPECT_CONTAINS(compile_error(R"('\u12' == 'x')").message, "hexadecimal");
     EXPECT_CONTAINS(compile_error("'abc == 'abc'").message, "unterminated");
     EXPECT_CONTAINS(compile_error("'a\nb' == 'x'").message, "unterminated");
@@ -189,8 +191,7 @@ TEST(CelLiterals, BoolNullListMap) {
     EXPECT_CONTAINS(eval_error("{1.5: 'x'}.size() == 1"), "unsupported map key type");
 }
 
-// --- operators and precedence
-// ---------------------------------------------------------------------
+// --- operators and precedence -------------------------------------------------------------------
 
 TEST(CelOperators, LogicAndPrecedence) {
     EXPECT_TRUE(holds("true || false && false")); // && binds tighter than ||
@@ -311,8 +312,7 @@ TEST(CelOperators, Macros) {
     EXPECT_CONTAINS(compile_error("exists(properties, true)").message, "is called on a value");
 }
 
-// --- numbers from JSON and semver_compare
-// ----------------------------------------------------------
+// --- numbers from JSON and semver_compare -------------------------------------------------------
 
 TEST(CelDynamic, JsonNumbersAreDoubles) {
     // Go's encoding/json reads every number as a float64, so CEL sees a double; equality and
@@ -355,8 +355,7 @@ TEST(CelDynamic, SemverCompare) {
     EXPECT_CONTAINS(compile_error("'1.0.0'.semver_compare('1.0.0') == 0").message, "not a method");
 }
 
-// --- error propagation
-// ----------------------------------------------------------------------------
+// --- error propagation --------------------------------------------------------------------------
 
 TEST(CelErrors, LogicalOperatorsAreCommutative) {
     const std::string err = "properties[9].type == 'x'"; // index out of range
@@ -395,8 +394,7 @@ TEST(CelErrors, Macros) {
     EXPECT_FALSE(o.holds());
 }
 
-// --- compile errors name the column
-// ----------------------------------------------------------------
+// --- compile errors name the column -------------------------------------------------------------
 
 TEST(CelCompile, ErrorsNameTheColumn) {
     std::string rule = "properties.exists(p, p.type == 'olm.test' && (doesnt_exist(p.value, "
@@ -463,8 +461,7 @@ TEST(CelCompile, LongLineExcerptIsCut) {
     EXPECT_EQ(e.notes[0].substr(e.notes[1].size() - 1, 4), "nope");
 }
 
-// --- limits
-// ----------------------------------------------------------------------------------------
+// --- limits -------------------------------------------------------------------------------------
 
 TEST(CelLimits, HundredThousandNestedParentheses) {
     // 100,000 nested parentheses make a rule longer than cel-go's 100,000 characters.
@@ -571,8 +568,7 @@ TEST(CelFolding, OneProgramManyThreads) {
     EXPECT_EQ(wrong.load(), 0);
 }
 
-// --- token soup never crashes
-// ------------------------------------------------------------------------
+// --- token soup never crashes -------------------------------------------------------------------
 
 TEST(CelFuzz, TokenSoup) {
     static const std::vector<std::string> vocab = {
