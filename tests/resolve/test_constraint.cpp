@@ -69,8 +69,7 @@ std::vector<PropertyValue> bundle(const std::string& package, const std::string&
     return out;
 }
 
-// --- operator-framework/api pkg/constraints/constraint_test.go
-// --------------------------------------
+// --- operator-framework/api pkg/constraints/constraint_test.go ----------------------------------
 
 TEST(ConstraintParse, ApiBasicGvkAndPackage) {
     Constraint c = parse_ok(R"({"failureMessage": "blah",
@@ -161,8 +160,7 @@ TEST(ConstraintParse, ApiTooLargeAndUnknownField) {
         R"(olm.constraint gvk: unknown field "plural")");
 }
 
-// --- exactly one kind, fields and types
-// ---------------------------------------------------------------
+// --- exactly one kind, fields and types ---------------------------------------------------------
 
 TEST(ConstraintParse, ExactlyOneKind) {
     EXPECT_CONTAINS(parse_err("{}").message, "constraint is empty");
@@ -303,8 +301,7 @@ TEST(ConstraintParse, FromJsonText) {
     EXPECT_CONTAINS(r.error().message, "one JSON value, not 2");
 }
 
-// --- satisfies: OLM's resolver scenarios
-// ------------------------------------------------------------
+// --- satisfies: OLM's resolver scenarios --------------------------------------------------------
 
 TEST(ConstraintSatisfies, GvkAndPackage) {
     Constraint gvk = parse_ok(R"({"gvk": {"group": "g1", "version": "v1", "kind": "k1"}})");
@@ -401,8 +398,99 @@ TEST(ConstraintSatisfies, CelRules) {
     EXPECT_TRUE(satisfies(n, bundle("a", "1.0.0", {})));
 }
 
-// --- describe
-// -------------------------------------------------------------------------------------
+// The compact catalog's bundles as constraints see them.
+TEST(ConstraintProperties, FromTheCompactCatalog) {
+    kpkg::test::TempDir dir;
+    dir.write("index.json", R"j({"schema": "olm.package", "name": "etcd", "defaultChannel": "alpha"}
+{"schema": "olm.channel", "package": "etcd", "name": "alpha", "entries": [{"name": "etcd.v0.9.4"}]}
+{"schema": "olm.bundle", "package": "etcd", "name": "etcd.v0.9.4", "image": "quay.io/etcd:0.9.4",
+ "properties": [
+  {"type": "olm.package", "value": {"packageName": "etcd", "version": "0.9.4"}},
+  {"type": "olm.gvk", "value": {"group": "etcd.database.coreos.com", "kind": "EtcdCluster", "version": "v1beta2"}},
+  {"type": "olm.gvk.required", "value": {"group": "g", "kind": "K", "version": "v1"}},
+  {"type": "olm.package.required", "value": {"packageName": "prometheus", "versionRange": ">=0.27.0"}},
+  {"type": "olm.label", "value": {"label": "stable"}},
+  {"type": "certified", "value": {"by": "me", "level": 3}},
+  {"type": "olm.bundle.object", "value": {"data": "eyJraW5kIjoiQ1NWIn0="}}
+ ]}
+)j");
+    for (bool keep : {false, true}) {
+        kpkg::catalog::LoadOptions opts;
+        opts.keep_payloads = keep;
+        auto cat = kpkg::catalog::load_catalog(dir.path(), opts);
+        ASSERT_TRUE(cat.ok()) << cat.error().str();
+        ASSERT_TRUE(cat->problems.empty()) << cat->problems[0].message;
+        ASSERT_EQ(cat->bundles.size(), 1u);
+        const auto props = kpkg::resolve::constraint_properties(*cat, cat->bundles[0]);
+        ASSERT_EQ(props.size(), 7u);
+        EXPECT_EQ(props[0].type, "olm.package");
+        EXPECT_EQ(props[0].value, json(R"({"packageName": "etcd", "version": "0.9.4"})"));
+        EXPECT_EQ(props[1].type, "olm.gvk");
+        EXPECT_EQ(
+            props[1].value,
+            json(
+                R"({"group": "etcd.database.coreos.com", "kind": "EtcdCluster", "version": "v1beta2"})"));
+        EXPECT_EQ(props[2].value, json(R"({"group": "g", "kind": "K", "version": "v1"})"));
+        EXPECT_EQ(props[3].value,
+                  json(R"({"packageName": "prometheus", "versionRange": ">=0.27.0"})"));
+        EXPECT_EQ(props[4].value, json(R"({"label": "stable"})"));
+        EXPECT_EQ(props[5].type, "certified");
+        EXPECT_EQ(props[5].value, json(R"({"by": "me", "level": 3})"));
+        EXPECT_EQ(props[6].type, "olm.bundle.object");
+        EXPECT_EQ(props[6].value.is_null(), !keep);
+
+        auto rule = [&](const std::string& r) {
+            return satisfies(parse_ok(R"({"cel": {"rule": ")" + r + "\"}}"), props);
+        };
+        EXPECT_TRUE(rule("properties.exists(p, p.type == 'certified' && p.value.level >= 3)"));
+        EXPECT_TRUE(rule("properties.exists(p, p.type == 'olm.package' && "
+                         "semver_compare(p.value.version, '0.9.0') > 0)"));
+        EXPECT_TRUE(
+            rule("properties.exists(p, p.type == 'olm.gvk' && p.value == {'group': "
+                 "'etcd.database.coreos.com', 'version': 'v1beta2', 'kind': 'EtcdCluster'})"));
+        EXPECT_EQ(rule("properties.exists(p, p.type == 'olm.bundle.object' && has(p.value.data))"),
+                  keep);
+        EXPECT_TRUE(satisfies(parse_ok(R"({"gvk": {"group": "etcd.database.coreos.com",
+                                         "version": "v1beta2", "kind": "EtcdCluster"}})"),
+                              props));
+        EXPECT_TRUE(satisfies(
+            parse_ok(R"({"package": {"packageName": "etcd", "versionRange": "0.9.x"}})"), props));
+    }
+}
+
+TEST(ConstraintDocs, ManPageExample) {
+    // The example of the CONSTRAINTS section of the man page, as written there.
+    auto docs = kpkg::io::parse_yaml(R"(- type: olm.constraint
+  value:
+    failureMessage: needs a certified etcd 0.9 or later
+    cel:
+      rule: >-
+        properties.exists(p, p.type == "certified") &&
+        properties.exists(p, p.type == "olm.package" &&
+          p.value.packageName == "etcd" &&
+          semver_compare(p.value.version, "0.9.0") >= 0)
+)",
+                                     "kpkg-resolve.1")
+                    .take();
+    const kpkg::io::Node& value = *docs.at(0).root.items.at(0).get("value");
+    auto c = parse_constraint(value, where);
+    ASSERT_TRUE(c.ok()) << c.error().str();
+    EXPECT_EQ(c->failure_message, "needs a certified etcd 0.9 or later");
+    auto props = bundle("etcd", "0.9.4", {});
+    EXPECT_FALSE(satisfies(*c, props));
+    props.push_back({"certified", kpkg::io::Node::boolean(true)});
+    EXPECT_TRUE(satisfies(*c, props));
+    auto old = bundle("etcd", "0.8.9", {});
+    old.push_back({"certified", kpkg::io::Node::boolean(true)});
+    EXPECT_FALSE(satisfies(*c, old));
+    // The error shown there.
+    auto e = parse_err(
+        R"j({"cel": {"rule": "properties.exists(p, p.type == 'olm.test' && (doesnt_exist(p.value, '1.0.0') == 0))"}})j");
+    EXPECT_EQ(e.message,
+              "olm.constraint cel.rule: column 47: undeclared reference to 'doesnt_exist'");
+}
+
+// --- describe -----------------------------------------------------------------------------------
 
 TEST(ConstraintDescribe, Words) {
     EXPECT_EQ(
@@ -429,8 +517,7 @@ TEST(ConstraintDescribe, Words) {
               "CEL rule true && '" + std::string(190, 'x') + "...");
 }
 
-// --- the corpus
-// -------------------------------------------------------------------------------------
+// --- the corpus ---------------------------------------------------------------------------------
 
 TEST(ConstraintCorpus, EtcdBundleCelRule) {
     KPKG_REQUIRE_CORPUS(corpus);
