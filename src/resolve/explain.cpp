@@ -178,6 +178,15 @@ private:
         return p;
     }
 
+    // A requirement in words, with the failureMessage of an olm.constraint.
+    std::string requirement(std::uint32_t list) const {
+        const Dep& d = u_.index().dep(u_.list(list).dep);
+        std::string w = d.words();
+        if (d.kind == DepKind::constraint && d.constraint && !d.constraint->failure_message.empty())
+            w += " (\"" + d.constraint->failure_message + "\")";
+        return w;
+    }
+
     Problem candidate(VarId x, int depth) {
         std::string label = u_.label(x);
         if (!explained_.insert(x).second) return leaf(label + " cannot be installed (see above)");
@@ -185,9 +194,7 @@ private:
         // A requirement nothing offers.
         for (std::uint32_t l : var.lists)
             if (enc_.usable(u_.list(l).vars).empty()) {
-                Problem p{label + " requires " + u_.index().dep(u_.list(l).dep).words() +
-                              ", but nothing offers it",
-                          {}};
+                Problem p{label + " requires " + requirement(l) + ", but nothing offers it", {}};
                 for (auto& s : u_.near_misses(l))
                     add(p, leaf(std::move(s)));
                 return p;
@@ -226,9 +233,7 @@ private:
                 }
             }
             if (!all_fail) continue;
-            Problem p{label + " requires " + u_.index().dep(u_.list(l).dep).words() +
-                          ", but no candidate fits",
-                      {}};
+            Problem p{label + " requires " + requirement(l) + ", but no candidate fits", {}};
             for (std::size_t k = 0; k < providers.size(); ++k) {
                 if (k == max_children) {
                     add(p, leaf("and " + std::to_string(providers.size() - k) + " more"));

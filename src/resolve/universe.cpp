@@ -76,7 +76,7 @@ std::string Dep::words() const {
     case DepKind::label:
         return "label " + label;
     case DepKind::constraint:
-        return "constraint " + key;
+        return constraint ? describe(*constraint) : key;
     }
     return key;
 }
@@ -291,14 +291,23 @@ std::uint32_t Index::info_id(std::uint32_t c, std::uint32_t b) {
             bi.deps.push_back(intern(std::move(d)));
             break;
         }
-        case model::PropKind::constraint:
-            // Evaluating olm.constraint needs kpkg's CEL subset (kpkg/resolve/constraint.hpp),
-            // which this build does not have yet: refuse rather than ignore the requirement.
-            if (bi.deps_ok)
-                bi.deps_error = Error::invalid(
-                    who + ": olm.constraint properties are not evaluated by this build yet", where);
-            bi.deps_ok = false;
+        case model::PropKind::constraint: {
+            std::string json = cat.string(p.json);
+            auto c = parse_constraint(json, where);
+            if (!c) {
+                if (bi.deps_ok)
+                    bi.deps_error =
+                        Error::invalid(who + ": olm.constraint: " + c.error().message, where);
+                bi.deps_ok = false;
+                break;
+            }
+            Dep d;
+            d.kind = DepKind::constraint;
+            d.constraint = std::make_shared<const Constraint>(std::move(c).take());
+            d.key = "constraint|" + json;
+            bi.deps.push_back(intern(std::move(d)));
             break;
+        }
         default:
             break;
         }
@@ -343,7 +352,20 @@ bool Index::satisfies(const Dep& d, BundleInfo& b) {
     case DepKind::label:
         return std::find(b.labels.begin(), b.labels.end(), d.label) != b.labels.end();
     case DepKind::constraint:
-        return false;
+        if (!b.properties_built) {
+            b.properties_built = true;
+            if (b.catalog != none) {
+                const model::Catalog& cat = this->cat(b.catalog);
+                b.properties = constraint_properties(cat, cat.bundles[b.bundle]);
+            } else {
+                // An installed CSV no catalog has: only its package and version are known.
+                io::Node v = io::Node::map();
+                v.set("packageName", io::Node::string(b.package));
+                v.set("version", io::Node::string(b.version_text));
+                b.properties.push_back({"olm.package", std::move(v)});
+            }
+        }
+        return resolve::satisfies(*d.constraint, b.properties);
     }
     return false;
 }

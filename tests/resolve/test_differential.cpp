@@ -2,6 +2,7 @@
 // brute-force solver written here from OLM's rules (channel order from the head, skipped entries
 // never offered, candidate order, one bundle per package, one provider per API, olm.deprecated
 // never chosen, OLM's breadth-first choice of the first candidate that leaves a solution).
+// Requirements are olm.gvk.required, olm.package.required and olm.constraint (any of two APIs).
 //
 // The brute force enumerates every assignment (at most one bundle per package), so it is an
 // independent oracle: the two must agree on satisfiability, kpkg's answer must obey every
@@ -31,6 +32,7 @@ struct Bundle {
     int provides = -1;          // index into kinds, -1 none
     std::vector<int> requires_; // API requirements (kinds)
     std::vector<std::pair<std::string, std::string>> pkg_requires; // package, range
+    std::vector<std::pair<int, int>> any_requires; // olm.constraint: any of two APIs
     bool deprecated = false;
 };
 
@@ -113,21 +115,29 @@ struct Model {
         }
         return out;
     }
-    // A requirement: kind >= 0 is an API; else the package requirement `pr`.
-    bool satisfies(const Bundle& b, int kind, const std::pair<std::string, std::string>* pr) const {
-        if (kind >= 0) return b.provides == kind;
-        if (b.package != pr->first) return false;
-        int bound = std::stoi(pr->second.substr(pr->second[0] == '>' ? 2 : 1));
-        return pr->second[0] == '>' ? b.version >= bound : b.version < bound;
+    using Pred = std::function<bool(const Bundle&)>;
+    static Pred api(int kind) {
+        return [kind](const Bundle& b) { return b.provides == kind; };
     }
-    std::vector<Var> dependency(int preferred, int kind,
-                                const std::pair<std::string, std::string>* pr) const {
+    static Pred package_in(const std::pair<std::string, std::string>& pr) {
+        return [pr](const Bundle& b) {
+            if (b.package != pr.first) return false;
+            int bound = std::stoi(pr.second.substr(pr.second[0] == '>' ? 2 : 1));
+            return pr.second[0] == '>' ? b.version >= bound : b.version < bound;
+        };
+    }
+    static Pred any_api(std::pair<int, int> kinds) {
+        return [kinds](const Bundle& b) {
+            return b.provides == kinds.first || b.provides == kinds.second;
+        };
+    }
+    std::vector<Var> dependency(int preferred, const Pred& satisfies) const {
         std::vector<Var> out;
         for (int c : catalog_order(preferred)) {
             std::vector<int> groups;
             for (int ch = 0; ch < static_cast<int>(cats[c].channels.size()); ++ch)
                 for (const auto& e : cats[c].channels[ch].entries)
-                    if (satisfies(cats[c].bundles[bundle_index(c, e)], kind, pr)) {
+                    if (satisfies(cats[c].bundles[bundle_index(c, e)])) {
                         groups.push_back(ch);
                         break;
                     }
@@ -140,18 +150,20 @@ struct Model {
             });
             for (int ch : groups)
                 for (int b : offered(c, ch))
-                    if (satisfies(cats[c].bundles[b], kind, pr)) out.push_back({c, ch, b});
+                    if (satisfies(cats[c].bundles[b])) out.push_back({c, ch, b});
         }
         return out;
     }
-    // Every requirement of v with its candidates, in property order (APIs, then packages).
+    // Every requirement of v with its candidates, in property order (APIs, packages, constraints).
     std::vector<std::vector<Var>> deps(const Var& v) const {
         std::vector<std::vector<Var>> out;
         const Bundle& b = bundle(v);
         for (int k : b.requires_)
-            out.push_back(dependency(v.catalog, k, nullptr));
+            out.push_back(dependency(v.catalog, api(k)));
         for (const auto& pr : b.pkg_requires)
-            out.push_back(dependency(v.catalog, -1, &pr));
+            out.push_back(dependency(v.catalog, package_in(pr)));
+        for (const auto& any : b.any_requires)
+            out.push_back(dependency(v.catalog, any_api(any)));
         return out;
     }
 };
@@ -283,6 +295,7 @@ Model generate(std::mt19937& rng) {
                         b.pkg_requires.push_back(
                             {other, (roll(2) ? ">=" : "<") + std::to_string(1 + roll(3)) + ".0.0"});
                 }
+                if (roll(5) == 0) b.any_requires.push_back({roll(3), roll(3)});
                 b.deprecated = roll(10) == 0;
                 names.push_back(b.name);
                 cat.bundles.push_back(std::move(b));
@@ -328,6 +341,14 @@ Cat to_fbc(const Catalog& c) {
             props.push_back(std::string("req:example.com/v1/") + kinds[k]);
         for (const auto& [p, r] : b.pkg_requires)
             props.push_back("pkg:" + p + ":" + r);
+        for (const auto& [k1, k2] : b.any_requires)
+            props.push_back(std::string("constraint:{\"any\": {\"constraints\": [") +
+                            "{\"gvk\": {\"group\": \"example.com\", \"version\": \"v1\", "
+                            "\"kind\": \"" +
+                            kinds[k1] +
+                            "\"}}, {\"gvk\": {\"group\": \"example.com\", "
+                            "\"version\": \"v1\", \"kind\": \"" +
+                            kinds[k2] + "\"}}]}}");
         if (b.deprecated) props.push_back("deprecated");
         out.bundle(b.package, b.name, std::to_string(b.version) + ".0.0", props);
     }

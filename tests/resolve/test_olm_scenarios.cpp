@@ -518,6 +518,124 @@ TEST(OlmScenarios, LegacyDeprecatedIsNeverChosen) {
     }
 }
 
+namespace {
+// foo's bundles of OLM's olm.constraint scenarios: versions and the APIs each provides.
+Cat constraint_world(const std::string& constraint,
+                     const std::vector<std::pair<std::string, Strings>>& foos) {
+    Cat c;
+    c.package("bar", "stable")
+        .channel("bar", "stable", {"bar.v1.0.0"})
+        .bundle("bar", "bar.v1.0.0", "1.0.0", {"constraint:" + constraint});
+    Strings entries;
+    c.package("foo", "stable");
+    for (const auto& [version, apis] : foos) {
+        std::string name = "foo.v" + version;
+        entries.push_back(entries.empty()
+                              ? name
+                              : name + "<" + entries.back().substr(0, entries.back().find('<')));
+        Strings props;
+        for (const auto& a : apis)
+            props.push_back("gvk:" + a);
+        c.bundle("foo", name, version, props);
+    }
+    c.channel("foo", "stable", entries);
+    return c;
+}
+} // namespace
+
+// TestSolveOperators_OLMConstraint_CompoundAll / _CompoundAny / _CompoundNone / _Unknown.
+TEST(OlmScenarios, OlmConstraintCompound) {
+    std::vector<std::pair<std::string, Strings>> foos{
+        {"0.99.0", {"g1/v1/k1", "g2/v2/k2", "g3/v3/k3"}},
+        {"1.0.0", {"g2/v2/k2", "g3/v3/k3"}},
+        {"1.0.1", {"g1/v1/k1", "g2/v2/k2", "g3/v3/k3"}}};
+    {
+        World w;
+        w.add("community",
+              constraint_world(R"({"failureMessage": "all constraint", "all": {"constraints": [)"
+                               R"({"package": {"packageName": "foo", "versionRange": ">=1.0.0"}},)"
+                               R"({"gvk": {"group": "g1", "version": "v1", "kind": "k1"}},)"
+                               R"({"gvk": {"group": "g2", "version": "v2", "kind": "k2"}}]}})",
+                               foos));
+        auto r = w.run({"bar:stable"}).take();
+        ASSERT_TRUE(r.satisfiable) << explain(r);
+        EXPECT_EQ(picks(r), (Strings{"bar.v1.0.0", "foo.v1.0.1"}));
+    }
+    {
+        World w;
+        w.add("community",
+              constraint_world(R"({"failureMessage": "any constraint", "any": {"constraints": [)"
+                               R"({"gvk": {"group": "g1", "version": "v1", "kind": "k1"}},)"
+                               R"({"gvk": {"group": "g2", "version": "v2", "kind": "k2"}}]}})",
+                               {{"0.99.0", {"g0/v0/k0"}},
+                                {"1.0.0", {"g1/v1/k1", "g2/v2/k2"}},
+                                {"1.0.1", {"g1/v1/k1", "g2/v2/k2", "g3/v3/k3"}}}));
+        auto r = w.run({"bar:stable"}).take();
+        ASSERT_TRUE(r.satisfiable) << explain(r);
+        EXPECT_EQ(picks(r), (Strings{"bar.v1.0.0", "foo.v1.0.1"}));
+    }
+    {
+        World w;
+        w.add("community",
+              constraint_world(R"({"failureMessage": "not constraint", "all": {"constraints": [)"
+                               R"({"gvk": {"group": "g0", "version": "v0", "kind": "k0"}},)"
+                               R"({"not": {"constraints": [)"
+                               R"({"gvk": {"group": "g1", "version": "v1", "kind": "k1"}},)"
+                               R"({"gvk": {"group": "g2", "version": "v2", "kind": "k2"}}]}}]}})",
+                               {{"0.99.0", {"g0/v0/k0"}},
+                                {"1.0.0", {"g0/v0/k0", "g1/v1/k1", "g2/v2/k2"}},
+                                {"1.0.1", {"g0/v0/k0", "g1/v1/k1", "g2/v2/k2", "g3/v3/k3"}}}));
+        auto r = w.run({"bar:stable"}).take();
+        ASSERT_TRUE(r.satisfiable) << explain(r);
+        EXPECT_EQ(picks(r), (Strings{"bar.v1.0.0", "foo.v0.99.0"}));
+        EXPECT_EQ(r.selected[1].reason.rfind("required by bar.v1.0.0 for all of (", 0), 0u)
+            << r.selected[1].reason;
+    }
+    {
+        World w;
+        w.add("community",
+              constraint_world(
+                  R"({"failureMessage": "unknown constraint", "unknown": {"foo": "bar"}})", foos));
+        auto r = w.run({"bar:stable"});
+        ASSERT_FALSE(r.ok());
+        EXPECT_EQ(r.error().code, ExitCode::invalid);
+        EXPECT_NE(r.error().message.find("bundle \"bar.v1.0.0\" (catalog \"community\"): "
+                                         "olm.constraint:"),
+                  std::string::npos)
+            << r.error().message;
+        EXPECT_NE(r.error().message.find("unknown"), std::string::npos) << r.error().message;
+    }
+}
+
+// A CEL rule over the candidates' properties; its failureMessage when nothing satisfies it.
+TEST(OlmScenarios, OlmConstraintCel) {
+    std::string rule = "{\"failureMessage\": \"needs foo 1.0.1 or later\", \"cel\": {\"rule\": "
+                       "\"properties.exists(p, p.type == 'olm.package' && p.value.packageName == "
+                       "'foo' && semver_compare(p.value.version, '1.0.1') >= 0) && "
+                       "properties.exists(p, p.type == 'olm.gvk' && p.value.kind == 'k1')\"}}";
+    World w;
+    w.add("community",
+          constraint_world(
+              rule, {{"0.99.0", {"g1/v1/k1"}}, {"1.0.1", {"g1/v1/k1"}}, {"1.0.2", {"g2/v2/k2"}}}));
+    auto r = w.run({"bar"}).take();
+    ASSERT_TRUE(r.satisfiable) << explain(r);
+    EXPECT_EQ(picks(r), (Strings{"bar.v1.0.0", "foo.v1.0.1"}));
+    World none;
+    none.add("community", constraint_world(rule, {{"0.99.0", {"g1/v1/k1"}}}));
+    auto n = none.run({"bar"}).take();
+    ASSERT_FALSE(n.satisfiable);
+    EXPECT_NE(explain(n).find("no bundle in any catalog satisfies it: needs foo 1.0.1 or later"),
+              std::string::npos)
+        << explain(n);
+    EXPECT_NE(explain(n).find("bar.v1.0.0 (bar 1.0.0, channel stable, catalog community) requires "
+                              "CEL rule properties.exists("),
+              std::string::npos)
+        << explain(n);
+    EXPECT_NE(explain(n).find("(\"needs foo 1.0.1 or later\"), but nothing offers it"),
+              std::string::npos)
+        << explain(n);
+}
+
 // TestSolveOperators_WithSkipsAndStartingCSV and _WithSkips.
 TEST(OlmScenarios, SkipsAndStartingCsv) {
     Cat c = Cat{}
