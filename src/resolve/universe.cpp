@@ -295,9 +295,13 @@ std::uint32_t Index::info_id(std::uint32_t c, std::uint32_t b) {
             std::string json = cat.string(p.json);
             auto c = parse_constraint(json, where);
             if (!c) {
-                if (bi.deps_ok)
-                    bi.deps_error =
-                        Error::invalid(who + ": olm.constraint: " + c.error().message, where);
+                if (bi.deps_ok) {
+                    // The constraint's own error (with the rule and a caret under the column),
+                    // about this bundle.
+                    bi.deps_error = c.error();
+                    bi.deps_error.message = who + ": " + bi.deps_error.message;
+                    if (bi.deps_error.pos.empty()) bi.deps_error.pos = where;
+                }
                 bi.deps_ok = false;
                 break;
             }

@@ -117,6 +117,23 @@ TEST(ResolveCli, BadInput) {
                                                    "\"heads\") has 2 heads"),
               std::string::npos)
         << heads.err;
+    // A CEL rule that does not compile: the bundle, the column, the rule with a caret.
+    auto cel_file = dir.write(
+        "cel/index.yaml",
+        "schema: olm.package\nname: bar\ndefaultChannel: stable\n---\n"
+        "schema: olm.channel\npackage: bar\nname: stable\nentries: [{name: bar.v1.0.0}]\n---\n"
+        "schema: olm.bundle\npackage: bar\nname: bar.v1.0.0\nimage: x/bar:1\nproperties:\n"
+        "- {type: olm.package, value: {packageName: bar, version: 1.0.0}}\n"
+        "- type: olm.constraint\n  value: {cel: {rule: \"properties.exists(p, p.type == "
+        "'olm.test' && (doesnt_exist(p.value, '1.0.0') == 0))\"}}\n");
+    auto cel = run_kpkg({"resolve", "bar", "--catalog", (dir / "cel").string()});
+    EXPECT_EQ(cel.exit_code, 3);
+    EXPECT_NE(cel.err.find(cel_file.string() + ":10:1: bundle \"bar.v1.0.0\" (catalog \"cel\"): "
+                                               "olm.constraint cel.rule: column 47: undeclared "
+                                               "reference to 'doesnt_exist'\n"),
+              std::string::npos)
+        << cel.err;
+    EXPECT_NE(cel.err.find("\n" + std::string(50, ' ') + "^"), std::string::npos) << cel.err;
     // The installed CSVs file.
     auto inst = dir.write("installed.yaml", "installed:\n  - package: etcd\n    name: x\n");
     auto bad_inst =
