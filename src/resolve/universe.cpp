@@ -94,7 +94,7 @@ Index::Index(const std::vector<CatalogSource>& catalogs, bool exclude_deprecated
         return catalogs_[a].name < catalogs_[b].name;
     });
     channels_of_.resize(catalogs_.size());
-    channels_of_built_.assign(catalogs_.size(), false);
+    channels_of_packages_.resize(catalogs_.size());
     gvk_index_.resize(catalogs_.size());
     label_index_.resize(catalogs_.size());
     gvk_index_built_.assign(catalogs_.size(), false);
@@ -196,16 +196,19 @@ const ChannelOrder& Index::channel_order(std::uint32_t c, std::uint32_t channel)
 }
 
 const std::vector<std::uint32_t>& Index::channels_of(std::uint32_t c, std::uint32_t b) {
-    if (!channels_of_built_[c]) {
-        channels_of_built_[c] = true;
-        const model::Catalog& cat = this->cat(c);
-        for (std::uint32_t ch = 0; ch < cat.channels.size(); ++ch)
-            for (const auto& e : cat.entries_of(cat.channels[ch])) {
-                std::uint32_t bi = cat.find_bundle(cat.channels[ch].package, e.name);
-                if (bi == model::npos32) continue;
-                auto& v = channels_of_[c][bi];
-                if (v.empty() || v.back() != ch) v.push_back(ch);
-            }
+    const model::Catalog& cat = this->cat(c);
+    model::Str pkg = cat.bundles[b].package;
+    if (channels_of_packages_[c].insert(pkg).second) {
+        // The channels of the bundle's package, once for all its bundles.
+        auto it = cat.by_package().find(pkg);
+        if (it != cat.by_package().end())
+            for (std::uint32_t ch : it->second.channels)
+                for (const auto& e : cat.entries_of(cat.channels[ch])) {
+                    std::uint32_t bi = cat.find_bundle(pkg, e.name);
+                    if (bi == model::npos32) continue;
+                    auto& v = channels_of_[c][bi];
+                    if (v.empty() || v.back() != ch) v.push_back(ch);
+                }
     }
     static const std::vector<std::uint32_t> empty;
     auto it = channels_of_[c].find(b);
@@ -381,10 +384,10 @@ void Index::build_gvk_index(std::uint32_t c) {
     for (std::uint32_t b = 0; b < cat.bundles.size(); ++b)
         for (const auto& p : cat.properties_of(cat.bundles[b])) {
             if (p.kind == model::PropKind::gvk) {
-                auto& v = gvk_index_[c][Gvk{cat.string(p.a), cat.string(p.b), cat.string(p.c)}];
+                auto& v = gvk_index_[c][{p.a, p.b, p.c}];
                 if (v.empty() || v.back() != b) v.push_back(b);
             } else if (p.kind == model::PropKind::label) {
-                auto& v = label_index_[c][cat.string(p.a)];
+                auto& v = label_index_[c][p.a];
                 if (v.empty() || v.back() != b) v.push_back(b);
             }
         }
@@ -399,13 +402,19 @@ const std::vector<std::uint32_t>& Index::satisfying(std::uint32_t c, std::uint32
     switch (dep.kind) {
     case DepKind::gvk: {
         build_gvk_index(c);
-        auto it = gvk_index_[c].find(dep.gvk);
+        auto g = cat.strings.find(dep.gvk.group);
+        auto v = cat.strings.find(dep.gvk.version);
+        auto k = cat.strings.find(dep.gvk.kind);
+        if (!g || !v || !k) break; // a name the catalog never mentions
+        auto it = gvk_index_[c].find({*g, *v, *k});
         if (it != gvk_index_[c].end()) out = it->second;
         break;
     }
     case DepKind::label: {
         build_gvk_index(c);
-        auto it = label_index_[c].find(dep.label);
+        auto l = cat.strings.find(dep.label);
+        if (!l) break;
+        auto it = label_index_[c].find(*l);
         if (it != label_index_[c].end()) out = it->second;
         break;
     }
@@ -511,14 +520,21 @@ std::vector<std::uint32_t> Universe::catalog_order(std::uint32_t preferred) cons
 }
 
 Result<void> Universe::check(const Subscription& s) const {
-    std::vector<std::string> packages, channels, bundles;
+    // The lists of names are only gathered for the error.
+    auto all_packages = [&] {
+        std::vector<std::string> packages;
+        for (std::uint32_t c = 0; c < index_.catalogs().size(); ++c) {
+            const model::Catalog& cat = index_.cat(c);
+            for (const auto& [name, pi] : cat.by_package())
+                if (pi.package != model::npos32 || !pi.channels.empty())
+                    packages.push_back(cat.string(name));
+        }
+        return packages;
+    };
+    std::vector<std::string> channels, bundles;
     bool found = false, channel_found = s.channel.empty(), csv_found = s.starting_csv.empty();
     for (std::uint32_t c = 0; c < index_.catalogs().size(); ++c) {
         const model::Catalog& cat = index_.cat(c);
-        for (const auto& [name, pi] : cat.by_package()) {
-            if (pi.package != model::npos32 || !pi.channels.empty())
-                packages.push_back(cat.string(name));
-        }
         const auto* pi = cat.package_info(s.package);
         if (pi == nullptr) continue;
         found = true;
@@ -534,7 +550,7 @@ Result<void> Universe::check(const Subscription& s) const {
             }
         }
     }
-    if (!found) return fail(unknown_name("package", s.package, packages, ""));
+    if (!found) return fail(unknown_name("package", s.package, all_packages(), ""));
     if (!channel_found)
         return fail(unknown_name("channel", s.channel, channels, " of package " + q(s.package)));
     if (!csv_found)

@@ -7,6 +7,7 @@
 // channel per catalog (as OLM has one per channel entry), plus one per installed CSV.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -126,10 +127,18 @@ private:
     std::vector<std::uint32_t> order_;
     bool exclude_deprecated_ = false;
     std::unordered_map<std::uint64_t, ChannelOrder> orders_;
+    // Per catalog: bundle -> the channels listing it, filled a package at a time.
     std::vector<std::unordered_map<std::uint32_t, std::vector<std::uint32_t>>> channels_of_;
-    std::vector<bool> channels_of_built_;
-    std::vector<std::map<Gvk, std::vector<std::uint32_t>>> gvk_index_;
-    std::vector<std::unordered_map<std::string, std::vector<std::uint32_t>>> label_index_;
+    std::vector<std::unordered_set<model::Str>> channels_of_packages_;
+    // Per catalog, keyed by string ids: (group, version, kind) -> providers, label -> bundles.
+    struct IdsHash {
+        std::size_t operator()(const std::array<model::Str, 3>& k) const {
+            return (std::size_t{k[0]} * 0x9e3779b1u) ^ (std::size_t{k[1]} << 21) ^ k[2];
+        }
+    };
+    std::vector<std::unordered_map<std::array<model::Str, 3>, std::vector<std::uint32_t>, IdsHash>>
+        gvk_index_;
+    std::vector<std::unordered_map<model::Str, std::vector<std::uint32_t>>> label_index_;
     std::vector<bool> gvk_index_built_;
     // Deques: references handed out stay valid while more are added.
     std::deque<BundleInfo> infos_;
