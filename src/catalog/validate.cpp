@@ -189,20 +189,17 @@ bool domain(std::string_view s) {
 
 // name = [domain "/"] component ("/" component)*.
 bool name_matches(std::string_view s) {
-    if (s.empty()) return false;
-    std::vector<std::string_view> parts;
-    std::size_t b = 0;
-    while (true) {
+    const std::size_t slash = s.find('/');
+    const std::string_view first = s.substr(0, slash);
+    if (slash == std::string_view::npos) return name_component(first);
+    for (std::size_t b = slash + 1;;) {
         std::size_t e = s.find('/', b);
-        parts.push_back(s.substr(b, e == std::string_view::npos ? s.size() - b : e - b));
+        if (!name_component(s.substr(b, e == std::string_view::npos ? s.size() - b : e - b)))
+            return false;
         if (e == std::string_view::npos) break;
         b = e + 1;
     }
-    bool rest = true;
-    for (std::size_t i = 1; i < parts.size(); ++i)
-        rest = rest && name_component(parts[i]);
-    if (!rest) return false;
-    return name_component(parts[0]) || (parts.size() > 1 && domain(parts[0]));
+    return name_component(first) || domain(first);
 }
 
 // digest = algorithm ":" hex{32,}, algorithm = [A-Za-z][A-Za-z0-9]* ([-_+.] [A-Za-z][A-Za-z0-9]*)*.
@@ -1052,12 +1049,14 @@ std::string image_reference_problem(std::string_view s) {
         }
     }
     if (dom == "index.docker.io") dom = "docker.io";
-    std::string full(dom);
+    // The reference as the parser sees it, built in a reused buffer (no allocation per image).
+    thread_local std::string full;
+    full.assign(dom);
     full += '/';
     if (dom == "docker.io" && rest.find('/') == std::string_view::npos) full += "library/";
     full += rest;
     std::string_view remote = rest.substr(0, rest.find(':'));
-    if (ascii_lower(remote) != remote)
+    if (std::any_of(remote.begin(), remote.end(), [](char c) { return c >= 'A' && c <= 'Z'; }))
         return "invalid reference format: repository name must be lowercase";
     std::size_t name_len = 0;
     std::string_view digest;
