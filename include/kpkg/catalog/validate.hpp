@@ -93,7 +93,7 @@ std::string format_tree(const std::vector<Issue>& issues, Severity which = Sever
 std::string image_reference_problem(std::string_view ref);
 
 // Why `name` is not a DNS-1123 label (what opm requires of package names), as Kubernetes lists
-// the reasons ("must not contain dots"); "" when it is one.
+// the reasons ("must not contain dots"); empty when it is one.
 std::vector<std::string> dns1123_label_problems(std::string_view name);
 
 } // namespace kpkg::catalog
