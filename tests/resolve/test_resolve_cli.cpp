@@ -55,6 +55,18 @@ TEST(ResolveCli, SampleCatalogJson) {
     EXPECT_EQ(two.out, swapped.out);
 }
 
+TEST(ResolveCli, CatalogFromStandardInput) {
+    std::string yaml = "schema: olm.package\nname: a\ndefaultChannel: s\n---\n"
+                       "schema: olm.channel\npackage: a\nname: s\nentries: [{name: a.v1}]\n---\n"
+                       "schema: olm.bundle\npackage: a\nname: a.v1\nimage: x/a:1\nproperties:\n"
+                       "- {type: olm.package, value: {packageName: a, version: 1.0.0}}\n";
+    auto r = run_kpkg({"resolve", "a", "--catalog", "-", "-o", "yaml"}, yaml);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("catalog: stdin"), std::string::npos) << r.out;
+    auto named = run_kpkg({"resolve", "a", "--catalog", "ops=-", "-o", "yaml"}, yaml);
+    EXPECT_NE(named.out.find("catalog: ops"), std::string::npos) << named.out;
+}
+
 TEST(ResolveCli, NoSolutionExits4WithProblems) {
     auto r = run_kpkg({"resolve", "vault@>=9.0.0", "--catalog", sample(), "-o", "yaml"});
     EXPECT_EQ(r.exit_code, 4) << r.err;
