@@ -185,8 +185,12 @@ std::string packages_text(const std::vector<PackageReport>& reports) {
         rows.push_back({rep.package, status_name(rep.status), what});
     }
     std::string out = table(rows);
-    if (!details.empty()) out += "\n" + details;
-    out += "\n" + std::to_string(reports.size()) + " packages: " + std::to_string(counts[0]) +
+    if (!details.empty()) {
+        out += '\n';
+        out += details;
+    }
+    out += '\n';
+    out += std::to_string(reports.size()) + " packages: " + std::to_string(counts[0]) +
            " installable, " + std::to_string(counts[1]) + " unsatisfiable, " +
            std::to_string(counts[2]) + " invalid\n";
     return out;
