@@ -442,12 +442,12 @@ TEST(ResolveErrors, BadDependencyRange) {
     w.add("ops", Cat{}
                      .package("x", "s")
                      .channel("x", "s", {"x.v1"})
-                     .bundle("x", "x.v1", "1.0.0", {"pkg:y:>=1.x.y"}));
+                     .bundle("x", "x.v1", "1.0.0", {"pkg:other:>=1.x.y"}));
     auto r = w.run({"x"});
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().code, ExitCode::invalid);
     EXPECT_NE(r.error().message.find("bundle \"x.v1\" (catalog \"ops\"): olm.package.required of "
-                                     "package \"y\""),
+                                     "package \"other\""),
               std::string::npos)
         << r.error().message;
     EXPECT_NE(r.error().str().find("catalog.yaml:"), std::string::npos);
