@@ -21,15 +21,19 @@ const char* scope_name(Scope s) {
     return "catalog";
 }
 
-// Text is appended to blocks that are never reallocated, so the views stay valid; the table maps
-// each text to its id.
+// Text is appended to blocks that are never reallocated, so the views stay valid; an
+// open-addressing table of ids (linear probing, at most half full) finds a text's id.
 struct StringPool::Impl {
     static constexpr std::size_t block_size = 64 * 1024;
     std::vector<std::unique_ptr<char[]>> blocks;
     std::vector<std::unique_ptr<char[]>> big;
     std::size_t used = block_size; // in the last block; full at start
     std::size_t text_bytes = 0;
-    std::unordered_map<std::string_view, Str> table;
+    std::vector<Str> slots;            // 0: empty (the empty string is never in the table)
+    std::vector<std::uint64_t> hashes; // by id
+    std::size_t mask = 0;
+
+    static std::uint64_t hash(std::string_view s) { return std::hash<std::string_view>{}(s); }
 
     std::string_view store(std::string_view s) {
         if (s.size() > block_size / 4) { // a big string gets a block of its own
@@ -48,11 +52,23 @@ struct StringPool::Impl {
         text_bytes += s.size();
         return {p, s.size()};
     }
+
+    void rehash(std::size_t capacity) {
+        slots.assign(capacity, 0);
+        mask = capacity - 1;
+        for (Str id = 1; id < hashes.size(); ++id) {
+            std::size_t i = hashes[id] & mask;
+            while (slots[i] != 0)
+                i = (i + 1) & mask;
+            slots[i] = id;
+        }
+    }
 };
 
 StringPool::StringPool() : impl_(std::make_unique<Impl>()) {
     views_.emplace_back();
-    impl_->table.emplace(std::string_view(), 0);
+    impl_->hashes.push_back(0);
+    impl_->rehash(64);
 }
 StringPool::~StringPool() = default;
 StringPool::StringPool(StringPool&&) noexcept = default;
@@ -60,25 +76,43 @@ StringPool& StringPool::operator=(StringPool&&) noexcept = default;
 
 Str StringPool::intern(std::string_view s) {
     if (s.empty()) return 0;
-    auto it = impl_->table.find(s);
-    if (it != impl_->table.end()) return it->second;
-    std::string_view stored = impl_->store(s);
-    auto id = static_cast<Str>(views_.size());
-    views_.push_back(stored);
-    impl_->table.emplace(stored, id);
+    Impl& im = *impl_;
+    const std::uint64_t h = Impl::hash(s);
+    std::size_t i = h & im.mask;
+    for (Str id; (id = im.slots[i]) != 0; i = (i + 1) & im.mask)
+        if (im.hashes[id] == h && views_[id] == s) return id;
+    const auto id = static_cast<Str>(views_.size());
+    views_.push_back(im.store(s));
+    im.hashes.push_back(h);
+    im.slots[i] = id;
+    if (views_.size() * 2 > im.slots.size()) im.rehash(im.slots.size() * 2);
     return id;
 }
 
 std::optional<Str> StringPool::find(std::string_view s) const {
-    auto it = impl_->table.find(s);
-    if (it == impl_->table.end()) return std::nullopt;
-    return it->second;
+    if (s.empty()) return Str{0};
+    const Impl& im = *impl_;
+    const std::uint64_t h = Impl::hash(s);
+    for (std::size_t i = h & im.mask;; i = (i + 1) & im.mask) {
+        const Str id = im.slots[i];
+        if (id == 0) return std::nullopt;
+        if (im.hashes[id] == h && views_[id] == s) return id;
+    }
+}
+
+void StringPool::reserve(std::size_t strings) {
+    Impl& im = *impl_;
+    views_.reserve(strings + 1);
+    im.hashes.reserve(strings + 1);
+    std::size_t capacity = im.slots.size();
+    while (capacity < 2 * (strings + 1))
+        capacity *= 2;
+    if (capacity != im.slots.size()) im.rehash(capacity);
 }
 
 std::size_t StringPool::bytes() const {
     return impl_->text_bytes + views_.capacity() * sizeof(std::string_view) +
-           impl_->table.size() * (sizeof(std::string_view) + sizeof(Str) + 2 * sizeof(void*)) +
-           impl_->table.bucket_count() * sizeof(void*);
+           impl_->hashes.capacity() * sizeof(std::uint64_t) + impl_->slots.size() * sizeof(Str);
 }
 
 SourcePos Catalog::source_pos(const Pos& p) const {
