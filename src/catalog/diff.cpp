@@ -101,7 +101,8 @@ bool has_change(const ChannelChange& c) {
 
 } // namespace
 
-CatalogDiff diff(const declcfg::DeclarativeConfig& old_cfg, const declcfg::DeclarativeConfig& new_cfg) {
+CatalogDiff diff(const declcfg::DeclarativeConfig& old_cfg,
+                 const declcfg::DeclarativeConfig& new_cfg) {
     const auto olds = index(old_cfg), news = index(new_cfg);
     std::set<std::string> names;
     for (const auto& [k, v] : olds)

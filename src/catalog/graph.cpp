@@ -176,8 +176,9 @@ Result<std::vector<ChannelGraph>> package_graph(const declcfg::DeclarativeConfig
             e.note("did you mean " + text::quote(*c) + "?");
         return fail(std::move(e));
     }
-    std::sort(channels.begin(), channels.end(),
-              [](const declcfg::Channel* a, const declcfg::Channel* b) { return a->name < b->name; });
+    std::sort(
+        channels.begin(), channels.end(),
+        [](const declcfg::Channel* a, const declcfg::Channel* b) { return a->name < b->name; });
     if (channel) {
         std::vector<std::string> names;
         const declcfg::Channel* found = nullptr;

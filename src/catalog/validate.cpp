@@ -18,7 +18,6 @@
 
 namespace kpkg::catalog {
 
-
 namespace {
 
 using text::quote;
