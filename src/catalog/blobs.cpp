@@ -162,6 +162,10 @@ public:
         : part_(part), display_(display), options_(options) {}
 
     void set_yaml(bool yaml) { yaml_ = yaml; }
+    // While set: a blob whose decoding opm fails (not an object, keys differing only in case, a
+    // meta key that is not a string, a number JSON cannot hold) is reported as this error (the
+    // JSON error Kubernetes' decoder reports when its YAML fallback fails too).
+    void set_fallback_error(const Error* e) { fallback_error_ = e; }
 
     // --- driver interface ---
 
@@ -762,6 +766,14 @@ private:
         return {begin, static_cast<std::uint32_t>(part_.properties.size()) - begin};
     }
 
+    // A blob-level decoding problem, or the fallback error in its place.
+    void blob_problem(std::string message, Mark m) {
+        if (fallback_error_ != nullptr)
+            problem_error(*fallback_error_, "catalog.parse");
+        else
+            problem(model::Scope::catalog, "catalog.blob", std::move(message), m);
+    }
+
     void commit() {
         Blob& b = blob_;
         if (!b.has_root || b.root == VKind::null) {
@@ -769,30 +781,27 @@ private:
             return;
         }
         if (b.root != VKind::object) {
-            problem(model::Scope::catalog, "catalog.blob",
-                    std::string("a catalog blob must be an object, not ") + vkind_name(b.root),
-                    b.mark);
+            blob_problem(std::string("a catalog blob must be an object, not ") + vkind_name(b.root),
+                         b.mark);
             return;
         }
         if (b.duplicate) {
-            problem(model::Scope::catalog, "catalog.blob", *b.duplicate, b.mark);
+            blob_problem(*b.duplicate, b.mark);
             return;
         }
         if (b.nonfinite) {
-            problem(model::Scope::catalog, "catalog.blob",
-                    "\"" + b.nonfinite->first +
-                        "\" is a number JSON cannot hold (quote it to make it a string)",
-                    b.nonfinite->second);
+            blob_problem("\"" + b.nonfinite->first +
+                             "\" is a number JSON cannot hold (quote it to make it a string)",
+                         b.nonfinite->second);
             return;
         }
         for (auto [f, name] : {std::pair<const FieldVal*, const char*>{&b.schema, "schema"},
                                {&b.package, "package"},
                                {&b.name, "name"}}) {
             if (f->present && f->kind != VKind::string) {
-                problem(model::Scope::catalog, "catalog.blob",
-                        std::string("\"") + name + "\" must be a string, not " +
-                            vkind_name(f->kind),
-                        f->mark);
+                blob_problem(std::string("\"") + name + "\" must be a string, not " +
+                                 vkind_name(f->kind),
+                             f->mark);
                 return;
             }
         }
@@ -944,6 +953,7 @@ private:
     const std::string& display_;
     const ReadOptions& options_;
     bool yaml_ = false;
+    const Error* fallback_error_ = nullptr;
     bool pending_ = false;
     bool seen_document_ = false;
     std::vector<Frame> frames_;
@@ -1019,6 +1029,7 @@ void read_yaml(std::string_view text, std::size_t from, int first_doc, const std
         yo.document_offset = doc;
         yo.first_document_only = true;
         r.begin_document(doc);
+        r.set_fallback_error(first ? json_error : nullptr);
         auto res =
             io::read_yaml_events(text.substr(chunk, end - chunk), display, r, options.limits, yo);
         if (!res.ok()) {
@@ -1036,6 +1047,7 @@ void read_yaml(std::string_view text, std::size_t from, int first_doc, const std
         } else {
             r.commit_pending();
         }
+        r.set_fallback_error(nullptr);
         first = false;
         ++doc;
         return true;

@@ -337,7 +337,7 @@ Result<void> read_all(const std::vector<Job>& jobs, const LoadOptions& opts, mod
                        std::to_string(p.catalog.packages.size() + p.catalog.channels.size() +
                                       p.catalog.bundles.size() + p.catalog.deprecations.size() +
                                       p.catalog.others.size()) +
-                       " blobs)");
+                       " documents)");
         merge(c, p.catalog);
         {
             std::lock_guard lock(mu);
