@@ -1102,9 +1102,17 @@ void read_blobs(std::string_view text, const std::string& display, model::Catalo
     const io::JsonProgress pr = json.progress();
     r.abandon();
     if (pr.values <= 1) {
-        // Kubernetes' decoder gives up on JSON and reads the rest as YAML.
+        // Kubernetes' decoder gives up on JSON and reads the rest as YAML, from the end of the
+        // last value read, blanks up to and including the first line break skipped.
         const Error err = json.error();
-        read_yaml(text, pr.values == 0 ? 0 : pr.value_end, pr.values, display, r, options, &err);
+        std::size_t from = pr.values == 0 ? 0 : pr.value_end;
+        while (from < text.size()) {
+            const std::size_t n = space_at(text, from);
+            if (n == 0) break;
+            from += n;
+            if (text[from - 1] == '\n') break;
+        }
+        read_yaml(text, from, pr.values, display, r, options, &err);
         return;
     }
     r.problem_error(json.error(), "catalog.parse");
