@@ -62,8 +62,14 @@ enum : std::uint8_t { M_none, M_name, M_image };
 
 template <std::size_t N>
 std::uint8_t field_of(std::string_view key, const std::string_view (&names)[N]) {
-    for (std::size_t i = 1; i < N; ++i)
-        if (fold_equal(key, names[i])) return static_cast<std::uint8_t>(i);
+    bool ascii = true;
+    for (char c : key)
+        if (static_cast<unsigned char>(c) >= 0x80) ascii = false;
+    for (std::size_t i = 1; i < N; ++i) {
+        // An ASCII key folds to a name of its own length only.
+        if (ascii && key.size() != names[i].size()) continue;
+        if (key == names[i] || fold_equal(key, names[i])) return static_cast<std::uint8_t>(i);
+    }
     return 0;
 }
 
@@ -590,15 +596,15 @@ private:
     // Sets the pipeline up for a value of the given type.
     void setup(std::string_view type) {
         const model::PropKind kind = prop_kind(type);
-        fan_ = Fanout{};
-        hasher_ = Hasher{};
+        fan_.clear();
+        hasher_.reset();
         fan_.add(&hasher_);
         const Schema* schema = property_schema(type);
         const bool label =
             kind == model::PropKind::label || kind == model::PropKind::label_required;
         if (label) schema = label_schema();
-        checker_.emplace(schema, label);
-        fan_.add(&*checker_);
+        checker_.reset(schema, label);
+        fan_.add(&checker_);
         json_.reset();
         if (keep_json(kind)) {
             json_.emplace();
@@ -618,7 +624,7 @@ private:
             setup(part_.strings[p.type.id]);
         } else {
             p.typed = false;
-            fan_ = Fanout{};
+            fan_.clear();
             p.recorded = std::make_shared<Recorder>();
             fan_.add(p.recorded.get());
         }
@@ -649,10 +655,10 @@ private:
         p.out.value_bytes =
             static_cast<std::uint32_t>(std::min<std::uint64_t>(hasher_.bytes(), 0xffffffffu));
         p.out.digest = hasher_.digest();
-        p.mismatch = checker_->mismatch();
-        p.out.a = checker_->capture(0) ? intern(*checker_->capture(0)) : 0;
-        p.out.b = checker_->capture(1) ? intern(*checker_->capture(1)) : 0;
-        p.out.c = checker_->capture(2) ? intern(*checker_->capture(2)) : 0;
+        p.mismatch = checker_.mismatch();
+        p.out.a = checker_.capture(0) ? intern(*checker_.capture(0)) : 0;
+        p.out.b = checker_.capture(1) ? intern(*checker_.capture(1)) : 0;
+        p.out.c = checker_.capture(2) ? intern(*checker_.capture(2)) : 0;
         p.out.json = json_ ? intern(json_->take()) : 0;
     }
 
@@ -964,7 +970,7 @@ private:
     int value_depth_ = 0;
     Fanout fan_;
     Hasher hasher_;
-    std::optional<Checker> checker_;
+    Checker checker_;
     std::optional<JsonWriter> json_;
 };
 

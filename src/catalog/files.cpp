@@ -32,39 +32,41 @@ std::string lower_first(std::string s) {
 
 Result<Listing> list_files(const fs::path& root) {
     Listing out;
-    IndexIgnore ignore;
-    ignore.add_dir(root, "");
     out.dirs.push_back({root, ""});
     std::error_code ec;
-    if (fs::exists(root / ".indexignore", ec))
-        out.ignores.push_back({root / ".indexignore", ".indexignore"});
+    // Entries are root/<rel>: the prefix is cut off the iterator's paths (cheaper than
+    // lexically_relative for tens of thousands of entries).
+    const std::size_t prefix = (root / "x").native().size() - 1;
     fs::recursive_directory_iterator it(root, fs::directory_options::none, ec), end;
     if (ec)
-        return fail(
-            Error::io("cannot read directory " + root.string() + ": " + lower_first(ec.message())));
+        return fail(Error::io("cannot read directory " + root.string() + ": " +
+                              lower_first(ec.message())));
     for (; it != end; it.increment(ec)) {
         if (ec)
             return fail(Error::io("cannot read directory " + root.string() + ": " +
                                   lower_first(ec.message())));
         const fs::path& p = it->path();
-        const std::string rel = p.lexically_relative(root).generic_string();
+        std::string rel = p.native().substr(prefix);
         const fs::file_status ls = it->symlink_status(ec);
         if (ec)
             return fail(Error::io("cannot read " + p.string() + ": " + lower_first(ec.message())));
         if (fs::is_directory(ls)) {
-            ignore.add_dir(p, rel);
-            out.dirs.push_back({p, rel});
-            if (fs::exists(p / ".indexignore", ec))
-                out.ignores.push_back({p / ".indexignore", rel + "/.indexignore"});
+            out.dirs.push_back({p, std::move(rel)});
             continue;
         }
-        if (p.filename() == ".indexignore") continue;
+        const std::size_t slash = rel.rfind('/');
+        const std::string_view name =
+            slash == std::string::npos ? std::string_view(rel) : std::string_view(rel).substr(slash + 1);
+        if (name == ".indexignore") {
+            out.ignores.push_back({p, std::move(rel)});
+            continue;
+        }
         if (fs::is_symlink(ls)) {
             const fs::file_status st = fs::status(p, ec);
             if (ec || !fs::exists(st)) {
                 std::string why = ec ? lower_first(ec.message()) : "it points to nothing";
-                return fail(
-                    Error::io("cannot read " + p.string() + ": " + why + " (a symbolic link)"));
+                return fail(Error::io("cannot read " + p.string() + ": " + why +
+                                      " (a symbolic link)"));
             }
             if (fs::is_directory(st))
                 return fail(Error::io("cannot read " + p.string() +
@@ -76,11 +78,25 @@ Result<Listing> list_files(const fs::path& root) {
         } else if (!fs::is_regular_file(ls)) {
             return fail(Error::io("cannot read " + p.string() + ": not a regular file"));
         }
-        out.files.push_back({p, rel});
+        out.files.push_back({p, std::move(rel)});
     }
-    if (!ignore.empty())
-        std::erase_if(out.files, [&](const ListedPath& f) { return ignore.ignored(f.rel); });
     auto by_rel = [](const ListedPath& a, const ListedPath& b) { return path_less(a.rel, b.rel); };
+    // .indexignore files, shallower before deeper (their patterns are consulted in that order).
+    auto depth = [](const std::string& r) { return std::count(r.begin(), r.end(), '/'); };
+    std::sort(out.ignores.begin(), out.ignores.end(), [&](const ListedPath& a, const ListedPath& b) {
+        const auto da = depth(a.rel), db = depth(b.rel);
+        return da != db ? da < db : path_less(a.rel, b.rel);
+    });
+    if (!out.ignores.empty()) {
+        IndexIgnore ignore;
+        for (const auto& f : out.ignores) {
+            const std::size_t slash = f.rel.rfind('/');
+            ignore.add_dir(f.path.parent_path(),
+                           slash == std::string::npos ? std::string() : f.rel.substr(0, slash));
+        }
+        if (!ignore.empty())
+            std::erase_if(out.files, [&](const ListedPath& f) { return ignore.ignored(f.rel); });
+    }
     std::sort(out.files.begin(), out.files.end(), by_rel);
     std::sort(out.dirs.begin() + 1, out.dirs.end(), by_rel);
     std::sort(out.ignores.begin(), out.ignores.end(), by_rel);

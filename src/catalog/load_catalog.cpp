@@ -75,23 +75,26 @@ public:
         if (map_ != nullptr) ::munmap(map_, size_);
     }
     std::string_view text() const {
-        return map_ != nullptr ? std::string_view(static_cast<const char*>(map_), size_)
-                               : std::string_view(copy_);
+        if (map_ != nullptr) return {static_cast<const char*>(map_), size_};
+        return view_.data() != nullptr ? view_ : std::string_view(copy_);
     }
-    // Reads fd (of `size` bytes); false with errno set on failure.
-    bool load(int fd, std::size_t size) {
+    // Reads fd (of `size` bytes): big files mapped, small ones read into `buffer` (reused from
+    // file to file: mapping costs more than copying a few pages). False with errno set.
+    bool load(int fd, std::size_t size, std::string& buffer) {
         if (size == 0) return true;
-        void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p != MAP_FAILED) {
-            map_ = p;
-            size_ = size;
-            ::madvise(p, size, MADV_SEQUENTIAL | MADV_WILLNEED);
-            return true;
+        if (size > kMapFrom) {
+            void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+            if (p != MAP_FAILED) {
+                map_ = p;
+                size_ = size;
+                ::madvise(p, size, MADV_SEQUENTIAL | MADV_WILLNEED);
+                return true;
+            }
         }
-        copy_.resize(size);
+        buffer.resize(size);
         std::size_t used = 0;
         while (used < size) {
-            const ssize_t n = ::read(fd, copy_.data() + used, size - used);
+            const ssize_t n = ::read(fd, buffer.data() + used, size - used);
             if (n < 0) {
                 if (errno == EINTR) continue;
                 return false;
@@ -99,7 +102,7 @@ public:
             if (n == 0) break;
             used += static_cast<std::size_t>(n);
         }
-        copy_.resize(used);
+        view_ = std::string_view(buffer.data(), used);
         return true;
     }
     // Reads a stream up to `limit` bytes; false when it is longer (or on errors, errno set).
@@ -125,8 +128,10 @@ public:
     }
 
 private:
+    static constexpr std::size_t kMapFrom = 4 << 20;
     void* map_ = nullptr;
     std::size_t size_ = 0;
+    std::string_view view_;
     std::string copy_;
 };
 
@@ -202,7 +207,8 @@ Part read_part(const Job& job, const LoadOptions& opts) {
             part.sha = h.finish();
             return part;
         }
-        const bool ok = data.load(fd, static_cast<std::size_t>(st.size));
+        thread_local std::string buffer;
+        const bool ok = data.load(fd, static_cast<std::size_t>(st.size), buffer);
         const int e = errno;
         ::close(fd);
         if (!ok) {
@@ -225,7 +231,7 @@ void merge(model::Catalog& into, model::Catalog& part) {
     into.files.push_back(std::move(part.files[1]));
     std::vector<Str> map(part.strings.size());
     for (Str i = 1; i < map.size(); ++i)
-        map[i] = into.strings.intern(part.strings[i]);
+        map[i] = into.strings.intern(part.strings[i], part.strings.hash_of(i));
     auto S = [&](Str s) { return map[s]; };
     auto P = [&](model::Pos p) {
         p.file = p.file == 0 ? 0 : file_id;
@@ -383,12 +389,14 @@ Result<model::Catalog> load_catalog(const fs::path& src, const LoadOptions& opts
         jobs.push_back({src, "-", "<stdin>"});
     } else if (is_dir) {
         detail::Listing listing = KPKG_TRY(detail::list_files(src));
-        for (const auto& d : listing.dirs)
-            if (auto st = detail::stamp_of(d.path, d.rel, detail::StampKind::dir))
-                stamps.push_back(std::move(*st));
-        for (const auto& f : listing.ignores)
-            if (auto st = detail::stamp_of(f.path, f.rel, detail::StampKind::file))
-                stamps.push_back(std::move(*st));
+        if (use_cache) { // what the manifest records besides the files read
+            for (const auto& d : listing.dirs)
+                if (auto st = detail::stamp_of(d.path, d.rel, detail::StampKind::dir))
+                    stamps.push_back(std::move(*st));
+            for (const auto& f : listing.ignores)
+                if (auto st = detail::stamp_of(f.path, f.rel, detail::StampKind::file))
+                    stamps.push_back(std::move(*st));
+        }
         jobs.reserve(listing.files.size());
         for (auto& f : listing.files)
             jobs.push_back({f.path, f.rel, (src / f.rel).string()});

@@ -801,6 +801,16 @@ const Schema* label_schema() {
 
 Checker::Checker(const Schema* root, bool lenient) : root_(root), lenient_(lenient) {}
 
+void Checker::reset(const Schema* root, bool lenient) {
+    root_ = root;
+    lenient_ = lenient;
+    frames_.clear();
+    mismatch_.reset();
+    for (auto& c : captures_)
+        c.reset();
+    started_ = done_ = false;
+}
+
 const Schema* Checker::expected(int& capture) const {
     capture = -1;
     if (frames_.empty()) return root_;

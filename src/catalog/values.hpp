@@ -73,6 +73,12 @@ public:
 // Structural digest and compact JSON size.
 class Hasher final : public ValueSink {
 public:
+    // Ready for another value (keeps its memory).
+    void reset() {
+        frames_.clear();
+        digest_ = bytes_ = 0;
+        done_ = false;
+    }
     void begin(VKind k, io::Mark m) override;
     void end() override;
     void key(std::string_view k, io::Mark m) override;
@@ -178,7 +184,9 @@ struct Mismatch {
 // Walks one value against a schema. A lenient checker reports nothing and only captures.
 class Checker final : public ValueSink {
 public:
-    explicit Checker(const Schema* root, bool lenient = false);
+    explicit Checker(const Schema* root = nullptr, bool lenient = false);
+    // Ready for another value (keeps its memory).
+    void reset(const Schema* root, bool lenient);
     void begin(VKind k, io::Mark m) override;
     void end() override;
     void key(std::string_view k, io::Mark m) override;
@@ -216,6 +224,7 @@ private:
 class Fanout final : public ValueSink {
 public:
     void add(ValueSink* s) { sinks_.push_back(s); }
+    void clear() { sinks_.clear(); }
     void begin(VKind k, io::Mark m) override {
         for (auto* s : sinks_)
             s->begin(k, m);

@@ -74,10 +74,21 @@ StringPool::~StringPool() = default;
 StringPool::StringPool(StringPool&&) noexcept = default;
 StringPool& StringPool::operator=(StringPool&&) noexcept = default;
 
+std::uint64_t StringPool::hash(std::string_view s) {
+    return Impl::hash(s);
+}
+
+std::uint64_t StringPool::hash_of(Str id) const {
+    return impl_->hashes[id];
+}
+
 Str StringPool::intern(std::string_view s) {
+    return intern(s, Impl::hash(s));
+}
+
+Str StringPool::intern(std::string_view s, std::uint64_t h) {
     if (s.empty()) return 0;
     Impl& im = *impl_;
-    const std::uint64_t h = Impl::hash(s);
     std::size_t i = h & im.mask;
     for (Str id; (id = im.slots[i]) != 0; i = (i + 1) & im.mask)
         if (im.hashes[id] == h && views_[id] == s) return id;

@@ -53,6 +53,11 @@ public:
     StringPool& operator=(const StringPool&) = delete;
 
     Str intern(std::string_view s);
+    // The same, with the text's hash as hash() gives it (to move strings between pools cheaply).
+    Str intern(std::string_view s, std::uint64_t hash);
+    static std::uint64_t hash(std::string_view s);
+    // The hash of an interned string.
+    std::uint64_t hash_of(Str id) const;
     // The id of `s` if it was interned, without adding it.
     std::optional<Str> find(std::string_view s) const;
     std::string_view operator[](Str id) const { return views_[id]; }
