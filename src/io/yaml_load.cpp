@@ -15,6 +15,7 @@
 #include "kpkg/io/load.hpp"
 
 #include "kpkg/io/events.hpp"
+#include "yaml_fast.hpp"
 
 #include <libfyaml.h>
 
@@ -1276,6 +1277,15 @@ private:
 Result<void> parse(std::string_view src, const std::string& file, const Limits& limits,
                    EventHandler& handler, const YamlEventOptions& options) {
     if (auto err = prescan(src, file, options.line_offset)) return fail(std::move(*err));
+    if (options.fast) {
+        try {
+            if (detail::read_yaml_fast(src, handler, limits, options.line_offset,
+                                       options.document_offset))
+                return {};
+        } catch (Exception& e) {
+            return fail(e.error());
+        }
+    }
     Lines lines(src, options.line_offset);
     Padding padding;
     std::string padded;

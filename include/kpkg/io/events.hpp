@@ -60,6 +60,10 @@ struct YamlEventOptions {
     int document_offset = 0;
     // Stop after the first document; the rest of the text is not parsed.
     bool first_document_only = false;
+    // Read a single document in the common block style with kpkg's own fast reader (the same
+    // events, several times faster; see src/io/yaml_fast.hpp); libfyaml reads anything else.
+    // false: libfyaml reads everything (for tests comparing the two).
+    bool fast = true;
 };
 
 // A YAML stream, event by event. Aliases are replayed as the events of their anchored node (the
