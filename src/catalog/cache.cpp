@@ -1,13 +1,16 @@
 #include "cache.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstring>
 #include <system_error>
+#include <thread>
 
 #include "kpkg/core/atomic_file.hpp"
 #include "kpkg/core/digest.hpp"
@@ -23,7 +26,7 @@ namespace {
 constexpr char kManifestMagic[8] = {'K', 'P', 'K', 'G', 'M', 'A', 'N', '1'};
 constexpr char kImageMagic[8] = {'K', 'P', 'K', 'G', 'I', 'M', 'G', '1'};
 // Bumped whenever the layout of either file or the model changes.
-constexpr std::uint32_t kFormat = 1;
+constexpr std::uint32_t kFormat = 2;
 constexpr std::size_t kHeader = 32; // magic, format, reserved, payload size, checksum
 // Entries modified this close to the manifest's writing are not trusted.
 constexpr std::uint64_t kRacyNs = 2'000'000'000ULL;
@@ -99,6 +102,25 @@ public:
         p.document = static_cast<std::int32_t>(u32());
         return p;
     }
+    // n bytes as they are.
+    std::string_view bytes(std::size_t n) {
+        if (!need(n)) return {};
+        const std::string_view b = d_.substr(p_, n);
+        p_ += n;
+        return b;
+    }
+    // n little-endian numbers of T's size into out.
+    template <class T>
+    void array(T* out, std::size_t n) {
+        if (!need(n * sizeof(T))) return;
+        if constexpr (std::endian::native == std::endian::little) {
+            std::memcpy(out, d_.data() + p_, n * sizeof(T));
+            p_ += n * sizeof(T);
+        } else {
+            for (std::size_t i = 0; i < n; ++i)
+                out[i] = static_cast<T>(sizeof(T) == 8 ? u64() : u32());
+        }
+    }
     // A count of records of at least `min_size` bytes each, checked against what is left.
     std::size_t count(std::size_t min_size) {
         const std::uint64_t n = u64();
@@ -147,6 +169,37 @@ std::optional<std::string_view> unframe(const char (&magic)[8], std::string_view
     if (hash_bytes(payload, kFormat) != sum) return std::nullopt;
     return payload;
 }
+
+// A cache file mapped read-only (unmapped when it goes).
+class MappedFile {
+public:
+    explicit MappedFile(const fs::path& p) {
+        const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return;
+        struct stat sb {};
+        if (::fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
+            void* m = ::mmap(nullptr, static_cast<std::size_t>(sb.st_size), PROT_READ, MAP_PRIVATE,
+                             fd, 0);
+            if (m != MAP_FAILED) {
+                data_ = m;
+                size_ = static_cast<std::size_t>(sb.st_size);
+                ::madvise(m, size_, MADV_SEQUENTIAL | MADV_WILLNEED);
+            }
+        }
+        ::close(fd);
+    }
+    ~MappedFile() {
+        if (data_ != nullptr) ::munmap(data_, size_);
+    }
+    MappedFile(const MappedFile&) = delete;
+    MappedFile& operator=(const MappedFile&) = delete;
+    bool ok() const { return data_ != nullptr; }
+    std::string_view text() const { return {static_cast<const char*>(data_), size_}; }
+
+private:
+    void* data_ = nullptr;
+    std::size_t size_ = 0;
+};
 
 std::optional<std::string> read_whole(const fs::path& p) {
     const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
@@ -226,10 +279,18 @@ std::string encode_image(const model::Catalog& c, const std::vector<std::string>
     w.u64(rels.size());
     for (const auto& r : rels)
         w.str(r);
-    const std::size_t n = c.strings.size();
-    w.u64(n);
-    for (Str i = 1; i < n; ++i)
-        w.str(c.strings[i]);
+    // The string pool as flat arrays (sizes, hashes and the table of ids loaded back in bulk).
+    const model::StringPool::Flat flat = c.strings.flatten();
+    w.u64(flat.sizes.size());
+    for (std::uint32_t size : flat.sizes)
+        w.u32(size);
+    for (std::uint64_t h : flat.hashes)
+        w.u64(h);
+    w.u64(flat.slots.size());
+    for (Str id : flat.slots)
+        w.u32(id);
+    w.u64(flat.text.size());
+    w.buf += flat.text;
     w.u64(c.packages.size());
     for (const auto& p : c.packages) {
         w.u32(p.name);
@@ -348,11 +409,24 @@ std::optional<model::Catalog> decode_image(std::string_view payload, const fs::p
         const std::string_view rel = r.str();
         c.files.push_back(dir ? (src / std::string(rel)).string() : src.string());
     }
-    const std::size_t nstrings = r.count(4);
-    if (!r.ok() || nstrings == 0) return std::nullopt;
-    c.strings.reserve(nstrings);
-    for (Str i = 1; i < nstrings; ++i)
-        if (c.strings.intern(r.str()) != i) return std::nullopt; // duplicates or empties
+    model::StringPool::Flat flat;
+    const std::size_t nsizes = r.count(12);
+    flat.sizes.resize(nsizes);
+    r.array(flat.sizes.data(), nsizes);
+    flat.hashes.resize(nsizes);
+    r.array(flat.hashes.data(), nsizes);
+    const std::size_t nslots = r.count(4);
+    flat.slots.resize(nslots);
+    r.array(flat.slots.data(), nslots);
+    flat.text = std::string(r.bytes(r.count(1)));
+    if (!r.ok()) return std::nullopt;
+    auto pool = model::StringPool::from_flat(std::move(flat));
+    if (!pool) return std::nullopt;
+    c.strings = std::move(*pool);
+    const std::size_t nstrings = c.strings.size();
+    // Some stored hashes are checked against their texts (the checksum guards the rest).
+    for (Str i = 1; i < nstrings; i += 997)
+        if (model::StringPool::hash(c.strings[i]) != c.strings.hash_of(i)) return std::nullopt;
     if (!r.ok()) return std::nullopt;
 
     bool good = true;
@@ -560,9 +634,9 @@ void prune(const fs::path& dir, std::size_t keep) {
 
 } // namespace
 
-std::optional<Stamp> stamp_of(const fs::path& path, std::string rel, StampKind kind) {
-    struct stat sb {};
-    if (::stat(path.c_str(), &sb) != 0) return std::nullopt;
+namespace {
+
+Stamp stamp_from(const struct stat& sb, std::string rel, StampKind kind) {
     Stamp s;
     s.rel = std::move(rel);
     s.kind = kind;
@@ -572,6 +646,23 @@ std::optional<Stamp> stamp_of(const fs::path& path, std::string rel, StampKind k
     s.ino = sb.st_ino;
     s.dev = sb.st_dev;
     return s;
+}
+
+// The stamp of rel under the directory open as dir_fd ("" for the directory itself).
+std::optional<Stamp> stamp_at(int dir_fd, const std::string& rel, StampKind kind) {
+    struct stat sb {};
+    const int rc = rel.empty() ? ::fstatat(dir_fd, "", &sb, AT_EMPTY_PATH)
+                               : ::fstatat(dir_fd, rel.c_str(), &sb, 0);
+    if (rc != 0) return std::nullopt;
+    return stamp_from(sb, rel, kind);
+}
+
+} // namespace
+
+std::optional<Stamp> stamp_of(const fs::path& path, std::string rel, StampKind kind) {
+    struct stat sb {};
+    if (::stat(path.c_str(), &sb) != 0) return std::nullopt;
+    return stamp_from(sb, std::move(rel), kind);
 }
 
 std::optional<model::Catalog> cache_load(const fs::path& src, const LoadOptions& opts,
@@ -592,27 +683,62 @@ std::optional<model::Catalog> cache_load(const fs::path& src, const LoadOptions&
         note = "manifest " + paths->manifest.string() + " is damaged or of another version";
         return std::nullopt;
     }
-    for (const Stamp& s : m->stamps) {
-        const auto now = stamp_of(stamp_path(*paths, s.rel), s.rel, s.kind);
-        if (!now || now->size != s.size || now->mtime_ns != s.mtime_ns || now->ino != s.ino ||
-            now->dev != s.dev) {
-            note = (s.rel.empty() ? paths->root.string() : s.rel) + " changed";
-            return std::nullopt;
+    // Entries stat'ed relative to the source directory: one path component to resolve each.
+    const int root_fd =
+        paths->dir ? ::open(paths->root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+    struct Closer {
+        int fd;
+        ~Closer() {
+            if (fd >= 0) ::close(fd);
         }
-        if (s.mtime_ns + kRacyNs > m->written_ns) {
-            note = (s.rel.empty() ? paths->root.string() : s.rel) +
-                   " was modified just before the cache was written";
-            return std::nullopt;
+    } closer{root_fd};
+    // Every entry stat'ed; on big catalogs on a thread of its own while the image is decoded
+    // (which is thrown away if something changed).
+    std::string stale;
+    auto check = [&] {
+        for (const Stamp& s : m->stamps) {
+            const auto now = root_fd >= 0 ? stamp_at(root_fd, s.rel, s.kind)
+                                          : stamp_of(stamp_path(*paths, s.rel), s.rel, s.kind);
+            if (!now || now->size != s.size || now->mtime_ns != s.mtime_ns || now->ino != s.ino ||
+                now->dev != s.dev) {
+                stale = (s.rel.empty() ? paths->root.string() : s.rel) + " changed";
+                return;
+            }
+            if (s.mtime_ns + kRacyNs > m->written_ns) {
+                stale = (s.rel.empty() ? paths->root.string() : s.rel) +
+                        " was modified just before the cache was written";
+                return;
+            }
         }
+    };
+    std::thread checker;
+    if (m->stamps.size() > 512)
+        checker = std::thread(check);
+    else
+        check();
+    struct Joiner {
+        std::thread& t;
+        ~Joiner() {
+            if (t.joinable()) t.join();
+        }
+    } joiner{checker};
+    if (!stale.empty()) {
+        note = stale;
+        return std::nullopt;
     }
     const fs::path image = opts.cache_dir / "catalog-v1" / "images" / m->image;
-    const auto idata = read_whole(image);
-    if (!idata) {
+    const MappedFile idata(image);
+    if (!idata.ok()) {
         note = "image " + image.string() + " is missing";
         return std::nullopt;
     }
-    const auto ipayload = unframe(kImageMagic, *idata);
+    const auto ipayload = unframe(kImageMagic, idata.text());
     auto c = ipayload ? decode_image(*ipayload, src, paths->dir) : std::nullopt;
+    if (checker.joinable()) checker.join();
+    if (!stale.empty()) {
+        note = stale;
+        return std::nullopt;
+    }
     if (!c || c->content_digest != m->digest) {
         note = "image " + image.string() + " is damaged or of another version";
         return std::nullopt;

@@ -27,7 +27,7 @@ struct StringPool::Impl {
     static constexpr std::size_t block_size = 64 * 1024;
     std::vector<std::unique_ptr<char[]>> blocks;
     std::vector<std::unique_ptr<char[]>> big;
-    std::size_t used = block_size; // in the last block; full at start
+    std::size_t used = 0; // in the last block
     std::size_t text_bytes = 0;
     std::vector<Str> slots;            // 0: empty (the empty string is never in the table)
     std::vector<std::uint64_t> hashes; // by id
@@ -35,6 +35,7 @@ struct StringPool::Impl {
 
     static std::uint64_t hash(std::string_view s) { return std::hash<std::string_view>{}(s); }
 
+    std::size_t current = 0; // size of the last block: 4 KiB first, doubling up to block_size
     std::string_view store(std::string_view s) {
         if (s.size() > block_size / 4) { // a big string gets a block of its own
             big.emplace_back(new char[s.size()]);
@@ -42,8 +43,12 @@ struct StringPool::Impl {
             text_bytes += s.size();
             return {big.back().get(), s.size()};
         }
-        if (used + s.size() > block_size) {
-            blocks.emplace_back(new char[block_size]);
+        if (blocks.empty() || used + s.size() > current) {
+            // Small pools (one catalog file) stay small; big ones get big blocks.
+            current = current == 0 ? 4096 : std::min(current * 2, block_size);
+            while (current < s.size())
+                current *= 2;
+            blocks.emplace_back(new char[current]);
             used = 0;
         }
         char* p = blocks.back().get() + used;
@@ -119,6 +124,55 @@ void StringPool::reserve(std::size_t strings) {
     while (capacity < 2 * (strings + 1))
         capacity *= 2;
     if (capacity != im.slots.size()) im.rehash(capacity);
+}
+
+StringPool::Flat StringPool::flatten() const {
+    Flat f;
+    const Impl& im = *impl_;
+    f.sizes.reserve(views_.size());
+    f.hashes.assign(im.hashes.begin() + 1, im.hashes.end());
+    f.slots = im.slots;
+    std::size_t total = 0;
+    for (std::size_t i = 1; i < views_.size(); ++i)
+        total += views_[i].size();
+    f.text.reserve(total);
+    for (std::size_t i = 1; i < views_.size(); ++i) {
+        f.text.append(views_[i]);
+        f.sizes.push_back(static_cast<std::uint32_t>(views_[i].size()));
+    }
+    return f;
+}
+
+std::optional<StringPool> StringPool::from_flat(Flat&& f) {
+    const std::size_t n = f.sizes.size() + 1;
+    const std::size_t cap = f.slots.size();
+    if (f.hashes.size() != n - 1 || cap < 2 * n || (cap & (cap - 1)) != 0) return std::nullopt;
+    StringPool pool;
+    Impl& im = *pool.impl_;
+    // The text in one block of its own.
+    im.big.emplace_back(new char[f.text.size() == 0 ? 1 : f.text.size()]);
+    char* base = im.big.back().get();
+    std::memcpy(base, f.text.data(), f.text.size());
+    im.text_bytes = f.text.size();
+    pool.views_.reserve(n);
+    std::size_t at = 0;
+    for (std::uint32_t size : f.sizes) {
+        if (size == 0 || size > f.text.size() - at) return std::nullopt;
+        pool.views_.emplace_back(base + at, size);
+        at += size;
+    }
+    if (at != f.text.size()) return std::nullopt;
+    std::size_t used = 0; // a table without empty slots would never end a lookup
+    for (Str id : f.slots) {
+        if (id >= n) return std::nullopt;
+        used += id != 0 ? 1 : 0;
+    }
+    if (used != n - 1) return std::nullopt;
+    im.hashes.reserve(n);
+    im.hashes.insert(im.hashes.end(), f.hashes.begin(), f.hashes.end());
+    im.slots = std::move(f.slots);
+    im.mask = cap - 1;
+    return pool;
 }
 
 std::size_t StringPool::bytes() const {

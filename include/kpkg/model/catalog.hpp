@@ -67,6 +67,19 @@ public:
     // Bytes held (text, views and hash table), for memory reports.
     std::size_t bytes() const;
 
+    // The pool as flat arrays, and a pool made back of them, for the binary catalog cache: the
+    // texts of ids 1.. concatenated, their sizes and hashes, and the open-addressing table of
+    // ids (a power of two of slots, 0 for empty).
+    struct Flat {
+        std::string text;
+        std::vector<std::uint32_t> sizes;
+        std::vector<std::uint64_t> hashes;
+        std::vector<Str> slots;
+    };
+    Flat flatten() const;
+    // nullopt when the arrays do not fit together (sizes beyond the text, slots out of range).
+    static std::optional<StringPool> from_flat(Flat&& flat);
+
 private:
     struct Impl;
     std::vector<std::string_view> views_;
