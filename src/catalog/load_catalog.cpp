@@ -293,9 +293,9 @@ Result<void> read_all(const std::vector<Job>& jobs, const LoadOptions& opts, mod
     std::size_t merged = 0;
     std::atomic<std::size_t> next{0};
     std::atomic<bool> stop{false};
-    // Parts waiting to be merged are bounded, so memory stays bounded whatever the order.
-    const std::size_t window = 2 * static_cast<std::size_t>(threads) + 2;
-
+    // Parts waiting to be merged are bounded, so memory stays bounded whatever the order; the
+    // bound is wide enough for the other workers to go on while one reads a big file.
+    const std::size_t window = 32 * static_cast<std::size_t>(threads);
     auto worker = [&] {
         for (;;) {
             const std::size_t i = next.fetch_add(1);
