@@ -63,6 +63,7 @@ struct Part {
     std::optional<Error> error; // I/O: the whole load fails
     std::optional<detail::Stamp> stamp;
     std::uint64_t size = 0;
+    bool cacheable = true; // a regular file (not a pipe)
 };
 
 // The bytes of a regular file, mapped (or read when mapping fails); unmapped when it goes.
@@ -177,12 +178,43 @@ Part read_part(const Job& job, const LoadOptions& opts) {
             return part;
         }
         struct stat sb {};
-        if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        if (::fstat(fd, &sb) != 0) {
             const int e = errno;
+            ::close(fd);
+            part.error = Error::io("cannot read " + job.path.string() + ": " + errno_text(e));
+            return part;
+        }
+        if (!(S_ISREG(sb.st_mode) || S_ISFIFO(sb.st_mode) || S_ISCHR(sb.st_mode))) {
             ::close(fd);
             part.error =
                 Error::io("cannot read " + job.path.string() + ": " +
-                          (S_ISDIR(sb.st_mode) ? std::string("it is a directory") : errno_text(e)));
+                          (S_ISDIR(sb.st_mode) ? "it is a directory" : "not a regular file"));
+            return part;
+        }
+        if (!S_ISREG(sb.st_mode)) {
+            // A pipe (kpkg ... <(cmd)) or a device: read as a stream, never cached.
+            part.cacheable = false;
+            bool too_large = false;
+            const bool ok = data.load_stream(fd, limit, too_large);
+            const int e = errno;
+            ::close(fd);
+            if (!ok) {
+                part.error = Error::io("cannot read " + job.path.string() + ": " + errno_text(e));
+                return part;
+            }
+            if (too_large) {
+                add_problem(c, "catalog.too-large",
+                            "input is larger than the limit of " + size_text(limit) +
+                                "; it was not read",
+                            job.display);
+                return part;
+            }
+            const std::string_view text = data.text();
+            part.size = text.size();
+            Sha256 h;
+            h.update(text);
+            part.sha = h.finish();
+            detail::read_blobs(text, job.display, c, ro);
             return part;
         }
         detail::Stamp st;
@@ -282,7 +314,8 @@ void merge(model::Catalog& into, model::Catalog& part) {
 
 // Reads every job on up to `threads` threads; parts are merged in job order as they come.
 Result<void> read_all(const std::vector<Job>& jobs, const LoadOptions& opts, model::Catalog& c,
-                      Sha256& digest, std::vector<detail::Stamp>& stamps, LoadInfo& info) {
+                      Sha256& digest, std::vector<detail::Stamp>& stamps, LoadInfo& info,
+                      bool& cacheable) {
     const std::size_t n = jobs.size();
     unsigned threads = opts.threads != 0 ? opts.threads : std::thread::hardware_concurrency();
     if (threads == 0) threads = 1;
@@ -337,6 +370,7 @@ Result<void> read_all(const std::vector<Job>& jobs, const LoadOptions& opts, mod
         digest.update(std::string_view("\0", 1));
         digest.update(p.sha.data(), p.sha.size());
         if (p.stamp) stamps.push_back(std::move(*p.stamp));
+        cacheable = cacheable && p.cacheable;
         info.bytes += p.size;
         if (log::enabled(log::Level::debug))
             log::debug("read " + jobs[i].display + " (" +
@@ -409,11 +443,12 @@ Result<model::Catalog> load_catalog(const fs::path& src, const LoadOptions& opts
 
     Sha256 digest;
     digest.update("kpkg-catalog-content-v1\n");
-    KPKG_TRY(read_all(jobs, opts, c, digest, stamps, info));
+    bool cacheable = true;
+    KPKG_TRY(read_all(jobs, opts, c, digest, stamps, info, cacheable));
     c.content_digest = digest.finish_digest();
     c.index();
 
-    if (use_cache) {
+    if (use_cache && cacheable) {
         std::vector<std::string> rels;
         rels.reserve(jobs.size());
         for (const Job& j : jobs)

@@ -176,6 +176,25 @@ TEST(LoadCatalog, SingleFileAndStandardInputAndEmptyDirectory) {
     EXPECT_EQ(r.error().code, ExitCode::error);
 }
 
+TEST(LoadCatalog, APipeIsReadAsAStreamAndNotCached) {
+    // kpkg catalog list packages <(cmd): a FIFO, not a regular file.
+    test::TempDir d;
+    const fs::path fifo = d / "pipe";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    std::thread writer([&] {
+        std::ofstream out(fifo);
+        out << kBundleYaml;
+    });
+    catalog::LoadOptions o;
+    o.cache_dir = d / "cache";
+    auto c = catalog::load_catalog(fifo, o);
+    writer.join();
+    ASSERT_TRUE(c.ok()) << c.error().str();
+    EXPECT_EQ(c->bundles.size(), 1u);
+    EXPECT_TRUE(c->problems.empty());
+    EXPECT_FALSE(fs::exists(d / "cache/catalog-v1/images"));
+}
+
 TEST(LoadCatalog, KeysAreMatchedWithoutRegardToCase) {
     auto c =
         load_text("a.yaml", "Schema: olm.package\nNAME: a\nDefaultChannel: s\n---\n"
