@@ -656,7 +656,7 @@ TEST(LoadCatalog, ResultDoesNotDependOnTheThreadCount) {
     test::TempDir d;
     // Many files of both formats, some with problems, so that parts finish out of order.
     for (int i = 0; i < 40; ++i) {
-        const std::string p = "p" + std::to_string(i);
+        const std::string p = std::string("p").append(std::to_string(i));
         if (i % 2 == 0)
             d.write("c/" + p + "/catalog.yaml",
                     "schema: olm.package\nname: " + p + "\n---\nschema: olm.bundle\npackage: " + p +

@@ -22,7 +22,7 @@ public:
         lines.clear();
     }
     void document_start(int index, Mark m) override {
-        lines.push_back("D" + std::to_string(index) + " " + at(m));
+        lines.push_back(std::string("D").append(std::to_string(index)).append(" ").append(at(m)));
     }
     void document_end() override { lines.push_back("/D"); }
     void mapping_start(Mark m) override { lines.push_back("{ " + at(m)); }

@@ -22,7 +22,9 @@ class Trace final : public EventHandler {
 public:
     std::string out;
     void reset() override { out.clear(); }
-    void document_start(int index, Mark m) override { add("D" + std::to_string(index), m); }
+    void document_start(int index, Mark m) override {
+        add(std::string("D").append(std::to_string(index)), m);
+    }
     void document_end() override { out += "/D\n"; }
     void mapping_start(Mark m) override { add("{", m); }
     void mapping_end() override { out += "}\n"; }
