@@ -39,8 +39,8 @@ Result<Listing> list_files(const fs::path& root) {
     const std::size_t prefix = (root / "x").native().size() - 1;
     fs::recursive_directory_iterator it(root, fs::directory_options::none, ec), end;
     if (ec)
-        return fail(Error::io("cannot read directory " + root.string() + ": " +
-                              lower_first(ec.message())));
+        return fail(
+            Error::io("cannot read directory " + root.string() + ": " + lower_first(ec.message())));
     for (; it != end; it.increment(ec)) {
         if (ec)
             return fail(Error::io("cannot read directory " + root.string() + ": " +
@@ -55,8 +55,9 @@ Result<Listing> list_files(const fs::path& root) {
             continue;
         }
         const std::size_t slash = rel.rfind('/');
-        const std::string_view name =
-            slash == std::string::npos ? std::string_view(rel) : std::string_view(rel).substr(slash + 1);
+        const std::string_view name = slash == std::string::npos
+                                          ? std::string_view(rel)
+                                          : std::string_view(rel).substr(slash + 1);
         if (name == ".indexignore") {
             out.ignores.push_back({p, std::move(rel)});
             continue;
@@ -65,8 +66,8 @@ Result<Listing> list_files(const fs::path& root) {
             const fs::file_status st = fs::status(p, ec);
             if (ec || !fs::exists(st)) {
                 std::string why = ec ? lower_first(ec.message()) : "it points to nothing";
-                return fail(Error::io("cannot read " + p.string() + ": " + why +
-                                      " (a symbolic link)"));
+                return fail(
+                    Error::io("cannot read " + p.string() + ": " + why + " (a symbolic link)"));
             }
             if (fs::is_directory(st))
                 return fail(Error::io("cannot read " + p.string() +
@@ -83,10 +84,11 @@ Result<Listing> list_files(const fs::path& root) {
     auto by_rel = [](const ListedPath& a, const ListedPath& b) { return path_less(a.rel, b.rel); };
     // .indexignore files, shallower before deeper (their patterns are consulted in that order).
     auto depth = [](const std::string& r) { return std::count(r.begin(), r.end(), '/'); };
-    std::sort(out.ignores.begin(), out.ignores.end(), [&](const ListedPath& a, const ListedPath& b) {
-        const auto da = depth(a.rel), db = depth(b.rel);
-        return da != db ? da < db : path_less(a.rel, b.rel);
-    });
+    std::sort(out.ignores.begin(), out.ignores.end(),
+              [&](const ListedPath& a, const ListedPath& b) {
+                  const auto da = depth(a.rel), db = depth(b.rel);
+                  return da != db ? da < db : path_less(a.rel, b.rel);
+              });
     if (!out.ignores.empty()) {
         IndexIgnore ignore;
         for (const auto& f : out.ignores) {
