@@ -206,7 +206,7 @@ public:
         f.bundle = std::move(bundle);
         f.message = std::move(message);
         f.pos = io::pos_of(display_, m, blob_.doc);
-        part_.problems.push_back(std::move(f));
+        add(std::move(f));
     }
 
     void problem_error(const Error& e, const char* rule) {
@@ -214,6 +214,27 @@ public:
         f.rule = rule;
         f.message = e.subject.empty() ? e.message : e.subject + ": " + e.message;
         f.pos = e.pos;
+        add(std::move(f));
+    }
+
+    // At most kMaxProblems problems of a file are kept (a file of a million bad documents must
+    // not take a million findings' memory); finish() says how many more there were.
+    static constexpr std::size_t kMaxProblems = 1000;
+
+    void finish() {
+        if (suppressed_ == 0) return;
+        model::Finding f;
+        f.rule = "catalog.too-many-problems";
+        f.message = std::to_string(suppressed_) + " more problem(s) in this file not shown";
+        f.pos.file = display_;
+        part_.problems.push_back(std::move(f));
+    }
+
+    void add(model::Finding&& f) {
+        if (part_.problems.size() >= kMaxProblems) {
+            ++suppressed_;
+            return;
+        }
         part_.problems.push_back(std::move(f));
     }
 
@@ -959,6 +980,7 @@ private:
     const std::string& display_;
     const ReadOptions& options_;
     bool yaml_ = false;
+    std::size_t suppressed_ = 0;
     const Error* fallback_error_ = nullptr;
     bool pending_ = false;
     bool seen_document_ = false;
@@ -1087,9 +1109,10 @@ void read_yaml(std::string_view text, std::size_t from, int first_doc, const std
 
 } // namespace
 
-void read_blobs(std::string_view text, const std::string& display, model::Catalog& part,
-                const ReadOptions& options) {
-    FileReader r(part, display, options);
+namespace {
+
+void read_file(std::string_view text, const std::string& display, FileReader& r,
+               const ReadOptions& options) {
     if (!looks_like_json(text)) {
         read_yaml(text, 0, 0, display, r, options, nullptr);
         return;
@@ -1122,6 +1145,15 @@ void read_blobs(std::string_view text, const std::string& display, model::Catalo
         return;
     }
     r.problem_error(json.error(), "catalog.parse");
+}
+
+} // namespace
+
+void read_blobs(std::string_view text, const std::string& display, model::Catalog& part,
+                const ReadOptions& options) {
+    FileReader r(part, display, options);
+    read_file(text, display, r, options);
+    r.finish();
 }
 
 } // namespace kpkg::catalog::detail

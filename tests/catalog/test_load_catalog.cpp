@@ -535,6 +535,16 @@ TEST(LoadCatalogBadInput, BlobWithoutSchemaAndNonObjects) {
     EXPECT_EQ(c.problems[2].message, "blob has no \"schema\" field");
 }
 
+TEST(LoadCatalogBadInput, ProblemsOfAFileAreBounded) {
+    std::string y;
+    for (int i = 0; i < 1500; ++i)
+        y += "---\nname: x\n";
+    auto c = load_text("a.yaml", y);
+    ASSERT_EQ(c.problems.size(), 1001u);
+    EXPECT_EQ(c.problems.back().rule, "catalog.too-many-problems");
+    EXPECT_EQ(c.problems.back().message, "500 more problem(s) in this file not shown");
+}
+
 TEST(LoadCatalogBadInput, EmptyAndBlankFiles) {
     test::TempDir d;
     d.write("c/empty.yaml", "");

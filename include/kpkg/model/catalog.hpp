@@ -21,7 +21,8 @@
 // not read), "catalog.blob" (a document that is not an object, has no schema, has keys differing
 // only in case, a meta key that is not a string: the blob is left out), "package.field",
 // "channel.field", "bundle.field", "deprecation.field" (a field of the wrong type: left empty),
-// "bundle.property" (a property opm's property.Parse rejects: left out).
+// "bundle.property" (a property opm's property.Parse rejects: left out); at most 1,000 per file,
+// then one "catalog.too-many-problems" saying how many more there were.
 #pragma once
 
 #include <cstdint>
