@@ -257,6 +257,22 @@ Part read_part(const Job& job, const LoadOptions& opts) {
     return part;
 }
 
+// read_part, with what it throws (out of memory) turned into the part's error: a worker thread
+// must not end the process.
+Part read_part_safe(const Job& job, const LoadOptions& opts) {
+    try {
+        return read_part(job, opts);
+    } catch (const std::bad_alloc&) {
+        Part p;
+        p.error = Error::io("out of memory while reading " + job.display);
+        return p;
+    } catch (const std::exception& e) {
+        Part p;
+        p.error = Error::internal("reading " + job.display + ": " + e.what());
+        return p;
+    }
+}
+
 // Appends a part (one file, strings of its own) to the catalog.
 void merge(model::Catalog& into, model::Catalog& part) {
     const auto file_id = static_cast<std::uint32_t>(into.files.size());
@@ -338,7 +354,7 @@ Result<void> read_all(const std::vector<Job>& jobs, const LoadOptions& opts, mod
                 cv.wait(lock, [&] { return i < merged + window || stop.load(); });
             }
             if (stop.load()) return;
-            Part p = read_part(jobs[i], opts);
+            Part p = read_part_safe(jobs[i], opts);
             {
                 std::lock_guard lock(mu);
                 parts[i].emplace(std::move(p));
@@ -360,7 +376,7 @@ Result<void> read_all(const std::vector<Job>& jobs, const LoadOptions& opts, mod
             p = std::move(*parts[i]);
             parts[i].reset();
         } else {
-            p = read_part(jobs[i], opts);
+            p = read_part_safe(jobs[i], opts);
         }
         if (p.error) {
             failure = std::move(p.error);
