@@ -212,7 +212,10 @@ Summary summarize(const CatalogDiff& d) {
 std::string heads_text(const std::vector<std::string>& h) {
     if (h.empty()) return "(no head)";
     if (h.size() == 1) return h.front();
-    return "(" + text::join(h, ", ") + ")";
+    std::string out = "(";
+    out += text::join(h, ", ");
+    out += ')';
+    return out;
 }
 
 std::string count(std::size_t n, const char* one, const char* many) {

@@ -221,7 +221,11 @@ std::string marks(const GraphEntry& e) {
     if (e.head) m.push_back("head");
     if (e.stranded) m.push_back("stranded");
     if (!e.in_channel) m.push_back("not in channel");
-    return m.empty() ? "" : "[" + text::join(m, ", ") + "]";
+    if (m.empty()) return "";
+    std::string out = "[";
+    out += text::join(m, ", ");
+    out += ']';
+    return out;
 }
 
 std::string dot_quote(std::string_view s) {
@@ -341,7 +345,10 @@ std::string graph_mermaid(const std::vector<ChannelGraph>& graphs) {
         out += "    subgraph c" + std::to_string(ci) + "[\"" + mermaid_label(g.channel) + "\"]\n";
         for (std::size_t i = 0; i < g.entries.size(); ++i) {
             const auto& e = g.entries[i];
-            const std::string id = "c" + std::to_string(ci) + "_" + std::to_string(i);
+            std::string id = "c";
+            id += std::to_string(ci);
+            id += '_';
+            id += std::to_string(i);
             ids[e.name] = id;
             std::string label = mermaid_label(e.name);
             if (!e.version.empty()) label += "<br/>" + mermaid_label(e.version);

@@ -827,7 +827,9 @@ std::string Checker::path() const {
     std::string p;
     for (const Frame& f : frames_) {
         if (f.is_array) {
-            p += "[" + std::to_string(f.index) + "]";
+            p += '[';
+            p += std::to_string(f.index);
+            p += ']';
         } else {
             if (!p.empty()) p += '.';
             p += f.key;
