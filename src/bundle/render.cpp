@@ -2568,6 +2568,10 @@ private:
 
 } // namespace
 
+void append_json_as_yaml(std::string& out, const io::Node& json_doc) {
+    V2Emitter(out).document(json_doc);
+}
+
 std::string to_yaml(const Rendered& r) {
     const io::Node doc = to_node(r);
     std::string out = "---\n";

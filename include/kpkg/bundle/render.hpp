@@ -79,6 +79,12 @@ void write_json(const Rendered& r, const std::function<void(std::string_view)>& 
 // the JSON (gopkg.in/yaml.v2: keys in its order, its quoting, long lines folded at 80 columns).
 std::string to_yaml(const Rendered& r);
 
+// The YAML sigs.k8s.io/yaml's JSONToYAML makes of a JSON document: gopkg.in/yaml.v2 reading the
+// JSON and writing it back (keys in yaml.v2's order, its scalar styles and quoting, long lines
+// folded at 80 columns). `json_doc` is the document as io::parse_json reads it; the YAML is
+// appended to `out` without a leading "---". `kpkg catalog render -o yaml` writes every blob so.
+void append_json_as_yaml(std::string& out, const io::Node& json_doc);
+
 // The blob as a tree (property values parsed), for callers that post-process it.
 io::Node to_node(const Rendered& r);
 
