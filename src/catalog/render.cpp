@@ -67,7 +67,6 @@ struct Worker {
     detail::JsonParser parser;
     detail::JsonTree tree;
     detail::BlobConverter conv;
-    std::string json; // a YAML document converted to JSON
 };
 
 // The byte length of the Unicode white space character (Go's unicode.IsSpace) at p, or 0.
@@ -252,16 +251,11 @@ Result<void> yaml_document(std::string_view text, const DocSpan& d, int index,
     // gopkg.in/yaml.v2 reads only the first document of what it is given.
     io::Node& root = parsed->front().root;
     KPKG_TRY(resolve_merges(root, file, index, d.line));
-    w.json.clear();
-    if (!bundle::append_go_json(w.json, root))
-        return fail(Error::invalid("a value has no JSON form (.inf or .nan); opm cannot read "
-                                   "this document",
-                                   shift(io::pos_of(file, root.mark, index))));
-    std::size_t pos = 0, line_start = 0;
-    std::uint32_t line = 1;
     BlobError err;
-    if (!w.parser.parse(w.json, pos, line, line_start, w.tree, err))
-        return fail(Error::internal("YAML converted to unreadable JSON: " + err.message));
+    if (!detail::tree_from_yaml(root, w.tree, err)) {
+        const io::Mark m = resolve_mark(root, err.path);
+        return fail(Error::invalid(err.message, shift(io::pos_of(file, m, index))));
+    }
     BlobInfo info;
     const std::size_t before = u.out.size();
     if (!w.conv.convert(w.tree, u.out, info, err)) {
@@ -475,6 +469,10 @@ void RenderedCatalog::write(RenderFormat format, const std::function<void(std::s
     const std::size_t chunks = starts.size() - 1;
     auto format_chunk = [&](std::size_t c, std::string& out) {
         out.clear();
+        std::size_t in = 0;
+        for (std::size_t k = starts[c]; k < starts[c + 1]; ++k)
+            in += im.blob(k).size();
+        out.reserve(in + in / 2 + 1024);
         for (std::size_t k = starts[c]; k < starts[c + 1]; ++k)
             format_blob(im.blob(k), format, out);
     };
@@ -582,8 +580,27 @@ Result<RenderedCatalog> prepare_render(const std::vector<std::string>& sources,
     std::vector<std::unique_ptr<Worker>> workers;
     for (unsigned t = 0; t < nt; ++t)
         workers.push_back(std::make_unique<Worker>(opts.limits));
+    // Larger files first, so that no thread is left with a big one at the end; the results
+    // stay in source order.
+    std::vector<std::size_t> schedule(units.size());
+    {
+        std::vector<std::uintmax_t> size(units.size(), 0);
+        for (std::size_t i = 0; i < units.size(); ++i) {
+            schedule[i] = i;
+            std::error_code ec;
+            if (units[i].kind == Unit::Kind::file) {
+                const auto n = fs::file_size(units[i].path, ec);
+                size[i] = ec ? 0 : n;
+            } else {
+                size[i] = UINTMAX_MAX; // bundle directories and stdin: unknown, start early
+            }
+        }
+        std::stable_sort(schedule.begin(), schedule.end(),
+                         [&](std::size_t a, std::size_t b) { return size[a] > size[b]; });
+    }
     std::atomic<std::size_t> first_error{units.size()};
-    parallel_for(units.size(), nt, [&](std::size_t i, unsigned t) {
+    parallel_for(units.size(), nt, [&](std::size_t k, unsigned t) {
+        const std::size_t i = schedule[k];
         if (i > first_error.load()) return; // a source before this one failed already
         UnitOut& u = impl->units[i];
         auto r = load_unit(units[i], *workers[t], u);

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "go_sort.hpp"
+#include "kpkg/bundle/render.hpp"
 #include "kpkg/io/load.hpp"
 
 namespace kpkg::catalog::detail {
@@ -130,7 +131,7 @@ std::string fold_key(std::string_view k) {
 }
 
 // Whether a key of the blob fills the struct field `field` (all lower-case ASCII in fold form).
-bool matches_field(std::string_view key, std::string_view folded_field) {
+inline bool matches_field(std::string_view key, std::string_view folded_field) {
     if (key.size() == folded_field.size()) {
         bool same = true;
         for (std::size_t i = 0; i < key.size() && same; ++i) {
@@ -141,8 +142,10 @@ bool matches_field(std::string_view key, std::string_view folded_field) {
         if (same) return true;
     }
     // The long forms (U+017F, U+212A) are longer than the letters they fold to.
-    if (key.size() <= folded_field.size()) return false;
-    return fold_key(key) == folded_field;
+    if (key.size() <= folded_field.size() || key.size() > folded_field.size() * 3) return false;
+    for (const char c : key)
+        if (c == '\xC5' || c == '\xE2') return fold_key(key) == folded_field;
+    return false;
 }
 
 const char* kind_word(JsonTree::Type t) {
@@ -195,6 +198,20 @@ void append_go_string(std::string& out, std::string_view s) {
     const char* const end = p + s.size();
     const char* run = p;
     while (p < end) {
+        // Eight bytes at a time while none needs a look: no control character, quote,
+        // backslash or 0xE2 (the first byte of U+2028 and U+2029).
+        while (end - p >= 8) {
+            std::uint64_t x;
+            std::memcpy(&x, p, 8);
+            constexpr std::uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+            auto zero_byte = [&](std::uint64_t v) { return (v - ones) & ~v & high; };
+            const std::uint64_t special =
+                ((x - ones * 0x20) & ~x & high) | zero_byte(x ^ (ones * '"')) |
+                zero_byte(x ^ (ones * '\\')) | zero_byte(x ^ (ones * 0xE2));
+            if (special != 0) break;
+            p += 8;
+        }
+        if (p >= end) break;
         const auto c = static_cast<unsigned char>(*p);
         if (c >= 0x20 && c != '"' && c != '\\' && c != 0xE2) {
             ++p;
@@ -204,7 +221,7 @@ void append_go_string(std::string& out, std::string_view s) {
             if (end - p >= 3 && static_cast<unsigned char>(p[1]) == 0x80 &&
                 (static_cast<unsigned char>(p[2]) == 0xA8 ||
                  static_cast<unsigned char>(p[2]) == 0xA9)) {
-                out.append(run, p);
+                out.append(run, static_cast<std::size_t>(p - run));
                 out += static_cast<unsigned char>(p[2]) == 0xA8 ? "\\u2028" : "\\u2029";
                 p += 3;
                 run = p;
@@ -213,7 +230,7 @@ void append_go_string(std::string& out, std::string_view s) {
             }
             continue;
         }
-        out.append(run, p);
+        out.append(run, static_cast<std::size_t>(p - run));
         switch (c) {
         case '"':
             out += "\\\"";
@@ -243,7 +260,7 @@ void append_go_string(std::string& out, std::string_view s) {
         }
         run = ++p;
     }
-    out.append(run, p);
+    out.append(run, static_cast<std::size_t>(p - run));
     out += '"';
 }
 
@@ -343,6 +360,20 @@ bool JsonParser::parse(std::string_view in, std::size_t& pos, std::uint32_t& lin
         std::size_t q = p;
         const auto* u = reinterpret_cast<const unsigned char*>(in.data());
         while (q < in.size()) {
+            // Eight plain ASCII bytes at a time: no quote, backslash, control or non-ASCII.
+            while (in.size() - q >= 8) {
+                std::uint64_t x;
+                std::memcpy(&x, u + q, 8);
+                constexpr std::uint64_t ones = 0x0101010101010101ULL;
+                constexpr std::uint64_t high = 0x8080808080808080ULL;
+                auto zero_byte = [&](std::uint64_t v) { return (v - ones) & ~v & high; };
+                if ((((x - ones * 0x20) & ~x) | x | zero_byte(x ^ (ones * '"')) |
+                     zero_byte(x ^ (ones * '\\'))) &
+                    high)
+                    break;
+                q += 8;
+            }
+            if (q >= in.size()) break;
             const unsigned c = u[q];
             if (c == '"' || c == '\\' || c < 0x20) break;
             if (c < 0x80) {
@@ -641,67 +672,205 @@ bool JsonParser::parse(std::string_view in, std::size_t& pos, std::uint32_t& lin
 }
 
 // ------------------------------------------------------------------------------------------------
+// YAML documents
+
+namespace {
+
+class YamlToTree {
+public:
+    YamlToTree(JsonTree& t, BlobError& err) : t_(t), err_(err) {}
+
+    bool value(const io::Node& n) {
+        switch (n.kind) {
+        case io::Kind::sequence: {
+            const std::size_t i = t_.open(JsonTree::Type::array);
+            for (std::size_t k = 0; k < n.items.size(); ++k) {
+                path_.push_back({{}, static_cast<std::int64_t>(k)});
+                if (!value(n.items[k])) return false;
+                path_.pop_back();
+            }
+            t_.close(i, static_cast<std::uint32_t>(n.items.size()));
+            return true;
+        }
+        case io::Kind::mapping: {
+            const std::size_t i = t_.open(JsonTree::Type::object);
+            for (const auto& e : n.fields) {
+                t_.add_string(e.key);
+                path_.push_back({e.key, -1});
+                if (!value(e.value)) return false;
+                path_.pop_back();
+            }
+            t_.close(i, static_cast<std::uint32_t>(n.fields.size()));
+            return true;
+        }
+        default:
+            break;
+        }
+        std::string& a = t_.arena();
+        const std::size_t mark = a.size();
+        switch (bundle::append_go_scalar(a, n)) {
+        case bundle::GoScalarKind::string:
+            t_.add_string(n.text);
+            return true;
+        case bundle::GoScalarKind::invalid:
+            return fail("a value has no JSON form (.inf or .nan); opm cannot read this document");
+        case bundle::GoScalarKind::literal:
+            break;
+        }
+        const std::string_view lit(a.data() + mark, a.size() - mark);
+        if (lit == "null" || lit == "true" || lit == "false") {
+            const auto type = lit == "null"   ? JsonTree::Type::null
+                              : lit == "true" ? JsonTree::Type::boolean_true
+                                              : JsonTree::Type::boolean_false;
+            a.resize(mark);
+            t_.add(type);
+            return true;
+        }
+        // A number as sigs.k8s.io/yaml writes it, then read back as a float64 by opm's Meta.
+        const std::string literal(lit);
+        a.resize(mark);
+        if (!append_go_number(a, literal))
+            return fail("number " + literal + " does not fit a float64");
+        t_.add_number_from(mark);
+        return true;
+    }
+
+private:
+    bool fail(std::string msg) {
+        err_.message = std::move(msg);
+        err_.path = path_;
+        return false;
+    }
+
+    JsonTree& t_;
+    BlobError& err_;
+    Path path_;
+};
+
+} // namespace
+
+bool tree_from_yaml(const io::Node& doc, JsonTree& tree, BlobError& err) {
+    tree.reset();
+    return YamlToTree(tree, err).value(doc);
+}
+
+// ------------------------------------------------------------------------------------------------
 // Indentation
 
+namespace {
+
+// Bytes gathered in a local buffer and appended to a string in blocks: cheaper than one
+// std::string append per character.
+class BlockWriter {
+public:
+    explicit BlockWriter(std::string& out) : out_(out) {}
+    BlockWriter(const BlockWriter&) = delete;
+    BlockWriter& operator=(const BlockWriter&) = delete;
+    ~BlockWriter() { flush(); }
+    void put(char c) {
+        if (n_ == sizeof buf_) flush();
+        buf_[n_++] = c;
+    }
+    void put(const char* p, std::size_t len) {
+        if (len > sizeof buf_ - n_) {
+            flush();
+            if (len > sizeof buf_ / 2) {
+                out_.append(p, len);
+                return;
+            }
+        }
+        std::memcpy(buf_ + n_, p, len);
+        n_ += len;
+    }
+    void spaces(std::size_t len) {
+        while (len > 0) {
+            if (n_ == sizeof buf_) flush();
+            const std::size_t k = std::min(len, sizeof buf_ - n_);
+            std::memset(buf_ + n_, ' ', k);
+            n_ += k;
+            len -= k;
+        }
+    }
+    void flush() {
+        out_.append(buf_, n_);
+        n_ = 0;
+    }
+
+private:
+    std::string& out_;
+    char buf_[8192];
+    std::size_t n_ = 0;
+};
+
+} // namespace
+
 void append_indented(std::string& out, std::string_view s) {
-    out.reserve(out.size() + s.size() + s.size() / 4 + 16);
+    BlockWriter w(out);
     int depth = 0;
     auto newline = [&](int d) {
-        out += '\n';
-        out.append(static_cast<std::size_t>(d) * 4, ' ');
+        w.put('\n');
+        w.spaces(static_cast<std::size_t>(d) * 4);
     };
-    std::size_t i = 0;
-    const std::size_t n = s.size();
-    while (i < n) {
-        const char c = s[i];
+    const char* p = s.data();
+    const char* const end = p + s.size();
+    while (p < end) {
+        const char c = *p;
         switch (c) {
         case '"': {
-            std::size_t j = i + 1;
+            // Copy the string token as it is: up to the closing quote, skipping escaped ones.
+            const char* q = p + 1;
             for (;;) {
-                const void* hit = std::memchr(s.data() + j, '"', n - j);
-                if (hit == nullptr) {
-                    j = n;
+                q = static_cast<const char*>(
+                    std::memchr(q, '"', static_cast<std::size_t>(end - q)));
+                if (q == nullptr) {
+                    q = end;
                     break;
                 }
-                j = static_cast<std::size_t>(static_cast<const char*>(hit) - s.data());
                 std::size_t bs = 0;
-                while (j - bs > i + 1 && s[j - bs - 1] == '\\')
+                while (q - bs > p + 1 && q[-1 - static_cast<std::ptrdiff_t>(bs)] == '\\')
                     ++bs;
-                ++j;
+                ++q;
                 if (bs % 2 == 0) break;
             }
-            out.append(s.substr(i, j - i));
-            i = j;
+            w.put(p, static_cast<std::size_t>(q - p));
+            p = q;
             continue;
         }
         case '{':
         case '[':
-            out += c;
-            if (i + 1 < n && (s[i + 1] == '}' || s[i + 1] == ']')) {
-                out += s[i + 1];
-                i += 2;
+            if (p + 1 < end && (p[1] == '}' || p[1] == ']')) {
+                w.put(p, 2);
+                p += 2;
                 continue;
             }
+            w.put(c);
             newline(++depth);
             break;
         case '}':
         case ']':
             newline(--depth);
-            out += c;
+            w.put(c);
             break;
         case ',':
-            out += ',';
+            w.put(',');
             newline(depth);
             break;
         case ':':
-            out += ": ";
+            w.put(": ", 2);
             break;
-        default:
-            out += c;
+        default: {
+            // A number or literal: up to the next structural character.
+            const char* q = p + 1;
+            while (q < end && *q != ',' && *q != '}' && *q != ']' && *q != ':')
+                ++q;
+            w.put(p, static_cast<std::size_t>(q - p));
+            p = q;
+            continue;
         }
-        ++i;
+        }
+        ++p;
     }
-    out += '\n';
+    w.put('\n');
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -906,35 +1075,23 @@ public:
                        kind_word(t_.at(node).type));
     }
 
-    // The members of object `obj` in the order Go's decoder sees them after the map round trip:
-    // sorted, one per key.
-    std::vector<std::size_t> members(std::size_t obj) {
-        std::vector<std::size_t> keys;
-        const std::size_t end = t_.next(obj);
-        for (std::size_t k = obj + 1; k < end; k = t_.next(k + 1))
-            keys.push_back(k);
-        std::stable_sort(keys.begin(), keys.end(),
-                         [&](std::size_t a, std::size_t b) { return t_.text(a) < t_.text(b); });
-        std::vector<std::size_t> out;
-        for (std::size_t r = 0; r < keys.size(); ++r) {
-            if (r + 1 < keys.size() && t_.text(keys[r]) == t_.text(keys[r + 1])) continue;
-            out.push_back(keys[r]);
-        }
-        return out;
-    }
-
-    // For each field name (lower-case), the value node the struct field ends up with: the last
-    // matching key in decoding order; npos when none.
+    // For each field name (lower-case), the value node the struct field ends up with, npos when
+    // none. Go decodes the map opm re-encoded: keys in byte order, one per key (the last of
+    // repeated keys), each filling the field it matches; so the winner is the greatest matching
+    // key, and of equal keys the last one.
     static constexpr std::size_t npos = static_cast<std::size_t>(-1);
     template <std::size_t N>
     std::array<std::size_t, N> fields(std::size_t obj,
                                       const std::array<std::string_view, N>& names) {
         std::array<std::size_t, N> got;
         got.fill(npos);
-        for (std::size_t key : members(obj)) {
-            const std::string_view k = t_.text(key);
-            for (std::size_t f = 0; f < N; ++f)
-                if (matches_field(k, names[f])) got[f] = key + 1;
+        const std::size_t end = t_.next(obj);
+        for (std::size_t k = obj + 1; k < end; k = t_.next(k + 1)) {
+            const std::string_view key = t_.text(k);
+            for (std::size_t f = 0; f < N; ++f) {
+                if (!matches_field(key, names[f])) continue;
+                if (got[f] == npos || t_.text(got[f] - 1) <= key) got[f] = k + 1;
+            }
         }
         return got;
     }
@@ -1072,21 +1229,36 @@ bool BlobConverter::convert(const JsonTree& t, std::string& out, BlobInfo& info,
         Decoder d(t, {}, err);
         // Meta: top-level keys differing only in case are an error; schema, package and name
         // (matched ignoring case) must be strings when present.
-        const std::vector<std::size_t> top = d.members(0);
         {
-            std::vector<std::pair<std::string, std::size_t>> folded;
-            folded.reserve(top.size());
-            for (std::size_t k : top)
-                folded.emplace_back(fold_key(t.text(k)), k);
-            std::stable_sort(folded.begin(), folded.end(),
-                             [](const auto& a, const auto& b) { return a.first < b.first; });
-            for (std::size_t i = 0; i + 1 < folded.size(); ++i) {
-                if (folded[i].first != folded[i + 1].first) continue;
-                d.push(std::string(t.text(folded[i + 1].second)));
-                d.fail(folded[i + 1].second,
-                       "keys \"" + std::string(t.text(folded[i].second)) + "\" and \"" +
-                           std::string(t.text(folded[i + 1].second)) +
-                           "\" differ only in case (opm matches them as the same key)");
+            // Two distinct keys that fold to the same: compared pairwise (a blob has few
+            // top-level keys); the long forms of s and k need the full fold.
+            const std::size_t end = t.next(0);
+            auto ascii_fold_equal = [](std::string_view a, std::string_view b) {
+                if (a.size() != b.size()) return false;
+                for (std::size_t i = 0; i < a.size(); ++i) {
+                    char x = a[i], y = b[i];
+                    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+                    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+                    if (x != y) return false;
+                }
+                return true;
+            };
+            auto long_form = [](std::string_view k) {
+                return k.find('\xC5') != std::string_view::npos ||
+                       k.find('\xE2') != std::string_view::npos;
+            };
+            for (std::size_t i = 1; i < end; i = t.next(i + 1)) {
+                const std::string_view a = t.text(i);
+                for (std::size_t j = t.next(i + 1); j < end; j = t.next(j + 1)) {
+                    const std::string_view b = t.text(j);
+                    if (a == b) continue; // the same key twice: the map keeps the last
+                    const bool same = (long_form(a) || long_form(b)) ? fold_key(a) == fold_key(b)
+                                                                     : ascii_fold_equal(a, b);
+                    if (!same) continue;
+                    d.push(std::string(b));
+                    d.fail(j, "keys \"" + std::string(a) + "\" and \"" + std::string(b) +
+                                  "\" differ only in case (opm matches them as the same key)");
+                }
             }
         }
         // A properties list: [{"type": ..., "value": <raw>}], elements in order, or for a
@@ -1137,17 +1309,17 @@ bool BlobConverter::convert(const JsonTree& t, std::string& out, BlobInfo& info,
             out += ']';
         };
         std::string meta[3];
-        static const std::string_view meta_names[3] = {"schema", "package", "name"};
-        for (std::size_t k : top) {
-            for (int m = 0; m < 3; ++m) {
-                if (fold_key(t.text(k)) != meta_names[m]) continue;
-                if (t.at(k + 1).type != JsonTree::Type::string) {
-                    d.push(std::string(t.text(k)));
-                    d.fail(k + 1, "\"" + std::string(t.text(k)) + "\" must be a string, not " +
-                                      kind_word(t.at(k + 1).type));
-                }
-                meta[m] = std::string(t.text(k + 1));
+        static const std::array<std::string_view, 3> meta_names = {"schema", "package", "name"};
+        const auto mf = d.fields(0, meta_names);
+        for (std::size_t m = 0; m < 3; ++m) {
+            if (mf[m] == Decoder::npos) continue;
+            if (t.at(mf[m]).type != JsonTree::Type::string) {
+                const std::string key(t.text(mf[m] - 1));
+                d.push(key);
+                d.fail(mf[m],
+                       "\"" + key + "\" must be a string, not " + kind_word(t.at(mf[m]).type));
             }
+            meta[m] = std::string(t.text(mf[m]));
         }
         const std::string& schema = meta[0];
         if (schema.empty()) {

@@ -96,6 +96,30 @@ public:
     // The index after i's subtree.
     std::size_t next(std::size_t i) const { return i + 1 + nodes_[i].subtree; }
 
+    // Building a tree from a document read some other way (YAML): node texts are copied in.
+    void reset() { clear({}); }
+    std::size_t open(Type t) {
+        nodes_.push_back(Node{t, false, 0, 0, 0, 0, 0, 0});
+        return nodes_.size() - 1;
+    }
+    void close(std::size_t i, std::uint32_t count) {
+        nodes_[i].subtree = static_cast<std::uint32_t>(nodes_.size() - i - 1);
+        nodes_[i].count = count;
+    }
+    void add(Type t) { nodes_.push_back(Node{t, false, 0, 0, 0, 0, 0, 0}); }
+    void add_string(std::string_view s) {
+        const auto off = static_cast<std::uint32_t>(arena_.size());
+        arena_.append(s);
+        nodes_.push_back(
+            Node{Type::string, true, 0, 0, off, static_cast<std::uint32_t>(s.size()), 0, 0});
+    }
+    // A number whose text (Go's spelling) was just appended to arena() from `from` on.
+    void add_number_from(std::size_t from) {
+        nodes_.push_back(Node{Type::number, true, 0, 0, static_cast<std::uint32_t>(from),
+                              static_cast<std::uint32_t>(arena_.size() - from), 0, 0});
+    }
+    std::string& arena() { return arena_; }
+
 private:
     friend class JsonParser;
     std::vector<Node> nodes_;
@@ -124,6 +148,12 @@ private:
     std::size_t max_depth_;
     std::vector<std::size_t> stack_;
 };
+
+// The tree opm's YAML reading makes of a YAML document (sigs.k8s.io/yaml's YAMLToJSON over
+// gopkg.in/yaml.v2, then encoding/json): yaml.v2 typing of plain scalars, numbers as float64.
+// False, with `err` (message and path), when a value has no JSON form (.inf, .nan) or a number
+// does not fit a float64.
+bool tree_from_yaml(const io::Node& doc, JsonTree& tree, BlobError& err);
 
 // Turns parsed blobs into the compact JSON opm writes for them. Keeps scratch space between
 // calls; one per thread.

@@ -96,6 +96,14 @@ io::Node to_node(const Rendered& r);
 // JSON form (.inf, .nan).
 bool append_go_json(std::string& out, const io::Node& node);
 
+// One YAML scalar node as opm's YAML reading (sigs.k8s.io/yaml over gopkg.in/yaml.v2) types it.
+enum class GoScalarKind {
+    string,  // a string: its text is the node's
+    literal, // null, a boolean or a number: its JSON literal was appended to `out`
+    invalid, // .inf or .nan, which have no JSON form
+};
+GoScalarKind append_go_scalar(std::string& out, const io::Node& scalar);
+
 // Standard base64 with padding.
 std::string base64_encode(std::string_view data);
 
