@@ -1,0 +1,91 @@
+// The CEL rules of olm.constraint properties, compiled and evaluated by kpkg itself (Debian has
+// no C++ CEL library). OLM compiles a rule with cel-go against one variable and one function and
+// rejects the constraint when compilation fails; kpkg does the same for the subset below and
+// rejects anything outside it, naming the rule and the column of the offending token.
+//
+// Input. `properties` is the candidate bundle's property list, typed list(map(string, dyn)): each
+// item is a map with "type" (string) and "value" (the property value as JSON: objects are maps,
+// arrays lists, every number a double as Go's encoding/json reads it, strings, booleans, null).
+//
+// Subset (CEL syntax and semantics, cel-spec langdef):
+//   literals    int (12, 0x1F, -5), uint (12u), double (1.5, 1e3, .5), string ('x', "x",
+//               '''x''', r'raw', with CEL's escapes), true, false, null; list [a, b];
+//               map {k: v} (keys int, uint, bool or string)
+//   names       properties; the variable of an enclosing macro; .properties
+//   members     e.f and e['f'] on maps; e[i] on lists (int index); has(e.f)
+//   macros      e.all(x, p)  e.exists(x, p)  e.exists_one(x, p)  over lists (elements) and
+//               maps (keys)
+//   functions   semver_compare(a, b) -> int (-1, 0, 1; blang ParseTolerant of each argument, a
+//               number formatted as Go's %v); size(e) and e.size() on strings, lists, maps;
+//               s.startsWith(t), s.endsWith(t), s.contains(t)
+//   operators   by precedence: ?:   ||   &&   == != < <= > >= in   + -   * / %   ! - (unary)
+// Precedence and associativity are CEL's. Equality is heterogeneous (values of different types
+// are unequal, int/uint/double compare on one number line, NaN is unequal to itself); ordering is
+// defined on bool, int, uint, double and string (numbers across types). Arithmetic follows CEL
+// (int and uint overflow, division or modulus by zero are errors; no mixed-type arithmetic; +
+// also joins strings and lists). && and || are commutative as CEL defines them: false && error
+// is false, true || error is true; all() and exists() absorb errors the same way; exists_one()
+// propagates them. A missing map key, an index out of range or an operand of the wrong type is an
+// evaluation error; OLM treats a rule that fails to evaluate as not satisfied, and so does kpkg.
+//
+// Checked when compiled (as cel-go's type checker does): unknown names and functions, operand
+// types that cannot match (1 == 'a', 'a' < 1, !1), and a result that is not of type bool (a rule
+// of type dyn, e.g. `properties[0].value`, is rejected as OLM rejects it). Not in the subset,
+// and rejected with that reason: bytes literals, the map() and filter() macros, type
+// conversions (int(), string(), dyn(), type() ...), matches(), timestamps and durations,
+// message construction, optional syntax (.? and [?]).
+//
+// Limits: a rule of at most 100,000 characters (cel-go's default), nesting at most 250 levels
+// deep (cel-go's default recursion limit; 100,000 nested parentheses are an error, not a crash),
+// and at most 1,000,000 evaluation steps per bundle (a rule that needs more fails to evaluate).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kpkg/core/result.hpp"
+#include "kpkg/resolve/constraint.hpp"
+
+namespace kpkg::resolve {
+
+inline constexpr std::size_t cel_max_rule_chars = 100'000; // code points
+inline constexpr std::size_t cel_max_depth = 250;
+inline constexpr std::uint64_t cel_max_steps = 1'000'000;
+
+// What a rule says about one bundle.
+struct CelOutcome {
+    enum class Kind : std::uint8_t { holds, fails, error };
+    Kind kind = Kind::fails;
+    std::string error; // kind == error: why, e.g. "no such key: version"
+
+    bool holds() const { return kind == Kind::holds; }
+};
+
+class CelProgram {
+public:
+    // Parses and type-checks `rule`. Errors are Error::invalid (exit 3) with a message of the form
+    // "column 23: undeclared reference to 'foo'" ("line 2, column 5: ..." for a rule of several
+    // lines; columns count characters from 1) and two notes: the rule's line and a caret under
+    // the column.
+    static Result<std::shared_ptr<const CelProgram>> compile(std::string_view rule);
+
+    // Evaluates the rule against one bundle's properties. Never throws on any input; thread-safe.
+    CelOutcome evaluate(const std::vector<PropertyValue>& properties) const;
+
+    const std::string& rule() const;
+
+    struct Impl;
+    explicit CelProgram(std::unique_ptr<Impl> impl);
+    ~CelProgram();
+    CelProgram(const CelProgram&) = delete;
+    CelProgram& operator=(const CelProgram&) = delete;
+
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace kpkg::resolve
