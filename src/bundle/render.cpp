@@ -2063,7 +2063,7 @@ private:
     }
     void write(std::string_view v, std::size_t& i) {
         const std::size_t w = std::min(width_of(static_cast<unsigned char>(v[i])), v.size() - i);
-        out_.append(v.substr(i, w));
+        out_.append(v.data() + i, w);
         ++column_;
         i += w;
     }
@@ -2216,6 +2216,40 @@ private:
             flow_ind = true;
         }
         for (std::size_t i = 0, w = 0; i < v.size(); i += w) {
+            if (i > 0) {
+                // A run of printable ASCII that is neither space nor an indicator changes nothing
+                // but the "previous character" state.
+                // Spaces and '\n' update the space/break state as below.
+                std::size_t j = i;
+                while (j < v.size()) {
+                    const char c = v[j];
+                    if (c == ' ') {
+                        if (j + 1 == v.size()) trailing_space = true;
+                        if (prev_break) break_space = true;
+                        prev_space = true;
+                        prev_break = false;
+                        preceded_by_ws = true;
+                    } else if (c == '\n') {
+                        line_breaks = true;
+                        if (j + 1 == v.size()) trailing_break = true;
+                        if (prev_space) space_break = true;
+                        prev_space = false;
+                        prev_break = true;
+                        preceded_by_ws = true;
+                    } else if (c < 0x20 || c >= 0x7F || c == ',' || c == '?' || c == '[' ||
+                               c == ']' || c == '{' || c == '}' || c == ':' || c == '#') {
+                        break;
+                    } else {
+                        prev_space = prev_break = false;
+                        preceded_by_ws = false;
+                    }
+                    ++j;
+                }
+                if (j > i) {
+                    w = j - i;
+                    continue;
+                }
+            }
             w = width_of(static_cast<unsigned char>(v[i]));
             followed_by_ws = i + w >= v.size() || is_blankz(v, i + w);
             const char c = v[i];
@@ -2511,12 +2545,12 @@ private:
 
     // Writes the character at i and the ones after it up to a space, a possible line break or
     // `stop`, in one append (what a write() per character would write).
-    void write_run(std::string_view v, std::size_t& i, char stop) {
+    void write_run(std::string_view v, std::size_t& i, char stop, bool stop_at_space = true) {
         std::size_t j = i;
         int chars = 0;
         while (j < v.size()) {
             const auto c = static_cast<unsigned char>(v[j]);
-            if (c == ' ' || c == '\n' || c == '\r' || c == 0xC2 || c == 0xE2 ||
+            if ((c == ' ' && stop_at_space) || c == '\n' || c == '\r' || c == 0xC2 || c == 0xE2 ||
                 (stop != '\0' && c == static_cast<unsigned char>(stop)))
                 break;
             if ((c & 0xC0) != 0x80) ++chars;
@@ -2736,7 +2770,7 @@ private:
                 breaks = true;
             } else {
                 if (breaks) write_indent();
-                write(v, i);
+                write_run(v, i, '\0', false);
                 indention_ = false;
                 breaks = false;
             }
