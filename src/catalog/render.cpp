@@ -16,8 +16,13 @@
 // blobs without a schema.
 #include "kpkg/catalog/render.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
 #include <cstring>
 #include <map>
@@ -366,6 +371,33 @@ void rendered_bundle_json(const bundle::Rendered& r, std::string& out) {
     out += '}';
 }
 
+// A regular file read whole with one open, fstat and read (io::read_file also looks the path up
+// first). False for anything else (errors, special files, over the size limit): io::read_file
+// then reads it or says why it cannot.
+bool read_regular(const fs::path& path, const io::Limits& limits, std::string& out) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat sb {};
+    bool ok = ::fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+              static_cast<std::uint64_t>(sb.st_size) <= limits.max_file_bytes;
+    if (ok) {
+        out.resize(static_cast<std::size_t>(sb.st_size));
+        std::size_t used = 0;
+        while (ok && used < out.size()) {
+            const ssize_t n = ::read(fd, out.data() + used, out.size() - used);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) {
+                ok = n == 0; // the file shrank meanwhile: what is there
+                break;
+            }
+            used += static_cast<std::size_t>(n);
+        }
+        out.resize(used);
+    }
+    ::close(fd);
+    return ok;
+}
+
 Result<void> load_unit(const Unit& unit, Worker& w, UnitOut& u) {
     if (unit.kind == Unit::Kind::bundle) {
         auto loaded = KPKG_TRY(bundle::load(unit.path));
@@ -382,7 +414,9 @@ Result<void> load_unit(const Unit& unit, Worker& w, UnitOut& u) {
     }
     const bool in = unit.kind == Unit::Kind::stdin_;
     const std::string file = in ? std::string("<stdin>") : unit.path.string();
-    const std::string text = KPKG_TRY(io::read_file(in ? fs::path("-") : unit.path, w.limits));
+    std::string text;
+    if (in || !read_regular(unit.path, w.limits, text))
+        text = KPKG_TRY(io::read_file(in ? fs::path("-") : unit.path, w.limits));
     u.out.reserve(text.size());
     if (looks_like_json(text)) return json_stream(text, file, w, u);
     return yaml_stream(text, 0, 1, 0, file, w, u, nullptr);
@@ -485,7 +519,8 @@ void RenderedCatalog::write(RenderFormat format, const std::function<void(std::s
         }
         return;
     }
-    // Workers format chunks ahead into a ring of slots; this thread writes them in order.
+    // Workers format chunks ahead into a ring of slots; this thread writes them in order. The
+    // buffers circulate (swapped in and out of the slots), so their memory is reused.
     const std::size_t window = static_cast<std::size_t>(nt) * 2;
     std::vector<std::string> slot(window);
     std::vector<char> ready(window, 0);
@@ -494,6 +529,7 @@ void RenderedCatalog::write(RenderFormat format, const std::function<void(std::s
     std::size_t next = 0;    // next chunk to hand to a worker
     std::size_t written = 0; // chunks written so far
     auto worker = [&] {
+        std::string buf;
         for (;;) {
             std::size_t c;
             {
@@ -502,11 +538,10 @@ void RenderedCatalog::write(RenderFormat format, const std::function<void(std::s
                 if (next >= chunks) return;
                 c = next++;
             }
-            std::string out;
-            format_chunk(c, out);
+            format_chunk(c, buf);
             {
                 std::lock_guard lk(mu);
-                slot[c % window] = std::move(out);
+                std::swap(slot[c % window], buf);
                 ready[c % window] = 1;
             }
             cv_ready.notify_all();
@@ -515,31 +550,30 @@ void RenderedCatalog::write(RenderFormat format, const std::function<void(std::s
     std::vector<std::thread> pool;
     for (unsigned t = 1; t < nt; ++t)
         pool.emplace_back(worker);
+    std::string mine, spare;
     for (std::size_t c = 0; c < chunks; ++c) {
-        std::string out;
         {
             std::unique_lock lk(mu);
             // Format a chunk here too while waiting, if one is free to take.
             while (!ready[c % window]) {
                 if (next < chunks && next < written + window) {
-                    const std::size_t mine = next++;
+                    const std::size_t own = next++;
                     lk.unlock();
-                    std::string tmp;
-                    format_chunk(mine, tmp);
+                    format_chunk(own, spare);
                     lk.lock();
-                    slot[mine % window] = std::move(tmp);
-                    ready[mine % window] = 1;
+                    std::swap(slot[own % window], spare);
+                    ready[own % window] = 1;
                     cv_ready.notify_all();
                 } else {
                     cv_ready.wait(lk);
                 }
             }
-            out = std::move(slot[c % window]);
+            std::swap(mine, slot[c % window]);
             ready[c % window] = 0;
             ++written;
         }
         cv_free.notify_all();
-        sink(out);
+        sink(mine);
     }
     for (auto& t : pool)
         t.join();
@@ -581,12 +615,13 @@ Result<RenderedCatalog> prepare_render(const std::vector<std::string>& sources,
     for (unsigned t = 0; t < nt; ++t)
         workers.push_back(std::make_unique<Worker>(opts.limits));
     // Larger files first, so that no thread is left with a big one at the end; the results
-    // stay in source order.
+    // stay in source order. (With thousands of files each is small: no need to look.)
     std::vector<std::size_t> schedule(units.size());
-    {
+    for (std::size_t i = 0; i < units.size(); ++i)
+        schedule[i] = i;
+    if (units.size() <= 2048) {
         std::vector<std::uintmax_t> size(units.size(), 0);
         for (std::size_t i = 0; i < units.size(); ++i) {
-            schedule[i] = i;
             std::error_code ec;
             if (units[i].kind == Unit::Kind::file) {
                 const auto n = fs::file_size(units[i].path, ec);

@@ -14,6 +14,7 @@
 
 #include "kpkg/bundle/bundle.hpp"
 #include "kpkg/bundle/render.hpp"
+#include "kpkg/catalog/load.hpp"
 #include "kpkg/catalog/render.hpp"
 #include "kpkg/io/load.hpp"
 #include "support/support.hpp"
@@ -164,6 +165,33 @@ TEST(CatalogRender, FlowMappingYamlThatLooksLikeJson) {
     t.write("c/x.yaml", "{schema: olm.package, name: flow}\n");
     EXPECT_EQ(render_json(t / "c"), "{\n    \"schema\": \"olm.package\",\n    \"name\": "
                                     "\"flow\",\n    \"defaultChannel\": \"\"\n}\n");
+}
+
+// The files read are the ones catalog::load reads: .indexignore (gitignore syntax, nested files
+// applying below their directory, "!" re-including), hidden files and directories skipped.
+TEST(CatalogRender, IndexIgnoreSelectsTheSameFilesAsLoad) {
+    TempDir t;
+    t.write("c/.indexignore", "*.md\n!keep.md\nsub/skip.yaml\n");
+    t.write("c/a.yaml", "schema: olm.package\nname: a\n");
+    t.write("c/readme.md", "not a catalog [\n");
+    t.write("c/keep.md", "schema: olm.package\nname: k\n");
+    t.write("c/sub/skip.yaml", "garbage: [\n");
+    t.write("c/sub/.indexignore", "x.yaml\n");
+    t.write("c/sub/x.yaml", "garbage: [\n");
+    t.write("c/sub/y.md", "garbage: [\n");
+    t.write("c/sub/z.yaml", "schema: olm.package\nname: z\n");
+    t.write("c/.hidden/h.yaml", "garbage: [\n");
+    t.write("c/sub/deeper/w.yaml", "schema: olm.package\nname: w\n");
+    const std::string out = render_json(t / "c");
+    std::vector<std::string> names;
+    for (const auto& d : io::parse_json(out, "<out>").take())
+        names.push_back(d.root.get("name")->text);
+    EXPECT_EQ(names, (std::vector<std::string>{"a", "k", "w", "z"}));
+    std::vector<std::string> loaded;
+    for (const auto& p : catalog::load(t / "c").take().packages)
+        loaded.push_back(p.name);
+    std::sort(loaded.begin(), loaded.end());
+    EXPECT_EQ(loaded, names);
 }
 
 TEST(CatalogRender, DocumentSeparatorWithCommentAndEmptyDocuments) {
