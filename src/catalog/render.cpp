@@ -595,7 +595,8 @@ Result<RenderedCatalog> prepare_render(const std::vector<std::string>& sources,
         std::error_code ec;
         const fs::file_status st = fs::status(src, ec);
         if (ec || !fs::exists(st))
-            return fail(Error::invalid("no such file or directory: " + src, SourcePos{src}));
+            return fail(Error::io("cannot read \"" + src + "\": no such file or directory",
+                                  SourcePos{src}));
         if (fs::is_directory(st)) {
             if (is_bundle_dir(src)) {
                 units.push_back({Unit::Kind::bundle, src});

@@ -361,6 +361,7 @@ TEST(CatalogRenderBadInput, FileOverTheSizeLimitIsAnIoError) {
 
 TEST(CatalogRenderBadInput, MissingSourceAndBrokenBundleDirectory) {
     const Error missing = render_error({"/nonexistent/kpkg-render"});
+    EXPECT_EQ(missing.code, ExitCode::error) << missing.str();
     EXPECT_NE(missing.message.find("/nonexistent/kpkg-render"), std::string::npos);
     const Error bundle = render_error({testdata("bundles/load-empty-manifests").string()});
     EXPECT_EQ(bundle.code, ExitCode::invalid) << bundle.str();
