@@ -53,25 +53,40 @@ struct Unit {
     fs::path path;
 };
 
+// Where a blob's compact JSON is: worker, block of that worker's arena, offset, length.
 struct BlobSpan {
+    std::uint32_t worker = 0, block = 0;
     std::size_t off = 0, len = 0;
     BlobInfo info;
 };
 
-// What one unit yields: its blobs' compact JSON back to back, and where each one is.
+// What one unit yields: where each of its blobs is.
 struct UnitOut {
-    std::string out;
     std::vector<BlobSpan> blobs;
     std::optional<Error> error;
 };
 
-// Per-thread scratch space.
+// Per-thread scratch space, and the thread's arena: the blobs it made, back to back in large
+// blocks (no per-file allocation, no copying, each page touched once).
 struct Worker {
-    explicit Worker(const io::Limits& limits) : limits(limits), parser(limits.max_depth) {}
+    Worker(const io::Limits& limits, std::uint32_t id)
+        : limits(limits), id(id), parser(limits.max_depth) {}
     const io::Limits& limits;
+    std::uint32_t id;
     detail::JsonParser parser;
     detail::JsonTree tree;
     detail::BlobConverter conv;
+    std::vector<std::string> blocks;
+
+    static constexpr std::size_t kBlock = std::size_t{8} << 20;
+    // The block the next blob goes to.
+    std::string& arena() {
+        if (blocks.empty() || blocks.back().size() >= kBlock) {
+            blocks.emplace_back();
+            blocks.back().reserve(kBlock + kBlock / 4);
+        }
+        return blocks.back();
+    }
 };
 
 // The byte length of the Unicode white space character (Go's unicode.IsSpace) at p, or 0.
@@ -129,8 +144,10 @@ io::Mark resolve_mark(const io::Node& root, const detail::Path& path) {
     return m;
 }
 
-void add_blob(UnitOut& u, std::size_t before, BlobInfo&& info) {
-    u.blobs.push_back({before, u.out.size() - before, std::move(info)});
+void add_blob(UnitOut& u, const Worker& w, std::size_t before, BlobInfo&& info) {
+    const std::string& a = w.blocks.back();
+    u.blobs.push_back({w.id, static_cast<std::uint32_t>(w.blocks.size() - 1), before,
+                       a.size() - before, std::move(info)});
 }
 
 // The documents of a YAML stream as apimachinery's YAMLReader splits them: [begin, end) and
@@ -262,12 +279,13 @@ Result<void> yaml_document(std::string_view text, const DocSpan& d, int index,
         return fail(Error::invalid(err.message, shift(io::pos_of(file, m, index))));
     }
     BlobInfo info;
-    const std::size_t before = u.out.size();
-    if (!w.conv.convert(w.tree, u.out, info, err)) {
+    std::string& a = w.arena();
+    const std::size_t before = a.size();
+    if (!w.conv.convert(w.tree, a, info, err)) {
         const io::Mark m = resolve_mark(root, err.path);
         return fail(Error::invalid(err.message, shift(io::pos_of(file, m, index))));
     }
-    add_blob(u, before, std::move(info));
+    add_blob(u, w, before, std::move(info));
     return {};
 }
 
@@ -321,10 +339,11 @@ Result<void> json_stream(std::string_view text, const std::string& file, Worker&
             return yaml_stream(text, from, from_line, count, file, w, u, &json_error);
         }
         BlobInfo info;
-        const std::size_t before = u.out.size();
-        if (!w.conv.convert(w.tree, u.out, info, err))
+        std::string& a = w.arena();
+        const std::size_t before = a.size();
+        if (!w.conv.convert(w.tree, a, info, err))
             return fail(Error::invalid(err.message, pos_at(file, err.line, err.column, count)));
-        add_blob(u, before, std::move(info));
+        add_blob(u, w, before, std::move(info));
         ++count;
         last_end = pos;
         last_line = line;
@@ -407,9 +426,10 @@ Result<void> load_unit(const Unit& unit, Worker& w, UnitOut& u) {
         info.schema = "olm.bundle";
         info.package = r.package;
         info.name = r.name;
-        const std::size_t before = u.out.size();
-        rendered_bundle_json(r, u.out);
-        add_blob(u, before, std::move(info));
+        std::string& a = w.arena();
+        const std::size_t before = a.size();
+        rendered_bundle_json(r, a);
+        add_blob(u, w, before, std::move(info));
         return {};
     }
     const bool in = unit.kind == Unit::Kind::stdin_;
@@ -417,7 +437,6 @@ Result<void> load_unit(const Unit& unit, Worker& w, UnitOut& u) {
     std::string text;
     if (in || !read_regular(unit.path, w.limits, text))
         text = KPKG_TRY(io::read_file(in ? fs::path("-") : unit.path, w.limits));
-    u.out.reserve(text.size());
     if (looks_like_json(text)) return json_stream(text, file, w, u);
     return yaml_stream(text, 0, 1, 0, file, w, u, nullptr);
 }
@@ -450,13 +469,15 @@ void parallel_for(std::size_t n, unsigned threads, Job job) {
 
 struct RenderedCatalog::Impl {
     std::vector<UnitOut> units;
+    // Each worker's arena blocks, holding the blobs' compact JSON.
+    std::vector<std::vector<std::string>> blocks;
     // The blobs in output order: unit index and blob index within it.
     std::vector<std::pair<std::uint32_t, std::uint32_t>> order;
 
     std::string_view blob(std::size_t k) const {
         const auto [u, b] = order[k];
         const BlobSpan& s = units[u].blobs[b];
-        return std::string_view(units[u].out).substr(s.off, s.len);
+        return std::string_view(blocks[s.worker][s.block]).substr(s.off, s.len);
     }
 };
 
@@ -614,7 +635,7 @@ Result<RenderedCatalog> prepare_render(const std::vector<std::string>& sources,
     const unsigned nt = thread_count(opts.threads, units.size());
     std::vector<std::unique_ptr<Worker>> workers;
     for (unsigned t = 0; t < nt; ++t)
-        workers.push_back(std::make_unique<Worker>(opts.limits));
+        workers.push_back(std::make_unique<Worker>(opts.limits, t));
     // Larger files first, so that no thread is left with a big one at the end; the results
     // stay in source order. (With thousands of files each is small: no need to look.)
     std::vector<std::size_t> schedule(units.size());
@@ -642,16 +663,15 @@ Result<RenderedCatalog> prepare_render(const std::vector<std::string>& sources,
         auto r = load_unit(units[i], *workers[t], u);
         if (!r.ok()) {
             u.error = std::move(r).error();
-            u.out = std::string();
             u.blobs.clear();
             for (std::size_t cur = first_error.load(); i < cur;)
                 if (first_error.compare_exchange_weak(cur, i)) break;
-        } else {
-            u.out.shrink_to_fit();
         }
     });
     for (auto& u : impl->units)
         if (u.error) return fail(std::move(*u.error));
+    for (auto& w : workers)
+        impl->blocks.push_back(std::move(w->blocks));
 
     // opm's order (declcfg.WriteJSON): group by package, in the input order of each kind.
     struct Group {
