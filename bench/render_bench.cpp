@@ -56,6 +56,13 @@ Run in_child(F fn) {
     return r;
 }
 
+double fastest(const std::vector<Run>& v) {
+    double m = v.empty() ? 0 : v[0].seconds;
+    for (const auto& r : v)
+        m = std::min(m, r.seconds);
+    return m;
+}
+
 Run median(std::vector<Run> v) {
     std::sort(v.begin(), v.end(), [](const Run& a, const Run& b) { return a.seconds < b.seconds; });
     Run m = v[v.size() / 2];
