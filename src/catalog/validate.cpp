@@ -1,13 +1,16 @@
-// Catalog validation: opm's load, model-conversion and model checks, all findings in one run.
+// Catalog validation on the compact model: opm's load, declarative-config and model checks, all
+// findings in one run.
 //
-// Rule names: package.name, package.duplicate, package.default-channel, package.no-channels,
-// package.duplicate-version, channel.unknown-package, channel.duplicate, channel.duplicate-entry,
-// channel.missing-bundle, channel.head, channel.cycle, channel.stranded, bundle.unknown-package,
-// bundle.duplicate, bundle.olm-package, bundle.version, bundle.no-channel, bundle.skip,
-// bundle.skip-range, bundle.image, deprecation.*.
+// One pass per kind of blob, in load order. Names are interned ids (model::Str), so lookups are
+// array or integer-hash lookups: packages by name in an array indexed by string id, channels by
+// (package, name) in one hash table, bundles through Catalog::find_bundle, and the names of one
+// channel's graph in a sparse set indexed by string id that needs no clearing between channels.
+// Strings are built only for findings. The replaces walk is a loop over a visited mark, so a
+// cycle of any length costs one step per entry.
 #include "kpkg/catalog/validate.hpp"
 
 #include <algorithm>
+#include <map>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -18,378 +21,1073 @@
 
 namespace kpkg::catalog {
 
-
 namespace {
 
-using text::quote;
+using model::npos32;
+using model::Str;
 
-std::string key(std::string_view a, std::string_view b) {
-    std::string k;
-    k.reserve(a.size() + b.size() + 1);
-    k.append(a);
-    k.push_back('\0');
-    k.append(b);
-    return k;
+// Lists in messages (heads, stranded bundles, cycles, duplicate versions) show at most this many
+// names, so one finding stays readable and bounded whatever the input.
+constexpr std::size_t max_listed = 100;
+
+// Longest quoted value shown in a message, in bytes.
+constexpr std::size_t max_quoted = 256;
+
+// `s` in double quotes as Go's %q writes it for the cases that matter here: quotes, backslashes
+// and control bytes escaped; a value longer than max_quoted bytes is cut (at a UTF-8 boundary)
+// and its size given, so a message stays one bounded line.
+std::string q(std::string_view s) {
+    std::size_t shown = s.size();
+    if (shown > max_quoted) {
+        shown = max_quoted;
+        while (shown > 0 && (static_cast<unsigned char>(s[shown]) & 0xc0) == 0x80)
+            --shown;
+    }
+    std::string out;
+    out.reserve(shown + 2);
+    out += '"';
+    static const char* hex = "0123456789abcdef";
+    for (std::size_t i = 0; i < shown; ++i) {
+        auto c = static_cast<unsigned char>(s[i]);
+        switch (c) {
+        case '"':
+            out += "\\\"";
+            break;
+        case '\\':
+            out += "\\\\";
+            break;
+        case '\n':
+            out += "\\n";
+            break;
+        case '\t':
+            out += "\\t";
+            break;
+        case '\r':
+            out += "\\r";
+            break;
+        default:
+            if (c < 0x20 || c == 0x7f) {
+                out += "\\x";
+                out += hex[c >> 4];
+                out += hex[c & 15];
+            } else {
+                out += static_cast<char>(c);
+            }
+        }
+    }
+    if (shown < s.size()) out += "...";
+    out += '"';
+    if (shown < s.size()) out += " (" + std::to_string(s.size()) + " bytes)";
+    return out;
 }
 
-// A DNS-1123 subdomain: lower-case alphanumerics, '-' and '.', starting and ending alphanumeric.
-bool valid_package_name(const std::string& s) {
-    if (s.empty() || s.size() > 253) return false;
-    auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-    if (!alnum(s.front()) || !alnum(s.back())) return false;
-    for (char c : s)
-        if (!alnum(c) && c != '-' && c != '.') return false;
+// A name as it is, but with control bytes escaped, for the unquoted lists opm prints.
+std::string esc(std::string_view s) {
+    auto control = [](char ch) {
+        auto c = static_cast<unsigned char>(ch);
+        return c < 0x20 || c == 0x7f;
+    };
+    if (std::none_of(s.begin(), s.end(), control)) return std::string(s);
+    std::string out;
+    static const char* hex = "0123456789abcdef";
+    for (char ch : s) {
+        auto c = static_cast<unsigned char>(ch);
+        if (c == '\n')
+            out += "\\n";
+        else if (c == '\t')
+            out += "\\t";
+        else if (c == '\r')
+            out += "\\r";
+        else if (c < 0x20 || c == 0x7f) {
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        } else {
+            out += ch;
+        }
+    }
+    return out;
+}
+
+// Names joined with `sep`, at most max_listed of them (the rest counted).
+std::string join_listed(const std::vector<std::string>& names, std::string_view sep) {
+    std::string out;
+    std::size_t n = std::min(names.size(), max_listed);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i) out += sep;
+        out += names[i];
+    }
+    if (names.size() > n)
+        out += std::string(sep) + "... (" + std::to_string(names.size() - n) + " more)";
+    return out;
+}
+
+// --- image references (the containers image library's reference grammar) ---------------------
+
+bool is_lower_alnum(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+bool is_alnum(char c) {
+    return is_lower_alnum(c) || (c >= 'A' && c <= 'Z');
+}
+bool is_word(char c) {
+    return is_alnum(c) || c == '_';
+}
+bool is_digit(char c) {
+    return c >= '0' && c <= '9';
+}
+bool is_hex(char c) {
+    return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+// A path component: lower-case alphanumeric runs separated by ".", "_", "__" or dashes.
+bool name_component(std::string_view s) {
+    std::size_t i = 0, n = s.size();
+    auto run = [&] {
+        std::size_t b = i;
+        while (i < n && is_lower_alnum(s[i]))
+            ++i;
+        return i > b;
+    };
+    if (!run()) return false;
+    while (i < n) {
+        if (s[i] == '.') {
+            ++i;
+        } else if (s[i] == '_') {
+            ++i;
+            if (i < n && s[i] == '_') ++i;
+        } else if (s[i] == '-') {
+            while (i < n && s[i] == '-')
+                ++i;
+        } else {
+            return false;
+        }
+        if (!run()) return false;
+    }
     return true;
 }
 
-struct ChannelInfo {
-    const declcfg::Channel* ch = nullptr;
-    // entry name -> entry (first occurrence wins, as a map keyed by name would keep one)
-    std::unordered_map<std::string_view, const declcfg::ChannelEntry*> entries;
+// A registry host: dot-separated alphanumeric labels (inner dashes allowed), then ":port".
+bool domain(std::string_view s) {
+    if (auto c = s.find(':'); c != std::string_view::npos) {
+        std::string_view port = s.substr(c + 1);
+        if (port.empty() || !std::all_of(port.begin(), port.end(), is_digit)) return false;
+        s = s.substr(0, c);
+    }
+    if (s.empty()) return false;
+    std::size_t b = 0;
+    while (true) {
+        std::size_t e = s.find('.', b);
+        std::string_view label = s.substr(b, e == std::string_view::npos ? s.size() - b : e - b);
+        if (label.empty() || !is_alnum(label.front()) || !is_alnum(label.back())) return false;
+        for (char c : label)
+            if (!is_alnum(c) && c != '-') return false;
+        if (e == std::string_view::npos) return true;
+        b = e + 1;
+    }
+}
+
+// name = [domain "/"] component ("/" component)*.
+bool name_matches(std::string_view s) {
+    const std::size_t slash = s.find('/');
+    const std::string_view first = s.substr(0, slash);
+    if (slash == std::string_view::npos) return name_component(first);
+    for (std::size_t b = slash + 1;;) {
+        std::size_t e = s.find('/', b);
+        if (!name_component(s.substr(b, e == std::string_view::npos ? s.size() - b : e - b)))
+            return false;
+        if (e == std::string_view::npos) break;
+        b = e + 1;
+    }
+    return name_component(first) || domain(first);
+}
+
+// digest = algorithm ":" hex{32,}, algorithm = [A-Za-z][A-Za-z0-9]* ([-_+.] [A-Za-z][A-Za-z0-9]*)*.
+bool digest_matches(std::string_view s) {
+    auto c = s.find(':');
+    if (c == std::string_view::npos) return false;
+    std::string_view alg = s.substr(0, c), hex = s.substr(c + 1);
+    if (hex.size() < 32 || !std::all_of(hex.begin(), hex.end(), is_hex)) return false;
+    std::size_t i = 0;
+    while (true) {
+        if (i >= alg.size() ||
+            !((alg[i] >= 'a' && alg[i] <= 'z') || (alg[i] >= 'A' && alg[i] <= 'Z')))
+            return false;
+        while (i < alg.size() && is_alnum(alg[i]))
+            ++i;
+        if (i == alg.size()) return true;
+        if (alg[i] != '-' && alg[i] != '_' && alg[i] != '+' && alg[i] != '.') return false;
+        ++i;
+    }
+}
+
+// The full reference grammar: name [":" tag] ["@" digest]. On a match, `name_len` is the length
+// of the name and `digest` the digest part (empty when absent).
+bool reference_matches(std::string_view s, std::size_t& name_len, std::string_view& digest) {
+    digest = {};
+    if (auto at = s.find('@'); at != std::string_view::npos) {
+        digest = s.substr(at + 1);
+        if (!digest_matches(digest)) return false;
+        s = s.substr(0, at);
+    }
+    // A tag follows the last ':' when no '/' comes after it (a ':' before a '/' is a port).
+    std::size_t colon = s.rfind(':');
+    std::size_t slash = s.rfind('/');
+    if (colon != std::string_view::npos && (slash == std::string_view::npos || colon > slash)) {
+        std::string_view tag = s.substr(colon + 1);
+        if (tag.empty() || tag.size() > 128 || !is_word(tag.front())) return false;
+        for (char c : tag)
+            if (!is_word(c) && c != '.' && c != '-') return false;
+        s = s.substr(0, colon);
+    }
+    name_len = s.size();
+    return name_matches(s);
+}
+
+std::string ascii_lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return out;
+}
+
+// The digest library's validation of a digest the grammar matched.
+std::string digest_problem(std::string_view d) {
+    auto c = d.find(':');
+    std::string_view alg = d.substr(0, c), enc = d.substr(c + 1);
+    std::size_t want = alg == "sha256" ? 64 : alg == "sha384" ? 96 : alg == "sha512" ? 128 : 0;
+    if (want == 0) {
+        // Unknown algorithms: a well-formed one is "unsupported", anything else malformed.
+        bool well_formed = true;
+        std::size_t i = 0;
+        while (well_formed) {
+            std::size_t b = i;
+            while (i < alg.size() && is_lower_alnum(alg[i]))
+                ++i;
+            if (i == b) well_formed = false;
+            if (i == alg.size()) break;
+            if (alg[i] != '.' && alg[i] != '+' && alg[i] != '_' && alg[i] != '-')
+                well_formed = false;
+            ++i;
+        }
+        for (char ch : enc)
+            well_formed = well_formed && (is_alnum(ch) || ch == '=' || ch == '_' || ch == '-');
+        return well_formed ? "unsupported digest algorithm" : "invalid checksum digest format";
+    }
+    if (enc.size() != want) return "invalid checksum digest format";
+    for (char ch : enc)
+        if (!is_digit(ch) && !(ch >= 'a' && ch <= 'f')) return "invalid checksum digest format";
+    return {};
+}
+
+// --- DNS-1123 labels --------------------------------------------------------------------------
+
+bool dns_label(std::string_view s) {
+    if (s.empty() || !is_lower_alnum(s.front()) || !is_lower_alnum(s.back())) return false;
+    for (char c : s)
+        if (!is_lower_alnum(c) && c != '-') return false;
+    return true;
+}
+
+bool dns_subdomain(std::string_view s) {
+    std::size_t b = 0;
+    while (true) {
+        std::size_t e = s.find('.', b);
+        if (!dns_label(s.substr(b, e == std::string_view::npos ? s.size() - b : e - b)))
+            return false;
+        if (e == std::string_view::npos) return true;
+        b = e + 1;
+    }
+}
+
+// --- rules ------------------------------------------------------------------------------------
+
+namespace rule {
+constexpr const char* package_name = "package.name";
+constexpr const char* package_duplicate = "package.duplicate";
+constexpr const char* package_no_channels = "package.no-channels";
+constexpr const char* package_default_channel = "package.default-channel";
+constexpr const char* package_duplicate_version = "package.duplicate-version";
+constexpr const char* channel_unknown_package = "channel.unknown-package";
+constexpr const char* channel_name = "channel.name";
+constexpr const char* channel_duplicate = "channel.duplicate";
+constexpr const char* channel_duplicate_entry = "channel.duplicate-entry";
+constexpr const char* channel_missing_bundle = "channel.missing-bundle";
+constexpr const char* channel_empty = "channel.empty";
+constexpr const char* channel_head = "channel.head";
+constexpr const char* channel_cycle = "channel.cycle";
+constexpr const char* channel_stranded = "channel.stranded";
+constexpr const char* bundle_name = "bundle.name";
+constexpr const char* bundle_package = "bundle.package";
+constexpr const char* bundle_unknown_package = "bundle.unknown-package";
+constexpr const char* bundle_duplicate = "bundle.duplicate";
+constexpr const char* bundle_olm_package = "bundle.olm-package";
+constexpr const char* bundle_version = "bundle.version";
+constexpr const char* bundle_release = "bundle.release";
+constexpr const char* bundle_image = "bundle.image";
+constexpr const char* bundle_related_image = "bundle.related-image";
+constexpr const char* bundle_no_channel = "bundle.no-channel";
+constexpr const char* bundle_skip = "bundle.skip";
+constexpr const char* bundle_skip_range = "bundle.skip-range";
+constexpr const char* deprecation_package = "deprecation.package";
+constexpr const char* deprecation_duplicate = "deprecation.duplicate";
+constexpr const char* deprecation_schema = "deprecation.schema";
+constexpr const char* deprecation_message = "deprecation.message";
+constexpr const char* deprecation_duplicate_reference = "deprecation.duplicate-reference";
+constexpr const char* deprecation_reference = "deprecation.reference";
+} // namespace rule
+
+// Per-name records of one channel's upgrade graph: a sparse set over string ids, so starting the
+// next channel is clearing a small vector, not the whole table.
+struct GraphNode {
+    Str name = 0;
+    std::uint32_t entry = npos32; // the first entry of that name, as an index into Catalog::entries
+    std::uint32_t chain = npos32; // position on the replaces chain from the head
+    bool referenced = false;      // some entry replaces or skips it
+    bool skipped = false;         // some entry skips it
 };
+
+class Graph {
+public:
+    explicit Graph(std::size_t strings) : slot_(strings, 0) {}
+    void clear() { nodes_.clear(); }
+    std::uint32_t at(Str s) {
+        std::uint32_t i = slot_[s];
+        if (i < nodes_.size() && nodes_[i].name == s) return i;
+        i = static_cast<std::uint32_t>(nodes_.size());
+        slot_[s] = i;
+        nodes_.push_back({s});
+        return i;
+    }
+    GraphNode& operator[](std::uint32_t i) { return nodes_[i]; }
+
+private:
+    std::vector<std::uint32_t> slot_;
+    std::vector<GraphNode> nodes_;
+};
+
+constexpr std::uint64_t pair_key(Str a, Str b) {
+    return (std::uint64_t{a} << 32) | b;
+}
 
 class Validator {
 public:
-    explicit Validator(const declcfg::DeclarativeConfig& cfg) : cfg_(cfg) {}
+    Validator(const model::Catalog& c, const ValidateOptions& o)
+        : c_(c), opts_(o), package_of_(c.strings.size(), npos32), graph_(c.strings.size()),
+          image_state_(c.strings.size(), 0) {}
 
-    std::vector<Finding> run() {
+    std::vector<Issue> run() {
+        load_problems();
         packages();
         channels();
         bundles();
-        for (auto& [_, ci] : chans_)
-            channel_graph(ci);
         package_rules();
+        versions();
         deprecations();
-        std::stable_sort(out_.begin(), out_.end(), [](const Finding& a, const Finding& b) {
-            auto rank = [](const Finding& f) {
-                return f.scope == Scope::catalog ? 0 : static_cast<int>(f.scope);
-            };
-            auto sub = [](const Finding& f) -> const std::string& {
-                return f.scope == Scope::bundle ? f.bundle : f.channel;
-            };
-            return std::tuple(a.package, rank(a), sub(a), a.channel, a.pos.file, a.pos.line,
-                              a.pos.column) < std::tuple(b.package, rank(b), sub(b), b.channel,
-                                                         b.pos.file, b.pos.line, b.pos.column);
-        });
+        if (opts_.strict)
+            for (auto& i : out_)
+                i.severity = Severity::error;
+        sort();
         return std::move(out_);
     }
 
 private:
-    void add(Scope s, const char* rule, std::string pkg, std::string ch, std::string b,
-             std::string msg, const SourcePos& pos) {
-        out_.push_back({s, rule, std::move(pkg), std::move(ch), std::move(b), std::move(msg), pos});
+    // --- findings ---
+    Issue& add(Severity sev, Scope scope, const char* rule, Str pkg, std::string msg,
+               const model::Pos& pos) {
+        Issue i;
+        i.severity = sev;
+        i.scope = scope;
+        i.rule = rule;
+        i.package = c_.string(pkg);
+        i.message = std::move(msg);
+        i.pos = c_.source_pos(pos);
+        out_.push_back(std::move(i));
+        return out_.back();
+    }
+    void package_error(const char* rule, Str pkg, std::string msg, const model::Pos& pos) {
+        add(Severity::error, Scope::package, rule, pkg, std::move(msg), pos);
+    }
+    void channel_error(const char* rule, const model::Channel& ch, std::string msg,
+                       const model::Pos& pos) {
+        add(Severity::error, Scope::channel, rule, ch.package, std::move(msg), pos).channel =
+            c_.string(ch.name);
+    }
+    void bundle_issue(Severity sev, const char* rule, Str pkg, Str bundle, Str channel,
+                      std::string msg, const model::Pos& pos) {
+        Issue& i = add(sev, Scope::bundle, rule, pkg, std::move(msg), pos);
+        i.bundle = c_.string(bundle);
+        i.channel = c_.string(channel);
+    }
+    void deprecation_error(const char* rule, Str pkg, std::string msg, const model::Pos& pos) {
+        add(Severity::error, Scope::deprecation, rule, pkg, std::move(msg), pos);
+    }
+
+    // Load problems are errors as they are; a bundle with one is not checked for its olm.package
+    // property again (opm stops at a property it cannot parse, too).
+    void load_problems() {
+        for (const Finding& f : c_.problems) {
+            Issue i;
+            static_cast<Finding&>(i) = f;
+            i.severity = Severity::error;
+            out_.push_back(std::move(i));
+            if (f.scope != Scope::bundle) continue;
+            auto p = c_.strings.find(f.package);
+            auto b = c_.strings.find(f.bundle);
+            if (p && b) bundles_with_problems_.insert(pair_key(*p, *b));
+        }
     }
 
     void packages() {
-        for (const auto& p : cfg_.packages) {
-            if (p.name.empty())
-                add(Scope::package, "package.name", p.name, "", "",
+        chan_count_.assign(c_.packages.size(), 0);
+        for (std::uint32_t i = 0; i < c_.packages.size(); ++i) {
+            const model::Package& p = c_.packages[i];
+            if (p.name == 0) {
+                add(Severity::error, Scope::catalog, rule::package_name, 0,
                     "config contains package with no name", p.pos);
-            else if (!valid_package_name(p.name))
-                add(Scope::package, "package.name", p.name, "", "",
-                    "invalid package name " + quote(p.name) +
-                        ": must be a DNS-1123 subdomain (lower-case letters, digits, '-', '.')",
-                    p.pos);
-            if (!pkgs_.emplace(p.name, &p).second)
-                add(Scope::package, "package.duplicate", p.name, "", "",
-                    "duplicate package " + quote(p.name), p.pos);
+                continue;
+            }
+            if (package_of_[p.name] != npos32) {
+                package_error(rule::package_duplicate, p.name,
+                              "duplicate package " + q(c_.str(p.name)), p.pos);
+                continue;
+            }
+            package_of_[p.name] = i;
+            auto why = dns1123_label_problems(c_.str(p.name));
+            if (!why.empty()) {
+                std::string list;
+                for (const auto& w : why)
+                    list += (list.empty() ? "" : " ") + w;
+                package_error(rule::package_name, p.name,
+                              "invalid package name " + q(c_.str(p.name)) + ": [" + list + "]",
+                              p.pos);
+            }
         }
     }
 
     void channels() {
-        for (const auto& c : cfg_.channels) {
-            if (c.name.empty()) {
-                add(Scope::channel, "channel.name", c.package, c.name, "",
-                    "package " + quote(c.package) + " contains channel with no name", c.pos);
+        in_channel_.assign(c_.bundles.size(), 0);
+        channel_of_.reserve(c_.channels.size());
+        for (std::uint32_t ci = 0; ci < c_.channels.size(); ++ci) {
+            const model::Channel& ch = c_.channels[ci];
+            if (package_of_[ch.package] == npos32) {
+                add(Severity::error, Scope::channel, rule::channel_unknown_package, ch.package,
+                    "unknown package " + q(c_.str(ch.package)) + " for channel " +
+                        q(c_.str(ch.name)),
+                    ch.pos)
+                    .channel = c_.string(ch.name);
                 continue;
             }
-            if (!pkgs_.count(c.package)) {
-                add(Scope::channel, "channel.unknown-package", c.package, c.name, "",
-                    "unknown package " + quote(c.package) + " for channel " + quote(c.name), c.pos);
+            if (ch.name == 0) {
+                package_error(rule::channel_name, ch.package,
+                              "package contains channel with no name", ch.pos);
                 continue;
             }
-            auto [it, fresh] = chans_.try_emplace(key(c.package, c.name));
-            if (!fresh) {
-                add(Scope::channel, "channel.duplicate", c.package, c.name, "",
-                    "package " + quote(c.package) + " contains duplicate channel " + quote(c.name),
-                    c.pos);
+            if (!channel_of_.emplace(pair_key(ch.package, ch.name), ci).second) {
+                channel_error(rule::channel_duplicate, ch,
+                              "duplicate channel " + q(c_.str(ch.name)), ch.pos);
                 continue;
             }
-            ++channel_count_[c.package];
-            ChannelInfo& ci = it->second;
-            ci.ch = &c;
-            for (const auto& e : c.entries) {
-                if (!ci.entries.emplace(e.name, &e).second)
-                    add(Scope::channel, "channel.duplicate-entry", c.package, c.name, "",
-                        "duplicate entry " + quote(e.name), e.pos.empty() ? c.pos : e.pos);
-                in_channel_.insert(key(c.package, e.name));
-            }
+            ++chan_count_[package_of_[ch.package]];
+            graph(ch);
         }
     }
 
-    void bundles() {
-        std::unordered_map<std::string, std::unordered_map<std::string, std::vector<std::string>>>
-            versions; // package -> version -> bundles
-        for (const auto& b : cfg_.bundles) {
-            const SourcePos& pos = b.pos;
-            if (!pkgs_.count(b.package)) {
-                add(Scope::bundle, "bundle.unknown-package", b.package, "", b.name,
-                    "unknown package " + quote(b.package) + " for bundle " + quote(b.name), pos);
-                continue;
-            }
-            if (!bundles_.emplace(key(b.package, b.name), &b).second) {
-                add(Scope::bundle, "bundle.duplicate", b.package, "", b.name,
-                    "package " + quote(b.package) + " has duplicate bundle " + quote(b.name), pos);
-                continue;
-            }
-            auto bad = [&](const char* rule, std::string msg) {
-                add(Scope::bundle, rule, b.package, "", b.name, std::move(msg), pos);
-            };
-            const declcfg::Property* pkg_prop = nullptr;
-            int n = 0;
-            bool has_object = false;
-            for (const auto& p : b.properties) {
-                if (p.type == "olm.package") {
-                    ++n;
-                    pkg_prop = &p;
-                } else if (p.type == "olm.bundle.object") {
-                    has_object = true;
-                }
-            }
-            if (n != 1) {
-                bad("bundle.olm-package",
-                    "package " + quote(b.package) + " bundle " + quote(b.name) +
-                        " must have exactly 1 \"olm.package\" property, found " +
-                        std::to_string(n));
-            } else {
-                const io::Node* pn = pkg_prop->value.get("packageName");
-                const io::Node* vn = pkg_prop->value.get("version");
-                std::string pname = pn && pn->is_string() ? pn->text : "";
-                if (pname != b.package)
-                    bad("bundle.olm-package", "package " + quote(b.package) +
-                                                  " does not match \"olm.package\" property " +
-                                                  quote(pname));
-                std::string v = vn && vn->is_string() ? vn->text : "";
-                auto parsed = semver::Version::parse(v);
-                if (!parsed)
-                    bad("bundle.version", "error parsing bundle " + quote(b.name) + " version " +
-                                              quote(v) + ": " + parsed.error().message);
-                else
-                    versions[b.package][parsed->str()].push_back(b.name);
-            }
-            if (b.image.empty() && !has_object)
-                bad("bundle.image", "bundle image must be set");
-            else if (b.image.find_first_of(" \t\r\n") != std::string::npos)
-                bad("bundle.image", "invalid image reference " + quote(b.image));
-            if (!in_channel_.count(key(b.package, b.name)))
-                bad("bundle.no-channel", "package " + quote(b.package) + ", bundle " +
-                                             quote(b.name) + " not found in any channel entries");
-        }
-        for (auto& [pkg, vs] : versions) {
-            std::vector<std::string> dups;
-            for (auto& [v, names] : vs)
-                if (names.size() > 1) {
-                    std::sort(names.begin(), names.end());
-                    dups.push_back(v + ": [" + text::join(names, ", ") + "]");
-                }
-            if (dups.empty()) continue;
-            std::sort(dups.begin(), dups.end());
-            add(Scope::package, "package.duplicate-version", pkg, "", "",
-                "duplicate versions found in bundles: {" + text::join(dups, ", ") + "}",
-                pkgs_.at(pkg)->pos);
-        }
-    }
-
-    void channel_graph(const ChannelInfo& ci) {
-        const declcfg::Channel& c = *ci.ch;
-        auto err = [&](const char* rule, std::string msg) {
-            add(Scope::channel, rule, c.package, c.name, "", std::move(msg), c.pos);
-        };
-        if (c.entries.empty()) {
-            err("channel.empty", "channel must contain at least one bundle");
+    // Entries, the channel's own bundle checks, and the upgrade graph rules of one channel.
+    void graph(const model::Channel& ch) {
+        if (ch.entries_count == 0) {
+            channel_error(rule::channel_empty, ch, "channel must contain at least one bundle",
+                          ch.pos);
             return;
         }
-        std::unordered_set<std::string_view> referenced, skipped;
-        for (const auto& [name, e] : ci.entries) {
-            if (!bundles_.count(key(c.package, name)))
-                add(Scope::channel, "channel.missing-bundle", c.package, c.name, "",
-                    "no olm.bundle blob found in package " + quote(c.package) +
-                        " for olm.channel entry " + quote(name),
-                    e->pos.empty() ? c.pos : e->pos);
-            if (!e->replaces.empty()) referenced.insert(e->replaces);
-            for (std::size_t i = 0; i < e->skips.size(); ++i) {
-                const auto& s = e->skips[i];
-                referenced.insert(s);
-                skipped.insert(s);
-                if (s.empty())
-                    add(Scope::bundle, "bundle.skip", c.package, c.name, e->name,
-                        "skip[" + std::to_string(i) + "] is empty",
-                        e->pos.empty() ? c.pos : e->pos);
+        graph_.clear();
+        firsts_.clear();
+        const std::uint32_t end = ch.entries_begin + ch.entries_count;
+        for (std::uint32_t ei = ch.entries_begin; ei < end; ++ei) {
+            const model::Entry& e = c_.entries[ei];
+            std::uint32_t n = graph_.at(e.name);
+            if (graph_[n].entry != npos32) {
+                channel_error(rule::channel_duplicate_entry, ch,
+                              "duplicate entry " + q(c_.str(e.name)), e.pos);
+                continue;
             }
-            // opm does not parse skipRange when validating (real catalogs carry ranges such as
-            // "<v2.8.1" that blang rejects), so neither does kpkg.
+            graph_[n].entry = ei;
+            firsts_.push_back(n);
+            std::uint32_t b = c_.find_bundle(ch.package, e.name);
+            if (b == npos32)
+                channel_error(rule::channel_missing_bundle, ch,
+                              "no olm.bundle blobs found in package " + q(c_.str(ch.package)) +
+                                  " for olm.channel entries [" + esc(c_.str(e.name)) + "]",
+                              e.pos);
+            else
+                in_channel_[b] = 1;
+            entry_checks(ch, e);
         }
-        std::vector<std::string> heads;
-        for (const auto& [name, _] : ci.entries)
-            if (!referenced.count(name)) heads.emplace_back(name);
+        for (std::uint32_t ei = ch.entries_begin; ei < end; ++ei) {
+            const model::Entry& e = c_.entries[ei];
+            if (e.replaces != 0) graph_[graph_.at(e.replaces)].referenced = true;
+            for (Str s : c_.skips_of(e)) {
+                GraphNode& n = graph_[graph_.at(s)];
+                n.referenced = true;
+                n.skipped = true;
+            }
+        }
+
+        // The head: the one entry nothing replaces or skips.
+        std::vector<std::uint32_t> heads;
+        for (std::uint32_t n : firsts_)
+            if (!graph_[n].referenced) heads.push_back(n);
         if (heads.empty()) {
-            err("channel.head", "no channel head found in graph");
+            channel_error(rule::channel_head, ch, "no channel head found in graph", ch.pos);
             return;
         }
         if (heads.size() > 1) {
-            std::sort(heads.begin(), heads.end());
-            err("channel.head",
-                "multiple channel heads found in graph: " + text::join(heads, ", "));
+            channel_error(rule::channel_head, ch,
+                          "multiple channel heads found in graph: " +
+                              join_listed(sorted_names(heads), ", "),
+                          ch.pos);
             return;
         }
-        // Walk the replaces chain from the head, stopping at a replaced entry that is skipped.
-        std::vector<std::string> chain{heads.front()};
-        // Keys view entry names and replaces fields of the loaded catalog, which outlive the walk.
-        const declcfg::ChannelEntry* cur = ci.entries.at(chain.front());
-        std::unordered_map<std::string_view, std::size_t> at{{cur->name, 0}};
-        while (cur) {
-            const std::string& r = cur->replaces;
-            if (skipped.count(r)) break;
-            if (auto it = at.find(r); it != at.end()) {
-                std::vector<std::string> loop(chain.begin() + static_cast<long>(it->second),
-                                              chain.end());
-                loop.push_back(r);
-                err("channel.cycle", "detected cycle in replaces chain of upgrade graph: " +
-                                         text::join(loop, " -> "));
+
+        // Follow replaces from the head; an edge to an entry something skips is not followed
+        // (opm v1.58's rule: a skipped bundle's replaces edges are not honoured), and the tail may
+        // replace a name that is not in the channel.
+        std::vector<std::uint32_t> chain{heads.front()};
+        graph_[heads.front()].chain = 0;
+        std::uint32_t cur = graph_[heads.front()].entry;
+        while (cur != npos32) {
+            Str r = c_.entries[cur].replaces;
+            if (r == 0) break;
+            std::uint32_t n = graph_.at(r);
+            if (graph_[n].skipped) break;
+            if (graph_[n].chain != npos32) {
+                std::vector<std::string> loop;
+                for (std::size_t k = graph_[n].chain; k < chain.size(); ++k)
+                    loop.push_back(esc(c_.str(graph_[chain[k]].name)));
+                loop.push_back(esc(c_.str(r)));
+                std::string text;
+                if (loop.size() > max_listed) {
+                    std::size_t more = loop.size() - max_listed;
+                    loop.erase(loop.begin() + static_cast<long>(max_listed / 2),
+                               loop.end() - static_cast<long>(max_listed / 2));
+                    loop.insert(loop.begin() + static_cast<long>(max_listed / 2),
+                                "... (" + std::to_string(more) + " more)");
+                }
+                channel_error(rule::channel_cycle, ch,
+                              "detected cycle in replaces chain of upgrade graph: " +
+                                  text::join(loop, " -> "),
+                              ch.pos);
                 return;
             }
-            at.emplace(r, chain.size());
-            chain.push_back(r);
-            auto nx = ci.entries.find(r);
-            cur = nx == ci.entries.end() ? nullptr : nx->second;
+            graph_[n].chain = static_cast<std::uint32_t>(chain.size());
+            chain.push_back(n);
+            cur = graph_[n].entry;
         }
-        std::vector<std::string> stranded;
-        for (const auto& [name, _] : ci.entries)
-            if (!at.count(name) && !skipped.count(name)) stranded.emplace_back(name);
-        if (!stranded.empty()) {
-            std::sort(stranded.begin(), stranded.end());
-            err("channel.stranded",
-                "channel contains one or more stranded bundles: " + text::join(stranded, ", "));
+
+        // Stranded: entries neither on that chain nor skipped.
+        std::vector<std::uint32_t> stranded;
+        for (std::uint32_t n : firsts_)
+            if (graph_[n].chain == npos32 && !graph_[n].skipped) stranded.push_back(n);
+        if (!stranded.empty())
+            channel_error(rule::channel_stranded, ch,
+                          "channel contains one or more stranded bundles: " +
+                              join_listed(sorted_names(stranded), ", "),
+                          ch.pos);
+    }
+
+    std::vector<std::string> sorted_names(const std::vector<std::uint32_t>& nodes) {
+        std::vector<std::string> names;
+        names.reserve(nodes.size());
+        for (std::uint32_t n : nodes)
+            names.push_back(esc(c_.str(graph_[n].name)));
+        std::sort(names.begin(), names.end());
+        return names;
+    }
+
+    // What opm checks of a bundle's channel entry: empty skips, and the skipRange as a range.
+    void entry_checks(const model::Channel& ch, const model::Entry& e) {
+        auto skips = c_.skips_of(e);
+        for (std::size_t i = 0; i < skips.size(); ++i)
+            if (skips[i] == 0)
+                bundle_issue(Severity::error, rule::bundle_skip, ch.package, e.name, ch.name,
+                             "skip[" + std::to_string(i) + "] is empty in channel " +
+                                 q(c_.str(ch.name)),
+                             e.pos);
+        if (e.skip_range == 0) return;
+        auto [it, fresh] = range_problem_.try_emplace(e.skip_range);
+        if (fresh) {
+            std::string_view text = c_.str(e.skip_range);
+            auto r = semver::Range::parse(text);
+            if (!r) {
+                std::string why = r.error().message;
+                std::string prefix = "invalid version range " + semver::detail::quote(text) + ": ";
+                if (why.compare(0, prefix.size(), prefix) == 0) why.erase(0, prefix.size());
+                it->second = why.empty() ? "invalid range" : why;
+            }
         }
+        if (!it->second.empty())
+            bundle_issue(Severity::warning, rule::bundle_skip_range, ch.package, e.name, ch.name,
+                         "invalid skipRange " + q(c_.str(e.skip_range)) + " in channel " +
+                             q(c_.str(ch.name)) + ": " + it->second,
+                         e.pos);
+    }
+
+    void bundles() {
+        for (std::uint32_t bi = 0; bi < c_.bundles.size(); ++bi) {
+            const model::Bundle& b = c_.bundles[bi];
+            auto err = [&](const char* rule, std::string msg) {
+                bundle_issue(Severity::error, rule, b.package, b.name, 0, std::move(msg), b.pos);
+            };
+            if (b.name == 0) err(rule::bundle_name, "name must be set");
+            bool known = false;
+            if (b.package == 0)
+                err(rule::bundle_package, "package name must be set");
+            else if (package_of_[b.package] == npos32)
+                err(rule::bundle_unknown_package, "unknown package " + q(c_.str(b.package)));
+            else
+                known = true;
+            const bool first = c_.find_bundle(b.package, b.name) == bi;
+            if (!first) err(rule::bundle_duplicate, "duplicate bundle");
+
+            std::uint32_t npkg = 0;
+            const model::Property* pkg_prop = nullptr;
+            bool has_object = false;
+            for (const model::Property& p : c_.properties_of(b)) {
+                if (p.kind == model::PropKind::package) {
+                    ++npkg;
+                    pkg_prop = &p;
+                } else if (p.kind == model::PropKind::bundle_object) {
+                    has_object = true;
+                }
+            }
+            if (!bundles_with_problems_.count(pair_key(b.package, b.name))) {
+                if (npkg != 1)
+                    err(rule::bundle_olm_package,
+                        "must have exactly 1 \"olm.package\" property, found " +
+                            std::to_string(npkg));
+                else
+                    olm_package(b, *pkg_prop, known && first, err);
+            }
+
+            if (b.image != 0) {
+                std::string why = image_problem(b.image);
+                if (!why.empty())
+                    err(rule::bundle_image,
+                        "image: invalid image pull spec " + q(c_.str(b.image)) + ": " + why);
+            } else if (!has_object) {
+                err(rule::bundle_image, "bundle image must be set");
+            }
+            auto images = c_.related_images_of(b);
+            for (std::size_t i = 0; i < images.size(); ++i) {
+                if (images[i].image == 0) continue;
+                std::string why = image_problem(images[i].image);
+                if (!why.empty())
+                    bundle_issue(
+                        Severity::warning, rule::bundle_related_image, b.package, b.name, 0,
+                        "relatedImages[" + std::to_string(i) + "].image: invalid image pull spec " +
+                            q(c_.str(images[i].image)) + ": " + why,
+                        b.pos);
+            }
+
+            if (known && first && !in_channel_[bi])
+                err(rule::bundle_no_channel, "not found in any channel entries");
+        }
+    }
+
+    template <class Err>
+    void olm_package(const model::Bundle& b, const model::Property& p, bool track, Err& err) {
+        if (p.a != b.package)
+            err(rule::bundle_olm_package, "package " + q(c_.str(b.package)) +
+                                              " does not match \"olm.package\" property " +
+                                              q(c_.str(p.a)));
+        semver::Version v;
+        std::string why;
+        if (!semver::detail::parse_strict(c_.str(p.b), v, why)) {
+            err(rule::bundle_version, "error parsing version " + q(c_.str(p.b)) + ": " + why);
+            return;
+        }
+        std::string key;
+        if (p.c != 0) {
+            std::string_view rel = c_.str(p.c);
+            std::string rwhy;
+            semver::Version rv;
+            if (rel.size() > 20)
+                rwhy = "exceeds maximum length of 20 characters";
+            else if (!semver::detail::parse_strict("0.0.0-" + std::string(rel), rv, rwhy) ||
+                     !rv.build.empty())
+                rwhy = rwhy.empty() ? "not a dot-separated list of identifiers" : rwhy;
+            if (!rwhy.empty()) {
+                err(rule::bundle_release, "invalid release " + q(rel) + ": " + rwhy);
+                return;
+            }
+            std::string normalized = std::string(c_.str(b.package)) + "-v" +
+                                     std::string(c_.str(p.b)) + "-" + std::string(rel);
+            if (c_.str(b.name) != normalized)
+                err(rule::bundle_release, "name " + q(c_.str(b.name)) +
+                                              " does not match normalized name " + q(normalized));
+            if (!v.build.empty())
+                err(rule::bundle_release,
+                    "cannot use build metadata in version with a release version");
+            key = std::string(c_.str(p.b)) + "-" + std::string(rel);
+        }
+        if (!track) return;
+        // Versions are grouped by their text (strict parsing keeps it canonical); with a release,
+        // by "version-release", which may coincide with a plain pre-release version.
+        Str id = p.b;
+        if (!key.empty()) {
+            auto found = c_.strings.find(key);
+            if (!found) {
+                odd_versions_[{b.package, key}].push_back(b.name);
+                return;
+            }
+            id = *found;
+        }
+        versions_.push_back({b.package, id, b.name});
+    }
+
+    std::string image_problem(Str image) {
+        std::uint8_t& state = image_state_[image];
+        if (state == 1) return {};
+        std::string why = image_reference_problem(c_.str(image));
+        state = why.empty() ? 1 : 2;
+        return why;
     }
 
     void package_rules() {
-        for (const auto& p : cfg_.packages) {
-            if (pkgs_.at(p.name) != &p) continue;
-            if (channel_count_[p.name] == 0) {
-                add(Scope::package, "package.no-channels", p.name, "", "",
-                    "package must contain at least one channel", p.pos);
+        for (std::uint32_t i = 0; i < c_.packages.size(); ++i) {
+            const model::Package& p = c_.packages[i];
+            if (p.name == 0 || package_of_[p.name] != i) continue;
+            if (chan_count_[i] == 0) {
+                package_error(rule::package_no_channels, p.name,
+                              "package must contain at least one channel", p.pos);
                 continue;
             }
-            if (p.default_channel.empty())
-                add(Scope::package, "package.default-channel", p.name, "", "",
-                    "default channel must be set", p.pos);
-            else if (!chans_.count(key(p.name, p.default_channel)))
-                add(Scope::package, "package.default-channel", p.name, "", "",
-                    "default channel " + quote(p.default_channel) + " not found in channels list",
-                    p.pos);
+            if (p.default_channel == 0)
+                package_error(rule::package_default_channel, p.name, "default channel must be set",
+                              p.pos);
+            else if (!channel_of_.count(pair_key(p.name, p.default_channel)))
+                package_error(rule::package_default_channel, p.name,
+                              "default channel " + q(c_.str(p.default_channel)) +
+                                  " not found in channels list",
+                              p.pos);
         }
+    }
+
+    struct VersionOf {
+        Str package, version, bundle;
+    };
+
+    void versions() {
+        // Count per (package, version), then list the names of the groups with more than one.
+        std::unordered_map<std::uint64_t, std::uint32_t> count;
+        count.reserve(versions_.size());
+        bool any = false;
+        for (const auto& v : versions_)
+            any = ++count[pair_key(v.package, v.version)] > 1 || any;
+        std::map<std::pair<std::string, std::string>, std::vector<std::string>> dups;
+        if (any)
+            for (const auto& v : versions_)
+                if (count[pair_key(v.package, v.version)] > 1)
+                    dups[{c_.string(v.package), esc(c_.str(v.version))}].push_back(
+                        esc(c_.str(v.bundle)));
+        for (auto& [k, names] : odd_versions_)
+            if (names.size() > 1)
+                for (Str n : names)
+                    dups[{c_.string(k.first), esc(k.second)}].push_back(esc(c_.str(n)));
+        // One finding per package: "{version: [names]}" groups, versions and names sorted.
+        std::string pkg, text;
+        std::size_t groups = 0;
+        auto flush = [&] {
+            if (groups == 0) return;
+            Str id = *c_.strings.find(pkg);
+            package_error(rule::package_duplicate_version, id,
+                          "duplicate versions found in bundles: [" + text + "]",
+                          c_.packages[package_of_[id]].pos);
+            text.clear();
+            groups = 0;
+        };
+        for (auto& [k, names] : dups) {
+            if (k.first != pkg) {
+                flush();
+                pkg = k.first;
+            }
+            std::sort(names.begin(), names.end());
+            if (groups < max_listed)
+                text += (groups ? " {" : "{") + k.second + ": [" + join_listed(names, ", ") + "]}";
+            else if (groups == max_listed)
+                text += " ...";
+            ++groups;
+        }
+        flush();
     }
 
     void deprecations() {
-        std::unordered_set<std::string> seen;
-        for (const auto& o : cfg_.others) {
-            if (o.schema != declcfg::schema_deprecations) continue;
-            const io::Node& raw = o.raw;
-            auto at = [&](const io::Node* n) {
-                return n && n->mark.line ? io::pos_of(o.pos.file, n->mark, o.pos.document) : o.pos;
-            };
-            auto bad = [&](const char* rule, std::string msg, const SourcePos& pos) {
-                add(Scope::deprecation, rule, o.package, "", "", std::move(msg), pos);
-            };
-            if (o.package.empty()) {
-                bad("deprecation.package", "olm.deprecations: package must be set", o.pos);
+        std::vector<std::uint8_t> seen(c_.packages.size(), 0);
+        for (std::uint32_t di = 0; di < c_.deprecations.size(); ++di) {
+            const model::Deprecation& d = c_.deprecations[di];
+            if (d.package == 0) {
+                add(Severity::error, Scope::catalog, rule::deprecation_package, 0,
+                    "package name must be set for deprecation item " + std::to_string(di), d.pos);
                 continue;
             }
-            if (!pkgs_.count(o.package)) {
-                bad("deprecation.package",
-                    "olm.deprecations refers to unknown package " + quote(o.package), o.pos);
+            std::uint32_t pi = package_of_[d.package];
+            if (pi == npos32) {
+                deprecation_error(rule::deprecation_package, d.package,
+                                  "cannot apply deprecations to an unknown package " +
+                                      q(c_.str(d.package)),
+                                  d.pos);
                 continue;
             }
-            if (!seen.insert(o.package).second) {
-                bad("deprecation.duplicate",
-                    "package " + quote(o.package) + " has more than one olm.deprecations blob",
-                    o.pos);
+            if (seen[pi]) {
+                deprecation_error(rule::deprecation_duplicate, d.package,
+                                  "expected a maximum of one deprecation per package: " +
+                                      q(c_.str(d.package)),
+                                  d.pos);
                 continue;
             }
-            const io::Node* entries = raw.get("entries");
-            if (!entries || !entries->is_seq()) {
-                if (entries && !entries->is_null())
-                    bad("deprecation.schema", "olm.deprecations: entries must be a list",
-                        at(entries));
-                continue;
-            }
-            std::unordered_set<std::string> refs;
-            for (const auto& e : entries->items) {
-                const io::Node* ref = e.get("reference");
-                const io::Node* msg = e.get("message");
-                const io::Node* sch = ref ? ref->get("schema") : nullptr;
-                const io::Node* nm = ref ? ref->get("name") : nullptr;
-                std::string schema = sch && sch->is_string() ? sch->text : "";
-                std::string name = nm && nm->is_string() ? nm->text : "";
-                if (!msg || !msg->is_string() || msg->text.empty())
-                    bad("deprecation.message", "olm.deprecations entry: message must be set",
-                        at(&e));
-                if (!refs.insert(schema + '\0' + name).second) {
-                    bad("deprecation.duplicate-reference",
-                        "duplicate deprecation reference {schema: " + quote(schema) +
-                            ", name: " + quote(name) + "}",
-                        at(&e));
+            seen[pi] = 1;
+            std::unordered_set<std::uint64_t> refs;
+            auto entries = c_.entries_of(d);
+            for (std::size_t j = 0; j < entries.size(); ++j) {
+                const model::DeprecationEntry& e = entries[j];
+                const std::string idx = "[" + std::to_string(j) + "]";
+                if (e.schema == 0) {
+                    deprecation_error(rule::deprecation_schema, d.package,
+                                      "schema must be set for deprecation entry " + idx, e.pos);
                     continue;
                 }
-                if (schema == declcfg::schema_package) {
-                    if (!name.empty())
-                        bad("deprecation.reference",
-                            "olm.package reference must not have a name (found " + quote(name) +
-                                ")",
-                            at(nm));
-                } else if (schema == declcfg::schema_channel) {
-                    if (name.empty())
-                        bad("deprecation.reference", "olm.channel reference must have a name",
-                            at(ref));
-                    else if (!chans_.count(key(o.package, name)))
-                        bad("deprecation.reference",
-                            "deprecated channel " + quote(name) + " not found in package " +
-                                quote(o.package),
-                            at(nm));
-                } else if (schema == declcfg::schema_bundle) {
-                    if (name.empty())
-                        bad("deprecation.reference", "olm.bundle reference must have a name",
-                            at(ref));
-                    else if (!bundles_.count(key(o.package, name)))
-                        bad("deprecation.reference",
-                            "deprecated bundle " + quote(name) + " not found in package " +
-                                quote(o.package),
-                            at(nm));
+                if (e.message == 0)
+                    deprecation_error(rule::deprecation_message, d.package,
+                                      "deprecation entry " + idx + " must have a message", e.pos);
+                std::string ref =
+                    "{schema: " + q(c_.str(e.schema)) + ", name: " + q(c_.str(e.name)) + "}";
+                if (!refs.insert(pair_key(e.schema, e.name)).second) {
+                    deprecation_error(rule::deprecation_duplicate_reference, d.package,
+                                      "duplicate deprecation entry " + ref, e.pos);
+                    continue;
+                }
+                std::string_view schema = c_.str(e.schema);
+                if (schema == "olm.bundle") {
+                    if (c_.find_bundle(d.package, e.name) == npos32)
+                        deprecation_error(rule::deprecation_reference, d.package,
+                                          "cannot deprecate bundle " + q(c_.str(e.name)) +
+                                              ": bundle not found",
+                                          e.pos);
+                } else if (schema == "olm.channel") {
+                    if (!channel_of_.count(pair_key(d.package, e.name)))
+                        deprecation_error(rule::deprecation_reference, d.package,
+                                          "cannot deprecate channel " + q(c_.str(e.name)) +
+                                              ": channel not found",
+                                          e.pos);
+                } else if (schema == "olm.package") {
+                    if (e.name != 0)
+                        deprecation_error(rule::deprecation_reference, d.package,
+                                          "package name must be empty for deprecated package "
+                                          "(specified " +
+                                              q(c_.str(e.name)) + ")",
+                                          e.pos);
                 } else {
-                    bad("deprecation.reference",
-                        "unknown reference schema " + quote(schema) +
-                            " (want olm.package, olm.channel or olm.bundle)",
-                        at(sch ? sch : &e));
+                    deprecation_error(rule::deprecation_reference, d.package,
+                                      "cannot deprecate object " + ref + " referenced by entry " +
+                                          std::to_string(j) + ": object schema unknown",
+                                      e.pos);
                 }
             }
         }
     }
 
-    const declcfg::DeclarativeConfig& cfg_;
-    std::unordered_map<std::string, const declcfg::Package*> pkgs_;
-    std::unordered_map<std::string, ChannelInfo> chans_;
-    std::unordered_map<std::string, std::size_t> channel_count_;
-    std::unordered_set<std::string> in_channel_;
-    std::unordered_map<std::string, const declcfg::Bundle*> bundles_;
-    std::vector<Finding> out_;
+    void sort() {
+        auto rank = [](const Issue& i) {
+            switch (i.scope) {
+            case Scope::catalog:
+                return 0;
+            case Scope::package:
+            case Scope::deprecation:
+                return 1;
+            case Scope::channel:
+                return 2;
+            case Scope::bundle:
+                return 3;
+            }
+            return 0;
+        };
+        auto sub = [](const Issue& i) -> const std::string& {
+            static const std::string none;
+            if (i.scope == Scope::bundle) return i.bundle;
+            if (i.scope == Scope::channel) return i.channel;
+            return none;
+        };
+        auto key = [&](const Issue& i) {
+            return std::tuple<const std::string&, int, const std::string&, const std::string&,
+                              std::uint32_t, std::uint32_t, const std::string&>(
+                i.package, rank(i), sub(i), i.pos.file, i.pos.line, i.pos.column, i.message);
+        };
+        std::stable_sort(out_.begin(), out_.end(),
+                         [&](const Issue& a, const Issue& b) { return key(a) < key(b); });
+    }
+
+    const model::Catalog& c_;
+    ValidateOptions opts_;
+    std::vector<Issue> out_;
+    std::vector<std::uint32_t> package_of_; // by string id: index into packages
+    std::vector<std::uint32_t> chan_count_; // by package index
+    std::unordered_map<std::uint64_t, std::uint32_t> channel_of_; // (package, name) -> channel
+    std::vector<std::uint8_t> in_channel_;                        // by bundle index
+    std::unordered_set<std::uint64_t> bundles_with_problems_;
+    Graph graph_;
+    std::vector<std::uint32_t> firsts_;                  // graph nodes of a channel's entries
+    std::unordered_map<Str, std::string> range_problem_; // skipRange -> why it does not parse
+    std::vector<std::uint8_t> image_state_;              // by string id: 0 unseen, 1 ok, 2 invalid
+    std::vector<VersionOf> versions_;
+    std::map<std::pair<Str, std::string>, std::vector<Str>> odd_versions_;
 };
 
 } // namespace
 
-std::vector<Finding> validate(const declcfg::DeclarativeConfig& cfg) {
-    return Validator(cfg).run();
+const char* severity_name(Severity s) {
+    return s == Severity::error ? "error" : "warning";
 }
+
+const std::vector<RuleInfo>& rules() {
+    using S = Severity;
+    using Sc = Scope;
+    static const std::vector<RuleInfo> all = {
+        {rule::package_name, S::error, Sc::package,
+         "a package name is set and is a DNS-1123 label (lower-case letters, digits and '-', at "
+         "most 63 characters)"},
+        {rule::package_duplicate, S::error, Sc::package, "no two olm.package blobs have one name"},
+        {rule::channel_unknown_package, S::error, Sc::channel,
+         "an olm.channel names a package that has an olm.package blob"},
+        {rule::channel_name, S::error, Sc::package, "an olm.channel has a name"},
+        {rule::channel_duplicate, S::error, Sc::channel,
+         "no two olm.channel blobs of a package have one name"},
+        {rule::channel_empty, S::error, Sc::channel, "a channel has at least one entry"},
+        {rule::channel_duplicate_entry, S::error, Sc::channel,
+         "no two entries of a channel have one name"},
+        {rule::channel_missing_bundle, S::error, Sc::channel,
+         "every channel entry has an olm.bundle blob of that name in the package"},
+        {rule::bundle_skip, S::error, Sc::bundle, "no entry of skips is empty"},
+        {rule::bundle_skip_range, S::warning, Sc::bundle,
+         "a skipRange parses as a blang/semver range (current opm rejects the catalog, older "
+         "releases accept it)"},
+        {rule::channel_head, S::error, Sc::channel,
+         "exactly one entry (the head) is neither replaced nor skipped by another; the heads "
+         "found are listed, sorted"},
+        {rule::channel_cycle, S::error, Sc::channel,
+         "following replaces from the head never comes back to an entry already passed"},
+        {rule::channel_stranded, S::error, Sc::channel,
+         "every entry is on the replaces chain from the head or skipped by some entry; the chain "
+         "stops at an entry that is skipped (opm v1.58 and later)"},
+        {rule::bundle_name, S::error, Sc::bundle, "an olm.bundle has a name"},
+        {rule::bundle_package, S::error, Sc::bundle, "an olm.bundle names its package"},
+        {rule::bundle_unknown_package, S::error, Sc::bundle,
+         "an olm.bundle names a package that has an olm.package blob"},
+        {rule::bundle_duplicate, S::error, Sc::bundle,
+         "no two olm.bundle blobs of a package have one name"},
+        {rule::bundle_olm_package, S::error, Sc::bundle,
+         "a bundle has exactly one olm.package property and its packageName is the bundle's "
+         "package"},
+        {rule::bundle_version, S::error, Sc::bundle,
+         "the olm.package version is a semantic version"},
+        {rule::bundle_release, S::error, Sc::bundle,
+         "an olm.package release is at most 20 characters of dot-separated pre-release "
+         "identifiers, the version then has no build metadata, and the bundle is named "
+         "PACKAGE-vVERSION-RELEASE"},
+        {rule::bundle_image, S::error, Sc::bundle,
+         "the image parses as an image reference; a bundle without image has an "
+         "olm.bundle.object property"},
+        {rule::bundle_related_image, S::warning, Sc::bundle,
+         "every non-empty relatedImages image parses as an image reference (current opm "
+         "rejects the catalog, older releases accept it)"},
+        {rule::bundle_no_channel, S::error, Sc::bundle,
+         "every olm.bundle is an entry of some channel of its package"},
+        {rule::package_no_channels, S::error, Sc::package, "a package has at least one channel"},
+        {rule::package_default_channel, S::error, Sc::package,
+         "a package with channels names its default channel, and that channel exists"},
+        {rule::package_duplicate_version, S::error, Sc::package,
+         "no two bundles of a package have one version (with its release)"},
+        {rule::deprecation_package, S::error, Sc::deprecation,
+         "an olm.deprecations blob names a package that has an olm.package blob"},
+        {rule::deprecation_duplicate, S::error, Sc::deprecation,
+         "a package has at most one olm.deprecations blob"},
+        {rule::deprecation_schema, S::error, Sc::deprecation,
+         "every deprecation entry's reference has a schema"},
+        {rule::deprecation_message, S::error, Sc::deprecation,
+         "every deprecation entry has a message"},
+        {rule::deprecation_duplicate_reference, S::error, Sc::deprecation,
+         "no two deprecation entries have one reference"},
+        {rule::deprecation_reference, S::error, Sc::deprecation,
+         "a reference names an existing bundle (olm.bundle) or channel (olm.channel) of the "
+         "package, no name for olm.package, and no other schema"},
+    };
+    return all;
+}
+
+std::vector<Issue> validate(const model::Catalog& cat, const ValidateOptions& opts) {
+    return Validator(cat, opts).run();
+}
+
+std::size_t count(const std::vector<Issue>& issues, Severity s) {
+    return static_cast<std::size_t>(std::count_if(issues.begin(), issues.end(),
+                                                  [s](const Issue& i) { return i.severity == s; }));
+}
+
+std::string image_reference_problem(std::string_view s) {
+    if (s.size() == 64 && std::all_of(s.begin(), s.end(),
+                                      [](char c) { return is_digit(c) || (c >= 'a' && c <= 'f'); }))
+        return "invalid repository name (" + std::string(s) +
+               "), cannot specify 64-byte hexadecimal strings";
+    // Docker Hub names: no registry before the first '/' means docker.io, and a single path
+    // component there is an official image under library/.
+    std::string_view dom = "docker.io", rest = s;
+    auto slash = s.find('/');
+    if (slash != std::string_view::npos) {
+        std::string_view first = s.substr(0, slash);
+        if (first.find_first_of(".:") != std::string_view::npos || first == "localhost") {
+            dom = first;
+            rest = s.substr(slash + 1);
+        }
+    }
+    if (dom == "index.docker.io") dom = "docker.io";
+    // The reference as the parser sees it, built in a reused buffer (no allocation per image).
+    thread_local std::string full;
+    full.assign(dom);
+    full += '/';
+    if (dom == "docker.io" && rest.find('/') == std::string_view::npos) full += "library/";
+    full += rest;
+    std::string_view remote = rest.substr(0, rest.find(':'));
+    if (std::any_of(remote.begin(), remote.end(), [](char c) { return c >= 'A' && c <= 'Z'; }))
+        return "invalid reference format: repository name must be lowercase";
+    std::size_t name_len = 0;
+    std::string_view digest;
+    if (!reference_matches(full, name_len, digest)) {
+        std::string lower = ascii_lower(full);
+        std::string_view d2;
+        std::size_t n2 = 0;
+        return reference_matches(lower, n2, d2) ? "repository name must be lowercase"
+                                                : "invalid reference format";
+    }
+    if (name_len > 255) return "repository name must not be more than 255 characters";
+    if (!digest.empty()) return digest_problem(digest);
+    return {};
+}
+
+std::vector<std::string> dns1123_label_problems(std::string_view s) {
+    std::vector<std::string> why;
+    if (s.size() > 63) why.emplace_back("must be no more than 63 characters");
+    if (!dns_label(s)) {
+        if (dns_subdomain(s))
+            why.emplace_back("must not contain dots");
+        else
+            why.emplace_back("a lowercase RFC 1123 label must consist of lower case alphanumeric "
+                             "characters or '-', and must start and end with an alphanumeric "
+                             "character (e.g. 'my-name', or '123-abc', regex used for validation "
+                             "is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')");
+    }
+    return why;
+}
+
+// --- the tree ---------------------------------------------------------------------------------
 
 namespace {
 
@@ -399,60 +1097,72 @@ struct TreeNode {
 };
 
 void draw(const TreeNode& n, const std::string& indent, bool last, std::string& out) {
-    out += indent + (last ? "└── " : "├── ") + n.label + (n.kids.empty() ? "" : ":") + "\n";
+    out += indent;
+    out += last ? "└── " : "├── ";
+    out += n.label;
+    if (!n.kids.empty()) out += ':';
+    out += '\n';
     std::string next = indent + (last ? "    " : "│   ");
     for (std::size_t i = 0; i < n.kids.size(); ++i)
         draw(n.kids[i], next, i + 1 == n.kids.size(), out);
 }
 
-std::string line(const Finding& f) {
+// One line of the tree: position and message, with line breaks of the message escaped.
+std::string line(const Issue& f) {
     std::string p = f.pos.str();
-    return p.empty() ? f.message : p + ": " + f.message;
+    std::string s = p.empty() ? f.message : p + ": " + f.message;
+    for (std::size_t i = 0; (i = s.find('\n', i)) != std::string::npos;)
+        s.replace(i, 1, "\\n");
+    return s;
 }
 
 } // namespace
 
-std::string format_tree(const std::vector<Finding>& findings) {
-    if (findings.empty()) return {};
-    TreeNode root{"invalid index", {}};
-    // Findings arrive sorted by package then scope then sub-object, so groups are contiguous.
-    TreeNode* pkg = nullptr;
-    std::string cur_pkg;
-    TreeNode* sub = nullptr;
-    std::string cur_sub;
-    for (const auto& f : findings) {
-        if (f.scope == Scope::catalog && f.package.empty()) {
-            root.kids.push_back({line(f), {}});
-            pkg = nullptr;
-            continue;
+std::string format_tree(const std::vector<Issue>& issues, Severity which) {
+    const bool errors = which == Severity::error;
+    const std::string invalid = errors ? "invalid " : "";
+    TreeNode root{errors ? "invalid index" : "warnings", {}};
+    // Issues arrive sorted by package, then scope, then channel or bundle, so every group is
+    // contiguous: only the last package node and its last channel/bundle node can grow. Nodes
+    // are addressed by index, as adding a node may move its siblings.
+    constexpr std::size_t none = static_cast<std::size_t>(-1);
+    std::size_t pkg = none; // index in root.kids of the current package node
+    std::string pkg_name;
+    std::size_t sub = none; // index of the current channel/bundle node in its parent
+    std::size_t sub_parent = none - 1;
+    std::string sub_label;
+    for (const auto& f : issues) {
+        if (f.severity != which) continue;
+        std::size_t parent = none; // none: the root
+        if (!f.package.empty()) {
+            if (pkg == none || f.package != pkg_name) {
+                root.kids.push_back({invalid + "package " + q(f.package), {}});
+                pkg = root.kids.size() - 1;
+                pkg_name = f.package;
+            }
+            parent = pkg;
         }
-        if (!pkg || f.package != cur_pkg) {
-            root.kids.push_back({"invalid package " + quote(f.package), {}});
-            pkg = &root.kids.back();
-            cur_pkg = f.package;
-            sub = nullptr;
-        }
-        std::string s;
+        TreeNode& into = parent == none ? root : root.kids[parent];
+        std::string label;
         if (f.scope == Scope::channel)
-            s = "invalid channel " + quote(f.channel);
+            label = invalid + "channel " + q(f.channel);
         else if (f.scope == Scope::bundle)
-            s = "invalid bundle " + quote(f.bundle) +
-                (f.channel.empty() ? "" : " (channel " + quote(f.channel) + ")");
-        else if (f.scope == Scope::deprecation)
-            s = "invalid deprecations";
-        if (s.empty()) {
-            pkg->kids.push_back({line(f), {}});
-            sub = nullptr;
+            label = invalid + "bundle " + q(f.bundle);
+        if (label.empty()) {
+            into.kids.push_back({line(f), {}});
+            sub = none;
             continue;
         }
-        if (!sub || s != cur_sub) {
-            pkg->kids.push_back({s, {}});
-            sub = &pkg->kids.back();
-            cur_sub = s;
+        if (sub == none || sub_parent != parent || label != sub_label) {
+            into.kids.push_back({label, {}});
+            sub = into.kids.size() - 1;
+            sub_parent = parent;
+            sub_label = label;
         }
-        sub->kids.push_back({line(f), {}});
+        into.kids[sub].kids.push_back({line(f), {}});
     }
-    std::string out = "invalid index:\n";
+    if (root.kids.empty()) return {};
+    std::string out = root.label + ":\n";
     for (std::size_t i = 0; i < root.kids.size(); ++i)
         draw(root.kids[i], "", i + 1 == root.kids.size(), out);
     return out;

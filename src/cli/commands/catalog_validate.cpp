@@ -1,7 +1,14 @@
 // kpkg catalog validate SRC: every problem of a File-Based Catalog in one run, as opm's
 // "invalid index" tree (text) or as data (-o json|yaml, schema in kpkg/catalog/validate.hpp).
-// Exit codes: 0 valid, 3 invalid (including files that do not parse), 1 unreadable.
-#include <cstdio>
+//
+// Text output: the errors as opm's tree, then (unless -q) the warnings as a tree rooted at
+// "warnings" and a summary line:
+//   SRC: invalid: 3 errors in 2 packages, 1 warning
+//   SRC: valid
+//   SRC: valid, 31 warnings
+// Exit codes: 0 no errors, 3 errors (files that do not parse included; with --strict warnings
+// count as errors), 1 unreadable.
+#include <set>
 
 #include "command.hpp"
 #include "kpkg/catalog/load.hpp"
@@ -10,12 +17,18 @@
 namespace kpkg::cli {
 namespace {
 
-struct ValidateOptions {
+struct ValidateCliOptions {
     std::string source;
+    bool strict = false;
 };
 
-io::Node finding_node(const catalog::Finding& f) {
+std::string plural(std::size_t n, const char* word) {
+    return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+io::Node issue_node(const catalog::Issue& f) {
     io::Node n = io::Node::map();
+    n.set("severity", io::Node::string(catalog::severity_name(f.severity)));
     n.set("scope", io::Node::string(catalog::scope_name(f.scope)));
     n.set("rule", io::Node::string(f.rule));
     n.set("package", io::Node::string(f.package));
@@ -28,49 +41,61 @@ io::Node finding_node(const catalog::Finding& f) {
     return n;
 }
 
-int run_validate(const Globals& g, const ValidateOptions& o) {
-    std::vector<catalog::Finding> findings;
-    auto cfg = catalog::load(o.source);
-    if (!cfg) {
-        const Error& e = cfg.error();
-        if (e.code != ExitCode::invalid) throw Exception(e);
-        catalog::Finding f;
-        f.rule = "catalog.load";
-        f.message = e.subject.empty() ? e.message : e.subject + ": " + e.message;
-        f.pos = e.pos;
-        findings.push_back(std::move(f));
-    } else {
-        findings = catalog::validate(*cfg);
-    }
+int run_validate(const Globals& g, const ValidateCliOptions& o) {
+    // I/O errors (exit 1) throw; everything wrong with the content is in the catalog's problems.
+    const model::Catalog cat = catalog::load_catalog(o.source).take();
+    catalog::ValidateOptions vopts;
+    vopts.strict = o.strict;
+    const std::vector<catalog::Issue> issues = catalog::validate(cat, vopts);
+    const std::size_t errors = catalog::count(issues, catalog::Severity::error);
+    const std::size_t warnings = catalog::count(issues, catalog::Severity::warning);
+
     if (g.format == Format::text) {
-        if (!findings.empty())
-            print(catalog::format_tree(findings));
-        else if (!g.quiet)
-            print(o.source + ": valid\n");
+        std::string out = catalog::format_tree(issues, catalog::Severity::error);
+        if (!g.quiet) {
+            out += catalog::format_tree(issues, catalog::Severity::warning);
+            std::string summary = o.source + ": ";
+            if (errors > 0) {
+                std::set<std::string> packages;
+                for (const auto& i : issues)
+                    if (i.severity == catalog::Severity::error && !i.package.empty())
+                        packages.insert(i.package);
+                summary += "invalid: " + plural(errors, "error");
+                if (!packages.empty()) summary += " in " + plural(packages.size(), "package");
+            } else {
+                summary += "valid";
+            }
+            if (warnings > 0) summary += ", " + plural(warnings, "warning");
+            out += summary + "\n";
+        }
+        print(out);
     } else {
         io::Node doc = io::Node::map();
-        doc.set("valid", io::Node::boolean(findings.empty()));
-        doc.set("errors", io::Node::integer(static_cast<std::int64_t>(findings.size())));
+        doc.set("valid", io::Node::boolean(errors == 0));
+        doc.set("errors", io::Node::integer(static_cast<std::int64_t>(errors)));
+        doc.set("warnings", io::Node::integer(static_cast<std::int64_t>(warnings)));
         io::Node list = io::Node::seq();
-        for (const auto& f : findings)
-            list.push(finding_node(f));
+        for (const auto& i : issues)
+            list.push(issue_node(i));
         doc.set("findings", std::move(list));
         print_structured(g, doc);
     }
-    return findings.empty() ? 0 : static_cast<int>(ExitCode::invalid);
+    return errors == 0 ? 0 : static_cast<int>(ExitCode::invalid);
 }
 
 void setup(CLI::App& root, Context& ctx) {
     CLI::App* cat = group(root, "catalog", "Work with File-Based Catalogs");
-    auto opts = std::make_shared<ValidateOptions>();
+    auto opts = std::make_shared<ValidateCliOptions>();
     CLI::App* v = cat->add_subcommand(
         "validate", "Check a File-Based Catalog as opm validate does, reporting every problem");
     v->add_option("SRC", opts->source, "Catalog directory, file, or - for stdin")->required();
-    v->footer("Problems are printed as opm's \"invalid index\" tree, grouped per package, channel\n"
-              "and bundle, each with FILE:LINE:COL. With -o json|yaml: {\"valid\", \"errors\",\n"
-              "\"findings\": [{\"scope\", \"rule\", \"package\", \"channel\", \"bundle\", "
-              "\"message\",\n\"file\", \"line\", \"column\"}]}.\n"
-              "Exit status: 0 valid, 3 invalid, 1 unreadable.");
+    v->add_flag("--strict", opts->strict, "Treat warnings as errors");
+    v->footer("Errors are printed as opm's \"invalid index\" tree, grouped per package, channel\n"
+              "and bundle, each with FILE:LINE:COL; then warnings, as a tree rooted at\n"
+              "\"warnings\", and a summary line. With -o json|yaml: {\"valid\", \"errors\",\n"
+              "\"warnings\", \"findings\": [{\"severity\", \"scope\", \"rule\", \"package\", "
+              "\"channel\",\n\"bundle\", \"message\", \"file\", \"line\", \"column\"}]}.\n"
+              "Exit status: 0 valid, 3 invalid (--strict: or warnings), 1 unreadable.");
     v->callback(
         [&ctx, opts] { ctx.action = [&ctx, opts] { return run_validate(ctx.globals, *opts); }; });
 }
