@@ -1,13 +1,21 @@
-// Catalog load time and peak memory, in process and end to end.
+// Catalog loading speed and memory, in process and end to end.
 //
-// Usage: kpkg-bench-catalog [--runs N] [--threads N] [CATALOG...]
+// Usage: kpkg-bench-catalog [--runs N] [--threads N] [--keep-generated DIR] [CATALOG...]
+//
 // Without catalogs: the corpus catalogs (derived-community/catalog-valid, certified-v4.22,
-// community-v4.21, when present) and a generated 100,000-bundle catalog in a temporary
-// directory (kpkg-bench-catalog-gen's default shape). For each catalog it prints the median load
-// time over N runs (catalog::load in a child process, whose peak RSS is printed too) and the
-// median wall time and peak RSS of `kpkg catalog list packages CATALOG`.
+// community-v4.21, when present) and a generated 100,000-bundle catalog (kpkg-bench-catalog-gen's
+// default shape, in a temporary directory unless --keep-generated names one that already holds
+// it). For each catalog it prints
+//   - load_catalog in this process, no cache: median over N runs, and the peak RSS of a child
+//     process doing one such load;
+//   - load_catalog with the binary cache: cold (empty cache: parse, then write the image) and
+//     warm (the image read back), medians;
+//   - `kpkg catalog list packages` and `kpkg catalog validate` end to end (spawned, stdout to
+//     /dev/null): median wall time and peak RSS, list both without the cache and with a warm one.
+// Then the same validate figures against opm's, as issue 4 quotes them for this machine.
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,7 +23,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,7 +43,7 @@ struct Run {
     int status = 0;
 };
 
-// Runs fn in a child; returns its wall time and peak RSS.
+// Runs fn in a child; its wall time (from fork to exit) and peak RSS.
 template <class F>
 Run in_child(F fn) {
     auto t0 = clk::now();
@@ -48,70 +59,229 @@ Run in_child(F fn) {
     return r;
 }
 
-Run median(std::vector<Run> v) {
+// `kpkg ARGS` with stdout to /dev/null and the given environment additions.
+Run spawn(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+    return in_child([&] {
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, 1);
+        dup2(devnull, 2);
+        for (const auto& e : env)
+            putenv(const_cast<char*>(e.c_str()));
+        std::vector<char*> argv;
+        argv.push_back(const_cast<char*>("kpkg"));
+        for (const auto& a : args)
+            argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        execv(KPKG_BENCH_KPKG, argv.data());
+        return 127;
+    });
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// The median wall time; the largest peak RSS; failed when any run failed.
+Run median_run(std::vector<Run> v) {
     std::sort(v.begin(), v.end(), [](const Run& a, const Run& b) { return a.seconds < b.seconds; });
     Run m = v[v.size() / 2];
-    for (const auto& r : v)
+    for (const auto& r : v) {
         m.max_rss_kb = std::max(m.max_rss_kb, r.max_rss_kb);
+        if (r.status != 0 && !(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 3))
+            m.status = r.status;
+    }
     return m;
 }
+
+template <class F>
+double time_median(int runs, F fn) {
+    std::vector<double> t;
+    for (int i = 0; i < runs; ++i) {
+        auto t0 = clk::now();
+        fn();
+        t.push_back(std::chrono::duration<double>(clk::now() - t0).count());
+    }
+    return median(t);
+}
+
+std::uintmax_t tree_bytes(const fs::path& p, std::size_t& files) {
+    std::uintmax_t n = 0;
+    files = 0;
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) {
+        files = 1;
+        return fs::file_size(p, ec);
+    }
+    for (auto it = fs::recursive_directory_iterator(p, ec);
+         it != fs::recursive_directory_iterator(); it.increment(ec))
+        if (it->is_regular_file(ec)) {
+            n += it->file_size(ec);
+            ++files;
+        }
+    return n;
+}
+
+std::string cpu_model() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+    return "unknown CPU";
+}
+
+struct Row {
+    std::string name;
+    std::size_t files = 0;
+    double mb = 0;
+    double load = 0, cold = 0, warm = 0;
+    long load_rss_kb = 0;
+    Run list, list_warm, validate;
+    bool invalid = false; // validate exited 3
+    bool failed = false;
+};
+
+// opm v1.26.5 on these machines, median of 3 (issue 4): validate wall seconds and peak MB.
+struct Opm {
+    double seconds, mb;
+};
+const std::map<std::string, Opm> kOpmValidate = {
+    {"catalog-valid", {4.4, 120}},
+    {"certified-v4.22", {2.1, 75}},
+    {"community-v4.21", {3.5, 93}},
+    {"generated-100k", {21.0, 482}},
+};
 
 } // namespace
 
 int main(int argc, char** argv) {
-    int runs = 3;
+    int runs = 5;
     unsigned threads = 0;
     std::vector<fs::path> cats;
+    fs::path keep_generated;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--runs" && i + 1 < argc)
             runs = std::max(1, std::atoi(argv[++i]));
         else if (a == "--threads" && i + 1 < argc)
             threads = static_cast<unsigned>(std::atoi(argv[++i]));
+        else if (a == "--keep-generated" && i + 1 < argc)
+            keep_generated = argv[++i];
         else
             cats.emplace_back(a);
     }
-    fs::path tmp;
+    const fs::path tmp =
+        fs::temp_directory_path() / ("kpkg-bench-catalog-" + std::to_string(getpid()));
+    fs::create_directories(tmp);
+    fs::path generated;
     if (cats.empty()) {
         fs::path large = fs::path(KPKG_BENCH_SOURCE_ROOT) / "../shared/corpus/olm/large";
         for (const char* c :
              {"derived-community/catalog-valid", "certified-v4.22", "community-v4.21"})
-            if (fs::exists(large / c)) cats.push_back(large / c);
-        tmp = fs::temp_directory_path() / ("kpkg-bench-catalog-" + std::to_string(getpid()));
-        std::string gen = std::string(KPKG_BENCH_GEN) + " " + tmp.string();
-        std::fprintf(stderr, "generating %s\n", tmp.c_str());
-        if (std::system(gen.c_str()) != 0) return 1;
-        cats.push_back(tmp);
+            if (fs::exists(large / c)) cats.push_back(fs::canonical(large / c));
+        generated = keep_generated.empty() ? tmp / "generated-100k" : keep_generated;
+        if (!fs::exists(generated / "pkg-09999")) {
+            std::string gen = std::string(KPKG_BENCH_GEN) + " " + generated.string();
+            std::fprintf(stderr, "generating %s\n", generated.c_str());
+            if (std::system(gen.c_str()) != 0) return 1;
+        }
+        cats.push_back(generated);
     }
-    std::printf("%-60s %12s %10s %12s %10s\n", "catalog", "load s", "load MB", "list s", "list MB");
+
+    utsname u{};
+    uname(&u);
+    char date[32];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(date, sizeof date, "%Y-%m-%d", std::localtime(&now));
+    std::printf("kpkg-bench-catalog: %s, %ld cores, %s %s, %s; %d runs, medians\n",
+                cpu_model().c_str(), sysconf(_SC_NPROCESSORS_ONLN), u.sysname, u.release, date,
+                runs);
+
+    std::vector<Row> rows;
     int rc = 0;
     for (const auto& c : cats) {
-        std::vector<Run> load_runs, list_runs;
-        for (int i = 0; i < runs; ++i) {
-            load_runs.push_back(in_child([&] {
-                kpkg::catalog::LoadOptions o;
-                o.threads = threads;
-                auto cfg = kpkg::catalog::load(c, o);
-                if (!cfg.ok()) {
-                    std::fprintf(stderr, "%s\n", cfg.error().str().c_str());
-                    return 1;
-                }
-                return 0;
-            }));
-            list_runs.push_back(in_child([&] {
-                int devnull = open("/dev/null", O_WRONLY);
-                dup2(devnull, 1);
-                execl(KPKG_BENCH_KPKG, "kpkg", "catalog", "list", "packages", c.c_str(),
-                      static_cast<char*>(nullptr));
-                return 127;
-            }));
+        Row row;
+        row.name = c == generated ? "generated-100k" : c.filename().string();
+        row.mb = static_cast<double>(tree_bytes(c, row.files)) / 1e6;
+        std::fprintf(stderr, "%s...\n", row.name.c_str());
+        const fs::path cache = tmp / ("cache-" + row.name);
+
+        kpkg::catalog::LoadOptions plain;
+        plain.threads = threads;
+        // Warm the page cache and check the catalog loads.
+        {
+            auto r = kpkg::catalog::load_catalog(c, plain);
+            if (!r.ok()) {
+                std::fprintf(stderr, "%s: %s\n", c.c_str(), r.error().str().c_str());
+                row.failed = true;
+            }
         }
-        Run l = median(load_runs), e = median(list_runs);
-        if (l.status != 0 || e.status != 0) rc = 1;
-        std::printf("%-60s %12.3f %10.1f %12.3f %10.1f%s\n", c.filename().c_str(), l.seconds,
-                    l.max_rss_kb / 1024.0, e.seconds, e.max_rss_kb / 1024.0,
-                    (l.status != 0 || e.status != 0) ? "  (FAILED)" : "");
+        row.load = time_median(runs, [&] { (void)kpkg::catalog::load_catalog(c, plain); });
+        row.load_rss_kb =
+            in_child([&] { return kpkg::catalog::load_catalog(c, plain).ok() ? 0 : 1; }).max_rss_kb;
+        kpkg::catalog::LoadOptions cached = plain;
+        cached.cache_dir = cache;
+        row.cold = time_median(runs, [&] {
+            fs::remove_all(cache);
+            (void)kpkg::catalog::load_catalog(c, cached);
+        });
+        kpkg::catalog::LoadInfo info;
+        cached.info = &info;
+        (void)kpkg::catalog::load_catalog(c, cached);
+        row.warm = time_median(runs, [&] { (void)kpkg::catalog::load_catalog(c, cached); });
+        if (!info.cache_hit)
+            std::fprintf(stderr, "%s: warm load missed: %s\n", row.name.c_str(),
+                         info.cache_note.c_str());
+
+        const std::vector<std::string> no_cache = {"KPKG_NO_CACHE=1"};
+        const std::vector<std::string> with_cache = {"KPKG_NO_CACHE=",
+                                                     "KPKG_CACHE_DIR=" + cache.string()};
+        std::vector<Run> list, list_warm, validate;
+        for (int i = 0; i < runs; ++i) {
+            list.push_back(spawn({"catalog", "list", "packages", c.string()}, no_cache));
+            list_warm.push_back(spawn({"catalog", "list", "packages", c.string()}, with_cache));
+            validate.push_back(spawn({"catalog", "validate", c.string()}, no_cache));
+        }
+        row.list = median_run(list);
+        row.list_warm = median_run(list_warm);
+        row.validate = median_run(validate);
+        auto exited = [](const Run& r, int code) {
+            return WIFEXITED(r.status) && WEXITSTATUS(r.status) == code;
+        };
+        // validate exits 3 on a catalog it finds invalid: a result, not a failure.
+        row.invalid = exited(row.validate, 3);
+        if (!exited(row.list, 0) || !exited(row.list_warm, 0) ||
+            !(exited(row.validate, 0) || row.invalid))
+            row.failed = true;
+        if (row.failed) rc = 1;
+        rows.push_back(row);
+        fs::remove_all(cache);
     }
-    if (!tmp.empty()) fs::remove_all(tmp);
+
+    std::printf("\n%-18s %6s %7s | %9s %8s | %10s %9s | %9s %8s %10s | %11s %8s\n", "catalog",
+                "files", "MB", "load ms", "load MB", "cold+img", "warm ms", "list ms", "list MB",
+                "list warm", "validate ms", "val. MB");
+    for (const auto& r : rows)
+        std::printf("%-18s %6zu %7.1f | %9.1f %8.1f | %10.1f %9.2f | %9.1f %8.1f %10.1f | %11.1f "
+                    "%8.1f%s\n",
+                    r.name.c_str(), r.files, r.mb, r.load * 1e3, r.load_rss_kb / 1024.0,
+                    r.cold * 1e3, r.warm * 1e3, r.list.seconds * 1e3, r.list.max_rss_kb / 1024.0,
+                    r.list_warm.seconds * 1e3, r.validate.seconds * 1e3,
+                    r.validate.max_rss_kb / 1024.0,
+                    r.failed    ? "  (FAILED)"
+                    : r.invalid ? "  (validate: invalid)"
+                                : "");
+
+    std::printf("\nagainst opm validate (issue 4's figures for these machines):\n");
+    std::printf("%-18s %12s %10s | %14s %12s\n", "catalog", "opm s", "opm MB", "kpkg validate",
+                "kpkg list");
+    for (const auto& r : rows) {
+        auto it = kOpmValidate.find(r.name);
+        if (it == kOpmValidate.end()) continue;
+        std::printf("%-18s %12.1f %10.0f | %13.1fx %11.1fx\n", r.name.c_str(), it->second.seconds,
+                    it->second.mb, it->second.seconds / r.validate.seconds,
+                    it->second.seconds / r.list.seconds);
+    }
+    fs::remove_all(tmp);
     return rc;
 }

@@ -5,9 +5,10 @@
 // Usage: kpkg-bench-catalog-gen OUT_DIR [--packages N] [--bundles N] [--seed N]
 //
 // Per package: 1-3 GVKs; 1-3 channels ("stable" over every bundle, "fast" over the newer half,
-// "candidate" over the last three), each a replaces chain with a skip every fourth entry and a
-// skipRange on its head; ~30% of bundles require another package (olm.package.required) or a
-// GVK of another package (olm.gvk.required); no olm.bundle.object or olm.csv.metadata.
+// "candidate" over the last three), each a replaces chain in which every fourth entry replaces the
+// one before its predecessor and skips that predecessor, and a skipRange on its head; ~30% of
+// bundles require another package (olm.package.required) or a GVK of another package
+// (olm.gvk.required); no olm.bundle.object or olm.csv.metadata.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -72,9 +73,14 @@ void write_package(std::ostream& o, unsigned pi, unsigned npkg, unsigned nb, Rng
           << "\",\n  \"package\": \"" << p << "\",\n  \"entries\": [\n";
         for (unsigned b = first; b < nb; ++b) {
             o << "    {\n      \"name\": \"" << bundle_name(p, b) << "\"";
-            if (b > first) o << ",\n      \"replaces\": \"" << bundle_name(p, b - 1) << "\"";
-            if (b >= first + 2 && b % 4 == 3)
-                o << ",\n      \"skips\": [\n        \"" << bundle_name(p, b - 2) << "\"\n      ]";
+            // Every fourth entry jumps over its predecessor: it replaces the one before that and
+            // skips the one in between, which leaves the replaces chain through a skipped entry
+            // (the usual shape, valid under opm's stranded-bundle rule).
+            const bool jump = b >= first + 2 && b % 4 == 3;
+            if (b > first)
+                o << ",\n      \"replaces\": \"" << bundle_name(p, jump ? b - 2 : b - 1) << "\"";
+            if (jump)
+                o << ",\n      \"skips\": [\n        \"" << bundle_name(p, b - 1) << "\"\n      ]";
             if (b + 1 == nb) o << ",\n      \"skipRange\": \">=1.0.0 <" << version(b) << "\"";
             o << "\n    }" << (b + 1 < nb ? "," : "") << "\n";
         }

@@ -16,7 +16,7 @@ __kpkg_subcommands() {
 
 # The flags of a command path, into __kpkg_flags; the global flags are accepted after any command.
 __kpkg_flags() {
-    local global="-o --output -v --verbose -q --quiet --no-color -h --help"
+    local global="-o --output -v --verbose -q --quiet --no-color --no-cache -h --help"
     case $1 in
         "kpkg") __kpkg_flags="$global --version" ;;
         "kpkg version") __kpkg_flags="$global --libraries" ;;

@@ -69,6 +69,7 @@ complete -c kpkg -s o -l output -x -a 'text json yaml' -d 'Output format'
 complete -c kpkg -s v -l verbose -d 'More detail on stderr (repeatable)'
 complete -c kpkg -s q -l quiet -d 'Only errors on stderr'
 complete -c kpkg -l no-color -d 'No colour (also when NO_COLOR is set)'
+complete -c kpkg -l no-cache -d 'Do not read or write the catalog cache'
 complete -c kpkg -s h -l help -d 'Show help and exit'
 complete -c kpkg -n __kpkg_no_subcommand -l version -d 'Print the version and exit'
 

@@ -1442,6 +1442,35 @@ bool append_go_json(std::string& out, const io::Node& node) {
     return m.value(node);
 }
 
+GoScalarKind append_go_scalar(std::string& out, const io::Node& n) {
+    if (n.kind == io::Kind::string && !n.plain) return GoScalarKind::string;
+    const GoScalar s = go_scalar(n);
+    switch (s.type) {
+    case GoType::null:
+        out += "null";
+        return GoScalarKind::literal;
+    case GoType::boolean:
+        out += s.b ? "true" : "false";
+        return GoScalarKind::literal;
+    case GoType::int64:
+    case GoType::uint64: {
+        char buf[24];
+        auto r = s.type == GoType::int64 ? std::to_chars(buf, buf + sizeof buf, s.i)
+                                         : std::to_chars(buf, buf + sizeof buf, s.u);
+        out.append(buf, r.ptr);
+        return GoScalarKind::literal;
+    }
+    case GoType::float64:
+        if (!std::isfinite(s.f)) return GoScalarKind::invalid;
+        append_json_float(out, s.f);
+        return GoScalarKind::literal;
+    case GoType::string:
+    case GoType::timestamp:
+        return GoScalarKind::string;
+    }
+    return GoScalarKind::string;
+}
+
 std::string base64_encode(std::string_view data) {
     std::string out;
     append_base64(out, data);
@@ -2034,7 +2063,7 @@ private:
     }
     void write(std::string_view v, std::size_t& i) {
         const std::size_t w = std::min(width_of(static_cast<unsigned char>(v[i])), v.size() - i);
-        out_.append(v.substr(i, w));
+        out_.append(v.data() + i, w);
         ++column_;
         i += w;
     }
@@ -2098,9 +2127,86 @@ private:
         indents_.pop_back();
     }
 
+    // analyze() for text of printable ASCII only (no breaks, no tabs, nothing special), the
+    // common case, in one pass without decoding.
+    static bool analyze_ascii(std::string_view v, Analysis& a) {
+        bool block_ind = false, flow_ind = false;
+        const std::size_t n = v.size();
+        for (std::size_t i = 0; i < n; ++i) {
+            const char c = v[i];
+            if (c < 0x20 || c > 0x7E) return false;
+            if (i == 0) continue;
+            switch (c) {
+            case ',':
+            case '?':
+            case '[':
+            case ']':
+            case '{':
+            case '}':
+                flow_ind = true;
+                break;
+            case ':':
+                flow_ind = true;
+                if (i + 1 == n || v[i + 1] == ' ') block_ind = true;
+                break;
+            case '#':
+                if (v[i - 1] == ' ') flow_ind = block_ind = true;
+                break;
+            default:
+                break;
+            }
+        }
+        if (n >= 3 && (v.substr(0, 3) == "---" || v.substr(0, 3) == "...")) {
+            block_ind = true;
+            flow_ind = true;
+        }
+        const bool followed_by_ws = n == 1 || v[1] == ' ';
+        switch (v[0]) {
+        case '#':
+        case ',':
+        case '[':
+        case ']':
+        case '{':
+        case '}':
+        case '&':
+        case '*':
+        case '!':
+        case '|':
+        case '>':
+        case '\'':
+        case '"':
+        case '%':
+        case '@':
+        case '`':
+            flow_ind = block_ind = true;
+            break;
+        case '?':
+        case ':':
+            flow_ind = true;
+            if (followed_by_ws) block_ind = true;
+            break;
+        case '-':
+            if (followed_by_ws) flow_ind = block_ind = true;
+            break;
+        default:
+            break;
+        }
+        const bool leading_space = v[0] == ' ', trailing_space = v[n - 1] == ' ';
+        a.multiline = false;
+        a.flow_plain_allowed = a.block_plain_allowed = a.single_quoted_allowed = a.block_allowed =
+            true;
+        if (leading_space || trailing_space) a.flow_plain_allowed = a.block_plain_allowed = false;
+        if (trailing_space) a.block_allowed = false;
+        if (flow_ind) a.flow_plain_allowed = false;
+        if (block_ind) a.block_plain_allowed = false;
+        return true;
+    }
+
     static Analysis analyze(std::string_view v) {
         Analysis a;
         if (v.empty()) return a;
+        if (analyze_ascii(v, a)) return a;
+        a = Analysis{};
         bool block_ind = false, flow_ind = false, line_breaks = false, special = false;
         bool leading_space = false, leading_break = false, trailing_space = false,
              trailing_break = false, break_space = false, space_break = false;
@@ -2110,6 +2216,40 @@ private:
             flow_ind = true;
         }
         for (std::size_t i = 0, w = 0; i < v.size(); i += w) {
+            if (i > 0) {
+                // A run of printable ASCII that is neither space nor an indicator changes nothing
+                // but the "previous character" state.
+                // Spaces and '\n' update the space/break state as below.
+                std::size_t j = i;
+                while (j < v.size()) {
+                    const char c = v[j];
+                    if (c == ' ') {
+                        if (j + 1 == v.size()) trailing_space = true;
+                        if (prev_break) break_space = true;
+                        prev_space = true;
+                        prev_break = false;
+                        preceded_by_ws = true;
+                    } else if (c == '\n') {
+                        line_breaks = true;
+                        if (j + 1 == v.size()) trailing_break = true;
+                        if (prev_space) space_break = true;
+                        prev_space = false;
+                        prev_break = true;
+                        preceded_by_ws = true;
+                    } else if (c < 0x20 || c >= 0x7F || c == ',' || c == '?' || c == '[' ||
+                               c == ']' || c == '{' || c == '}' || c == ':' || c == '#') {
+                        break;
+                    } else {
+                        prev_space = prev_break = false;
+                        preceded_by_ws = false;
+                    }
+                    ++j;
+                }
+                if (j > i) {
+                    w = j - i;
+                    continue;
+                }
+            }
             w = width_of(static_cast<unsigned char>(v[i]));
             followed_by_ws = i + w >= v.size() || is_blankz(v, i + w);
             const char c = v[i];
@@ -2202,14 +2342,28 @@ private:
     }
 
     // The text and requested style of a scalar node, as yaml.v2's encoder chooses them.
-    static std::pair<std::string, Style> scalar_text(const io::Node& n) {
-        if (n.kind == io::Kind::string && !n.plain) {
-            const std::string s = fold_nel(n.text);
-            const GoType t = resolve_plain_v2(s).type;
-            const bool can_plain = t == GoType::string && !is_base60_float(s);
-            if (s.find('\n') != std::string::npos) return {s, Style::literal};
-            return {s, can_plain ? Style::plain : Style::dbl};
+    struct Scalar {
+        std::string_view text; // into the node, or into scratch_
+        Style style;
+    };
+
+    // A string as yaml.v2 writes it: plain unless it would read back as another type, literal
+    // when it has line breaks.
+    Scalar string_scalar(std::string_view s) {
+        if (s.find("\xC2\x85") != std::string_view::npos) {
+            scratch_ = fold_nel(s);
+            s = scratch_;
         }
+        const GoType t = resolve_plain_v2(s).type;
+        const bool can_plain = t == GoType::string && !is_base60_float(s);
+        if (s.find('\n') != std::string_view::npos) return {s, Style::literal};
+        return {s, can_plain ? Style::plain : Style::dbl};
+    }
+
+    // The text and requested style of a scalar node, as yaml.v2's encoder chooses them. The text
+    // stays valid until the next call.
+    Scalar scalar_text(const io::Node& n) {
+        if (n.kind == io::Kind::string && !n.plain) return string_scalar(n.text);
         // The JSON text is read back by yaml.v2, which types a number literal by its own rules
         // (an integer beyond int64 stays an integer, as uint64).
         const bool number = n.kind == io::Kind::integer || n.kind == io::Kind::floating;
@@ -2220,14 +2374,43 @@ private:
         case GoType::boolean:
             return {g.b ? "true" : "false", Style::plain};
         case GoType::int64:
-            return {std::to_string(g.i), Style::plain};
+            scratch_ = std::to_string(g.i);
+            return {scratch_, Style::plain};
         case GoType::uint64:
-            return {std::to_string(g.u), Style::plain};
+            scratch_ = std::to_string(g.u);
+            return {scratch_, Style::plain};
         case GoType::float64:
-            return {go_format_g(g.f), Style::plain};
+            scratch_ = go_format_g(g.f);
+            return {scratch_, Style::plain};
         default:
-            return scalar_text(io::Node::string(n.text));
+            return string_scalar(n.text);
         }
+    }
+
+    // yaml.v2's key order; keys without digits in plain ASCII compare without decoding runes.
+    static bool key_less(std::string_view a, std::string_view b) {
+        bool simple = true;
+        for (const char c : a)
+            if (static_cast<unsigned char>(c) >= 0x80 || is_digit(c)) {
+                simple = false;
+                break;
+            }
+        if (simple)
+            for (const char c : b)
+                if (static_cast<unsigned char>(c) >= 0x80 || is_digit(c)) {
+                    simple = false;
+                    break;
+                }
+        if (!simple) return v2_key_less(a, b);
+        auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+        const std::size_t n = std::min(a.size(), b.size());
+        for (std::size_t i = 0; i < n; ++i) {
+            if (a[i] == b[i]) continue;
+            const bool al = letter(a[i]), bl = letter(b[i]);
+            if (al != bl) return bl;
+            return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]);
+        }
+        return a.size() < b.size();
     }
 
     void node(const io::Node& n, bool root, bool sequence, bool mapping, bool simple_key) {
@@ -2243,38 +2426,42 @@ private:
                 write_indicator("}", false, false, false);
                 return;
             }
-            std::vector<const io::MapEntry*> entries;
-            entries.reserve(n.fields.size());
+            // One entry list per depth, reused (deeper levels may grow entries_, so the list is
+            // looked up by index each time).
+            const std::size_t d = depth_++;
+            if (entries_.size() <= d) entries_.resize(d + 1);
+            entries_[d].clear();
             for (const auto& e : n.fields)
-                entries.push_back(&e);
-            std::sort(entries.begin(), entries.end(),
+                entries_[d].push_back(&e);
+            std::sort(entries_[d].begin(), entries_[d].end(),
                       [](const io::MapEntry* a, const io::MapEntry* b) {
-                          return v2_key_less(a->key, b->key);
+                          return key_less(a->key, b->key);
                       });
             increase_indent(false, false);
-            for (const io::MapEntry* e : entries) {
+            for (std::size_t k = 0; k < entries_[d].size(); ++k) {
+                const io::MapEntry* e = entries_[d][k];
                 write_indent();
-                const io::Node key = io::Node::string(e->key);
-                const auto [ktext, kstyle] = scalar_text(key);
-                const Analysis ka = analyze(ktext);
-                const bool simple = !ka.multiline && ktext.size() <= 128;
+                const Scalar key = string_scalar(e->key);
+                const Analysis ka = analyze(key.text);
+                const bool simple = !ka.multiline && key.text.size() <= 128;
                 if (simple) {
                     root_ctx_ = false;
                     mapping_ctx_ = true;
                     simple_key_ctx_ = true;
-                    scalar(ktext, kstyle);
+                    scalar(key.text, key.style, &ka);
                     write_indicator(":", false, false, false);
                 } else {
                     write_indicator("?", true, false, true);
                     root_ctx_ = false;
                     mapping_ctx_ = true;
                     simple_key_ctx_ = false;
-                    scalar(ktext, kstyle);
+                    scalar(key.text, key.style, &ka);
                     write_indent();
                     write_indicator(":", true, false, true);
                 }
                 node(e->value, false, false, true, false);
             }
+            --depth_;
             pop_indent();
             return;
         }
@@ -2295,12 +2482,12 @@ private:
             pop_indent();
             return;
         }
-        const auto [text, style] = scalar_text(n);
-        scalar(text, style);
+        const Scalar sc = scalar_text(n);
+        scalar(sc.text, sc.style);
     }
 
-    void scalar(const std::string& v, Style style) {
-        const Analysis a = analyze(v);
+    void scalar(std::string_view v, Style style, const Analysis* known = nullptr) {
+        const Analysis a = known != nullptr ? *known : analyze(v);
         if (simple_key_ctx_ && a.multiline) style = Style::dbl;
         if (style == Style::plain) {
             if (!a.block_plain_allowed) style = Style::single;
@@ -2346,7 +2533,7 @@ private:
                 breaks = true;
             } else {
                 if (breaks) write_indent();
-                write(v, i);
+                write_run(v, i, '\0');
                 indention_ = false;
                 spaces = breaks = false;
             }
@@ -2354,6 +2541,28 @@ private:
         whitespace_ = false;
         indention_ = false;
         if (root_ctx_) open_ended_ = true;
+    }
+
+    // Writes the character at i and the ones after it up to a space, a possible line break or
+    // `stop`, in one append (what a write() per character would write).
+    void write_run(std::string_view v, std::size_t& i, char stop, bool stop_at_space = true) {
+        std::size_t j = i;
+        int chars = 0;
+        while (j < v.size()) {
+            const auto c = static_cast<unsigned char>(v[j]);
+            if ((c == ' ' && stop_at_space) || c == '\n' || c == '\r' || c == 0xC2 || c == 0xE2 ||
+                (stop != '\0' && c == static_cast<unsigned char>(stop)))
+                break;
+            if ((c & 0xC0) != 0x80) ++chars;
+            ++j;
+        }
+        if (j == i) {
+            write(v, i);
+            return;
+        }
+        out_.append(v.data() + i, j - i);
+        column_ += chars;
+        i = j;
     }
 
     void write_break(std::string_view v, std::size_t& i) {
@@ -2386,8 +2595,12 @@ private:
                 breaks = true;
             } else {
                 if (breaks) write_indent();
-                if (v[i] == '\'') put('\'');
-                write(v, i);
+                if (v[i] == '\'') {
+                    put('\'');
+                    write(v, i);
+                } else {
+                    write_run(v, i, '\'');
+                }
                 indention_ = false;
                 spaces = breaks = false;
             }
@@ -2494,7 +2707,18 @@ private:
                 }
                 spaces = true;
             } else {
-                write(v, i);
+                // A run of plain ASCII needs no escaping: one append.
+                std::size_t j = i;
+                while (!bom && j < v.size() && v[j] > 0x20 && v[j] < 0x7F && v[j] != '"' &&
+                       v[j] != '\\')
+                    ++j;
+                if (j > i) {
+                    out_.append(v.data() + i, j - i);
+                    column_ += static_cast<int>(j - i);
+                    i = j;
+                } else {
+                    write(v, i);
+                }
                 spaces = false;
             }
         }
@@ -2546,7 +2770,7 @@ private:
                 breaks = true;
             } else {
                 if (breaks) write_indent();
-                write(v, i);
+                write_run(v, i, '\0', false);
                 indention_ = false;
                 breaks = false;
             }
@@ -2555,6 +2779,9 @@ private:
 
     static constexpr int kBestWidth = 80;
     std::string& out_;
+    std::string scratch_;
+    std::vector<std::vector<const io::MapEntry*>> entries_;
+    std::size_t depth_ = 0;
     int column_ = 0;
     int indent_ = -1;
     std::vector<int> indents_;
@@ -2567,6 +2794,10 @@ private:
 };
 
 } // namespace
+
+void append_json_as_yaml(std::string& out, const io::Node& json_doc) {
+    V2Emitter(out).document(json_doc);
+}
 
 std::string to_yaml(const Rendered& r) {
     const io::Node doc = to_node(r);

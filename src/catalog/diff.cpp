@@ -3,29 +3,29 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "kpkg/catalog/query.hpp"
 #include "kpkg/core/text.hpp"
-#include "kpkg/io/emit.hpp"
 
 namespace kpkg::catalog {
 namespace {
 
 // One package's side of the comparison.
 struct Side {
-    const declcfg::Package* package = nullptr;
-    std::map<std::string, const declcfg::Channel*> channels; // first of a name wins
-    std::map<std::string, const declcfg::Bundle*> bundles;
+    const model::Package* package = nullptr;
+    std::map<std::string, const model::Channel*> channels; // first of a name wins
+    std::map<std::string, const model::Bundle*> bundles;
 };
 
-std::map<std::string, Side> index(const declcfg::DeclarativeConfig& cfg) {
+std::map<std::string, Side> index(const model::Catalog& c) {
     std::map<std::string, Side> out;
-    for (const auto& p : cfg.packages)
-        if (out[p.name].package == nullptr) out[p.name].package = &p;
-    for (const auto& c : cfg.channels)
-        out[c.package].channels.emplace(c.name, &c);
-    for (const auto& b : cfg.bundles)
-        out[b.package].bundles.emplace(b.name, &b);
+    for (const auto& p : c.packages)
+        if (out[c.string(p.name)].package == nullptr) out[c.string(p.name)].package = &p;
+    for (const auto& ch : c.channels)
+        out[c.string(ch.package)].channels.emplace(c.string(ch.name), &ch);
+    for (const auto& b : c.bundles)
+        out[c.string(b.package)].bundles.emplace(c.string(b.name), &b);
     return out;
 }
 
@@ -53,42 +53,36 @@ std::vector<Edge> minus(const std::vector<Edge>& a, const std::vector<Edge>& b) 
     return out;
 }
 
-std::vector<std::string> entry_names(const declcfg::Channel& c) {
+std::vector<std::string> entry_names(const model::Catalog& c, const model::Channel& ch) {
     std::set<std::string> s;
-    for (const auto& e : c.entries)
-        s.insert(e.name);
+    for (const auto& e : c.entries_of(ch))
+        s.insert(c.string(e.name));
     return {s.begin(), s.end()};
 }
 
-// The properties other than olm.package, as comparable text, in a canonical order.
-std::vector<std::string> property_texts(const declcfg::Bundle& b) {
-    io::JsonStyle style;
-    style.indent = 0;
-    style.sort_keys = true;
-    std::vector<std::string> out;
-    for (const auto& p : b.properties)
-        if (p.type != "olm.package") out.push_back(p.type + "\n" + io::to_json(p.value, style));
+// The properties other than olm.package, as comparable keys, in a canonical order.
+std::vector<std::tuple<std::string, std::uint64_t, std::uint32_t>>
+property_keys(const model::Catalog& c, const model::Bundle& b) {
+    std::vector<std::tuple<std::string, std::uint64_t, std::uint32_t>> out;
+    for (const auto& p : c.properties_of(b))
+        if (c.str(p.type) != "olm.package")
+            out.emplace_back(c.string(p.type), p.digest, p.value_bytes);
     std::sort(out.begin(), out.end());
     return out;
 }
 
-std::string version_of(const declcfg::Bundle& b) {
-    auto v = b.version();
-    return v ? *v : "";
-}
-
-ChannelChange compare(const declcfg::Channel& o, const declcfg::Channel& n,
-                      const std::unordered_map<std::string, std::string>& old_versions,
-                      const std::unordered_map<std::string, std::string>& new_versions) {
+ChannelChange compare(const model::Catalog& oc, const model::Channel& o, const model::Catalog& nc,
+                      const model::Channel& n, const VersionMap& old_versions,
+                      const VersionMap& new_versions) {
     ChannelChange c;
-    c.name = n.name;
-    c.old_heads = channel_heads(o);
-    c.new_heads = channel_heads(n);
-    const auto oe = entry_names(o), ne = entry_names(n);
+    c.name = nc.string(n.name);
+    c.old_heads = names_of(oc, channel_heads(oc, o));
+    c.new_heads = names_of(nc, channel_heads(nc, n));
+    const auto oe = entry_names(oc, o), ne = entry_names(nc, n);
     c.entries_added = minus(ne, oe);
     c.entries_removed = minus(oe, ne);
-    const auto oedges = upgrade_edges(o, old_versions);
-    const auto nedges = upgrade_edges(n, new_versions);
+    const auto oedges = upgrade_edges(oc, o, old_versions);
+    const auto nedges = upgrade_edges(nc, n, new_versions);
     c.edges_added = minus(nedges, oedges);
     c.edges_removed = minus(oedges, nedges);
     return c;
@@ -99,10 +93,15 @@ bool has_change(const ChannelChange& c) {
            !c.edges_added.empty() || !c.edges_removed.empty();
 }
 
+VersionMap versions_of(const model::Catalog& c, const std::string& package) {
+    const auto id = c.strings.find(package);
+    return id ? bundle_versions(c, *id) : VersionMap{};
+}
+
 } // namespace
 
-CatalogDiff diff(const declcfg::DeclarativeConfig& old_cfg, const declcfg::DeclarativeConfig& new_cfg) {
-    const auto olds = index(old_cfg), news = index(new_cfg);
+CatalogDiff diff(const model::Catalog& oc, const model::Catalog& nc) {
+    const auto olds = index(oc), news = index(nc);
     std::set<std::string> names;
     for (const auto& [k, v] : olds)
         names.insert(k);
@@ -117,7 +116,7 @@ CatalogDiff diff(const declcfg::DeclarativeConfig& old_cfg, const declcfg::Decla
         if (oi == olds.end()) {
             pc.status = PackageChange::Status::added;
             const Side& n = ni->second;
-            if (n.package) pc.new_default_channel = n.package->default_channel;
+            if (n.package) pc.new_default_channel = nc.string(n.package->default_channel);
             pc.channels_added = keys(n.channels);
             pc.bundles_added = keys(n.bundles);
             d.packages.push_back(std::move(pc));
@@ -126,7 +125,7 @@ CatalogDiff diff(const declcfg::DeclarativeConfig& old_cfg, const declcfg::Decla
         if (ni == news.end()) {
             pc.status = PackageChange::Status::removed;
             const Side& o = oi->second;
-            if (o.package) pc.old_default_channel = o.package->default_channel;
+            if (o.package) pc.old_default_channel = oc.string(o.package->default_channel);
             pc.channels_removed = keys(o.channels);
             pc.bundles_removed = keys(o.bundles);
             d.packages.push_back(std::move(pc));
@@ -134,32 +133,32 @@ CatalogDiff diff(const declcfg::DeclarativeConfig& old_cfg, const declcfg::Decla
         }
         const Side& o = oi->second;
         const Side& n = ni->second;
-        pc.old_default_channel = o.package ? o.package->default_channel : "";
-        pc.new_default_channel = n.package ? n.package->default_channel : "";
+        pc.old_default_channel = o.package ? oc.string(o.package->default_channel) : "";
+        pc.new_default_channel = n.package ? nc.string(n.package->default_channel) : "";
         pc.channels_added = minus(keys(n.channels), keys(o.channels));
         pc.channels_removed = minus(keys(o.channels), keys(n.channels));
         pc.bundles_added = minus(keys(n.bundles), keys(o.bundles));
         pc.bundles_removed = minus(keys(o.bundles), keys(n.bundles));
 
-        const auto old_versions = bundle_versions(old_cfg, name);
-        const auto new_versions = bundle_versions(new_cfg, name);
-        for (const auto& [cname, nc] : n.channels) {
+        const auto old_versions = versions_of(oc, name);
+        const auto new_versions = versions_of(nc, name);
+        for (const auto& [cname, nch] : n.channels) {
             auto it = o.channels.find(cname);
             if (it == o.channels.end()) continue;
-            ChannelChange cc = compare(*it->second, *nc, old_versions, new_versions);
+            ChannelChange cc = compare(oc, *it->second, nc, *nch, old_versions, new_versions);
             if (has_change(cc)) pc.channels_changed.push_back(std::move(cc));
         }
         for (const auto& [bname, nb] : n.bundles) {
             auto it = o.bundles.find(bname);
             if (it == o.bundles.end()) continue;
-            const declcfg::Bundle& ob = *it->second;
+            const model::Bundle& ob = *it->second;
             BundleChange bc;
             bc.name = bname;
-            bc.old_version = version_of(ob);
-            bc.new_version = version_of(*nb);
-            bc.old_image = ob.image;
-            bc.new_image = nb->image;
-            bc.properties_changed = property_texts(ob) != property_texts(*nb);
+            bc.old_version = oc.string(ob.version);
+            bc.new_version = nc.string(nb->version);
+            bc.old_image = oc.string(ob.image);
+            bc.new_image = nc.string(nb->image);
+            bc.properties_changed = property_keys(oc, ob) != property_keys(nc, *nb);
             if (bc.old_version != bc.new_version || bc.old_image != bc.new_image ||
                 bc.properties_changed)
                 pc.bundles_changed.push_back(std::move(bc));
@@ -213,7 +212,10 @@ Summary summarize(const CatalogDiff& d) {
 std::string heads_text(const std::vector<std::string>& h) {
     if (h.empty()) return "(no head)";
     if (h.size() == 1) return h.front();
-    return "(" + text::join(h, ", ") + ")";
+    std::string out = "(";
+    out += text::join(h, ", ");
+    out += ')';
+    return out;
 }
 
 std::string count(std::size_t n, const char* one, const char* many) {

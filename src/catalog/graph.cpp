@@ -1,7 +1,9 @@
 #include "kpkg/catalog/graph.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "kpkg/catalog/query.hpp"
@@ -22,36 +24,40 @@ const char* edge_kind_name(EdgeKind k) {
     return "?";
 }
 
-std::unordered_map<std::string, std::string> bundle_versions(const declcfg::DeclarativeConfig& cfg,
-                                                             const std::string& package) {
-    std::unordered_map<std::string, std::string> out;
-    for (const auto& b : cfg.bundles)
-        if (b.package == package)
-            if (auto v = b.version()) out.emplace(b.name, *v);
+VersionMap bundle_versions(const model::Catalog& c, model::Str package) {
+    VersionMap out;
+    const auto* info = c.package_info(c.str(package));
+    if (info == nullptr) return out;
+    for (std::uint32_t i : info->bundles) {
+        const model::Bundle& b = c.bundles[i];
+        if (b.version != 0) out.emplace(b.name, b.version);
+    }
     return out;
 }
 
-std::vector<Edge> upgrade_edges(const declcfg::Channel& ch,
-                                const std::unordered_map<std::string, std::string>& versions) {
+std::vector<Edge> upgrade_edges(const model::Catalog& c, const model::Channel& ch,
+                                const VersionMap& versions) {
+    const auto entries = c.entries_of(ch);
     std::set<Edge> edges;
     // Versions of the entries, parsed once.
-    std::vector<std::pair<const declcfg::ChannelEntry*, semver::Version>> parsed;
-    for (const auto& e : ch.entries) {
+    std::vector<std::pair<const model::Entry*, semver::Version>> parsed;
+    for (const auto& e : entries) {
         auto it = versions.find(e.name);
         if (it == versions.end()) continue;
-        if (auto v = semver::Version::parse(it->second)) parsed.emplace_back(&e, *v);
+        if (auto v = semver::Version::parse(c.str(it->second))) parsed.emplace_back(&e, *v);
     }
-    for (const auto& e : ch.entries) {
-        if (!e.replaces.empty() && e.replaces != e.name)
-            edges.insert({e.replaces, e.name, EdgeKind::replaces});
-        for (const auto& s : e.skips)
-            if (!s.empty() && s != e.name) edges.insert({s, e.name, EdgeKind::skips});
-        if (e.skip_range.empty()) continue;
-        auto range = semver::Range::parse(e.skip_range);
+    for (const auto& e : entries) {
+        const std::string name = c.string(e.name);
+        if (e.replaces != 0 && e.replaces != e.name)
+            edges.insert({c.string(e.replaces), name, EdgeKind::replaces});
+        for (model::Str s : c.skips_of(e))
+            if (s != 0 && s != e.name) edges.insert({c.string(s), name, EdgeKind::skips});
+        if (e.skip_range == 0) continue;
+        auto range = semver::Range::parse(c.str(e.skip_range));
         if (!range) continue;
         for (const auto& [other, v] : parsed)
             if (other->name != e.name && range->contains(v))
-                edges.insert({other->name, e.name, EdgeKind::skip_range});
+                edges.insert({c.string(other->name), name, EdgeKind::skip_range});
     }
     std::vector<Edge> out(edges.begin(), edges.end());
     std::sort(out.begin(), out.end(), [](const Edge& a, const Edge& b) {
@@ -60,91 +66,92 @@ std::vector<Edge> upgrade_edges(const declcfg::Channel& ch,
     return out;
 }
 
-std::vector<std::string> stranded_entries(const declcfg::Channel& ch) {
-    auto heads = channel_heads(ch);
-    if (heads.size() != 1) return {};
-    std::unordered_map<std::string, const declcfg::ChannelEntry*> by_name;
-    std::unordered_set<std::string> skipped;
-    for (const auto& e : ch.entries) {
-        by_name.emplace(e.name, &e);
-        skipped.insert(e.skips.begin(), e.skips.end());
-    }
-    std::unordered_set<std::string> chain;
-    const declcfg::ChannelEntry* cur = by_name.at(heads.front());
-    while (cur != nullptr && chain.insert(cur->name).second) {
-        if (cur->replaces.empty() || skipped.count(cur->replaces)) break;
-        auto it = by_name.find(cur->replaces);
-        cur = it == by_name.end() ? nullptr : it->second;
-    }
-    std::vector<std::string> out;
-    for (const auto& e : ch.entries)
-        if (!chain.count(e.name) && !skipped.count(e.name)) out.push_back(e.name);
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return out;
-}
-
 namespace {
 
+// An entry with its version parsed once, for sorting.
+struct Sortable {
+    GraphEntry entry;
+    std::optional<semver::Version> version;
+};
+
 // Newest first by version (entries without a parsable version last), then by name.
-bool newer_first(const GraphEntry& a, const GraphEntry& b) {
-    auto va = semver::Version::parse(a.version);
-    auto vb = semver::Version::parse(b.version);
-    if (va.ok() != vb.ok()) return va.ok();
-    if (va.ok()) {
-        const int c = semver::compare(*va, *vb);
+bool newer_first(const Sortable& a, const Sortable& b) {
+    if (a.version.has_value() != b.version.has_value()) return a.version.has_value();
+    if (a.version) {
+        const int c = semver::compare(*a.version, *b.version);
         if (c != 0) return c > 0;
     }
-    return a.name < b.name;
+    return a.entry.name < b.entry.name;
 }
 
-ChannelGraph build(const declcfg::Channel& ch,
-                   const std::unordered_map<std::string, std::string>& versions) {
-    ChannelGraph g;
-    g.package = ch.package;
-    g.channel = ch.name;
-    g.heads = channel_heads(ch);
-    g.edges = upgrade_edges(ch, versions);
-    const auto stranded = stranded_entries(ch);
-    const std::set<std::string> stranded_set(stranded.begin(), stranded.end());
-    const std::set<std::string> head_set(g.heads.begin(), g.heads.end());
+void append_sorted(std::vector<GraphEntry>& to, std::vector<Sortable>& from) {
+    std::sort(from.begin(), from.end(), newer_first);
+    for (auto& s : from)
+        to.push_back(std::move(s.entry));
+}
 
-    std::unordered_map<std::string, const declcfg::ChannelEntry*> by_name;
-    for (const auto& e : ch.entries)
+ChannelGraph build(const model::Catalog& c, const model::Channel& ch, const VersionMap& versions) {
+    ChannelGraph g;
+    g.package = c.string(ch.package);
+    g.channel = c.string(ch.name);
+    const auto head_ids = channel_heads(c, ch);
+    g.heads = names_of(c, head_ids);
+    g.edges = upgrade_edges(c, ch, versions);
+    const auto stranded = stranded_entries(c, ch);
+    const std::unordered_set<model::Str> stranded_set(stranded.begin(), stranded.end());
+    const std::unordered_set<model::Str> head_set(head_ids.begin(), head_ids.end());
+
+    const auto entries = c.entries_of(ch);
+    std::unordered_map<model::Str, const model::Entry*> by_name;
+    by_name.reserve(entries.size());
+    for (const auto& e : entries)
         by_name.emplace(e.name, &e);
-    auto make = [&](const std::string& name, bool in_channel) {
-        GraphEntry ge;
-        ge.name = name;
-        if (auto it = versions.find(name); it != versions.end()) ge.version = it->second;
+    auto make = [&](model::Str name, bool in_channel) {
+        Sortable s;
+        GraphEntry& ge = s.entry;
+        ge.name = c.string(name);
+        if (auto it = versions.find(name); it != versions.end()) {
+            ge.version = c.string(it->second);
+            if (auto v = semver::Version::parse(ge.version)) s.version = *v;
+        }
         if (auto it = by_name.find(name); it != by_name.end())
-            ge.skip_range = it->second->skip_range;
+            ge.skip_range = c.string(it->second->skip_range);
         ge.in_channel = in_channel;
         ge.head = head_set.count(name) > 0;
         ge.stranded = stranded_set.count(name) > 0;
-        return ge;
+        return s;
     };
 
     // The replaces chain from a single head first, in order.
-    std::unordered_set<std::string> placed;
-    if (g.heads.size() == 1) {
-        const declcfg::ChannelEntry* cur = by_name.at(g.heads.front());
+    std::unordered_set<model::Str> placed;
+    if (head_ids.size() == 1) {
+        const model::Entry* cur = by_name.at(head_ids.front());
         while (cur != nullptr && placed.insert(cur->name).second) {
-            g.entries.push_back(make(cur->name, true));
+            g.entries.push_back(std::move(make(cur->name, true).entry));
             auto it = by_name.find(cur->replaces);
             cur = it == by_name.end() ? nullptr : it->second;
         }
     }
-    std::vector<GraphEntry> rest;
-    for (const auto& e : ch.entries)
+    std::vector<Sortable> rest;
+    for (const auto& e : entries)
         if (placed.insert(e.name).second) rest.push_back(make(e.name, true));
-    std::sort(rest.begin(), rest.end(), newer_first);
-    g.entries.insert(g.entries.end(), rest.begin(), rest.end());
+    append_sorted(g.entries, rest);
     // Names only referenced by an edge.
-    std::vector<GraphEntry> outside;
+    std::vector<Sortable> outside;
+    std::unordered_set<std::string> placed_names;
+    for (const auto& e : g.entries)
+        placed_names.insert(e.name);
     for (const auto& e : g.edges)
-        if (placed.insert(e.from).second) outside.push_back(make(e.from, false));
-    std::sort(outside.begin(), outside.end(), newer_first);
-    g.entries.insert(g.entries.end(), outside.begin(), outside.end());
+        if (placed_names.insert(e.from).second) {
+            Sortable s;
+            s.entry.name = e.from;
+            s.entry.in_channel = false;
+            if (auto id = c.strings.find(e.from)) {
+                s = make(*id, false);
+            }
+            outside.push_back(std::move(s));
+        }
+    append_sorted(g.entries, outside);
 
     // Edges in the order of the entries they reach, then kind, then the entries they leave.
     std::unordered_map<std::string, std::size_t> position;
@@ -159,47 +166,49 @@ ChannelGraph build(const declcfg::Channel& ch,
 
 } // namespace
 
-Result<std::vector<ChannelGraph>> package_graph(const declcfg::DeclarativeConfig& cfg,
-                                                const std::string& package,
+Result<std::vector<ChannelGraph>> package_graph(const model::Catalog& c, const std::string& package,
                                                 const std::optional<std::string>& channel) {
-    std::vector<const declcfg::Channel*> channels;
-    std::set<std::string> packages;
-    for (const auto& p : cfg.packages)
-        packages.insert(p.name);
-    for (const auto& c : cfg.channels) {
-        packages.insert(c.package);
-        if (c.package == package) channels.push_back(&c);
-    }
-    if (!packages.count(package)) {
+    const auto* info = c.package_info(package);
+    if (info == nullptr || (info->package == model::npos32 && info->channels.empty())) {
+        std::set<std::string> packages;
+        for (const auto& p : c.packages)
+            packages.insert(c.string(p.name));
+        for (const auto& ch : c.channels)
+            packages.insert(c.string(ch.package));
         Error e = Error::invalid("package " + text::quote(package) + " is not in the catalog");
-        if (auto c = text::closest(package, {packages.begin(), packages.end()}))
-            e.note("did you mean " + text::quote(*c) + "?");
+        if (auto m = text::closest(package, {packages.begin(), packages.end()}))
+            e.note("did you mean " + text::quote(*m) + "?");
         return fail(std::move(e));
     }
-    std::sort(channels.begin(), channels.end(),
-              [](const declcfg::Channel* a, const declcfg::Channel* b) { return a->name < b->name; });
+    std::vector<const model::Channel*> channels;
+    for (std::uint32_t i : info->channels)
+        channels.push_back(&c.channels[i]);
+    std::stable_sort(channels.begin(), channels.end(),
+                     [&](const model::Channel* a, const model::Channel* b) {
+                         return c.str(a->name) < c.str(b->name);
+                     });
     if (channel) {
         std::vector<std::string> names;
-        const declcfg::Channel* found = nullptr;
-        for (const auto* c : channels) {
-            names.push_back(c->name);
-            if (c->name == *channel) found = c;
+        const model::Channel* found = nullptr;
+        for (const auto* ch : channels) {
+            names.push_back(c.string(ch->name));
+            if (c.str(ch->name) == *channel) found = ch;
         }
         if (found == nullptr) {
             Error e = Error::invalid("package " + text::quote(package) + " has no channel " +
                                      text::quote(*channel));
-            if (auto c = text::closest(*channel, names))
-                e.note("did you mean " + text::quote(*c) + "?");
+            if (auto m = text::closest(*channel, names))
+                e.note("did you mean " + text::quote(*m) + "?");
             else if (!names.empty())
                 e.note("its channels: " + text::join(names, ", "));
             return fail(std::move(e));
         }
         channels = {found};
     }
-    const auto versions = bundle_versions(cfg, package);
+    const auto versions = bundle_versions(c, *c.strings.find(package));
     std::vector<ChannelGraph> out;
-    for (const auto* c : channels)
-        out.push_back(build(*c, versions));
+    for (const auto* ch : channels)
+        out.push_back(build(c, *ch, versions));
     return out;
 }
 
@@ -212,7 +221,11 @@ std::string marks(const GraphEntry& e) {
     if (e.head) m.push_back("head");
     if (e.stranded) m.push_back("stranded");
     if (!e.in_channel) m.push_back("not in channel");
-    return m.empty() ? "" : "[" + text::join(m, ", ") + "]";
+    if (m.empty()) return "";
+    std::string out = "[";
+    out += text::join(m, ", ");
+    out += ']';
+    return out;
 }
 
 std::string dot_quote(std::string_view s) {
@@ -262,6 +275,10 @@ std::string graph_text(const std::vector<ChannelGraph>& graphs) {
         else
             out += std::to_string(g.heads.size()) + " heads (" + text::join(g.heads, ", ") + ")";
         out += ", " + std::to_string(in_channel) + (in_channel == 1 ? " entry\n" : " entries\n");
+        // The edges reaching each entry, in edge order.
+        std::unordered_map<std::string, std::vector<std::size_t>> edges_to;
+        for (std::size_t k = 0; k < g.edges.size(); ++k)
+            edges_to[g.edges[k].to].push_back(k);
         std::size_t width = 0, vwidth = 0;
         for (const auto& e : g.entries) {
             width = std::max(width, e.name.size());
@@ -275,8 +292,10 @@ std::string graph_text(const std::vector<ChannelGraph>& graphs) {
                 if (!m.empty()) line += std::string(vwidth - e.version.size() + 2, ' ') + m;
             }
             out += line + "\n";
-            for (const auto& ed : g.edges) {
-                if (ed.to != e.name) continue;
+            auto it = edges_to.find(e.name);
+            if (it == edges_to.end()) continue;
+            for (std::size_t k : it->second) {
+                const Edge& ed = g.edges[k];
                 out += "    <- " + ed.from + "  (" + edge_kind_name(ed.kind);
                 if (ed.kind == EdgeKind::skip_range) out += " " + e.skip_range;
                 out += ")\n";
@@ -326,7 +345,10 @@ std::string graph_mermaid(const std::vector<ChannelGraph>& graphs) {
         out += "    subgraph c" + std::to_string(ci) + "[\"" + mermaid_label(g.channel) + "\"]\n";
         for (std::size_t i = 0; i < g.entries.size(); ++i) {
             const auto& e = g.entries[i];
-            const std::string id = "c" + std::to_string(ci) + "_" + std::to_string(i);
+            std::string id = "c";
+            id += std::to_string(ci);
+            id += '_';
+            id += std::to_string(i);
             ids[e.name] = id;
             std::string label = mermaid_label(e.name);
             if (!e.version.empty()) label += "<br/>" + mermaid_label(e.version);

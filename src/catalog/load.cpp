@@ -6,7 +6,7 @@
 #include <system_error>
 #include <thread>
 
-#include "indexignore.hpp"
+#include "files.hpp"
 #include "kpkg/core/log.hpp"
 
 namespace kpkg::catalog {
@@ -146,11 +146,6 @@ Result<void> add_blob(declcfg::DeclarativeConfig& cfg, const Node& blob, const s
     return {};
 }
 
-bool hidden(const fs::path& p) {
-    std::string n = p.filename().string();
-    return !n.empty() && n[0] == '.';
-}
-
 } // namespace
 
 Result<void> add_documents(declcfg::DeclarativeConfig& cfg, const std::vector<io::Document>& docs,
@@ -164,30 +159,10 @@ Result<declcfg::DeclarativeConfig> load(const fs::path& src, const LoadOptions& 
     declcfg::DeclarativeConfig cfg;
     std::error_code ec;
     if (src != "-" && fs::is_directory(src, ec)) {
+        // The files opm reads (files.hpp), in path order.
         std::vector<fs::path> files;
-        detail::IndexIgnore ignore;
-        ignore.add_dir(src, "");
-        fs::recursive_directory_iterator it(src, fs::directory_options::none, ec), end;
-        if (ec) return fail(Error::io("cannot read directory: " + ec.message(), {src.string()}));
-        for (; it != end; it.increment(ec)) {
-            if (ec)
-                return fail(Error::io("cannot read directory: " + ec.message(), {src.string()}));
-            if (hidden(it->path())) {
-                if (it->is_directory(ec)) it.disable_recursion_pending();
-                continue;
-            }
-            if (it->is_directory(ec)) {
-                ignore.add_dir(it->path(), it->path().lexically_relative(src).generic_string());
-                continue;
-            }
-            if (it->is_regular_file(ec)) files.push_back(it->path());
-        }
-        // .indexignore files apply to their directory and below, as in opm.
-        if (!ignore.empty())
-            std::erase_if(files, [&](const fs::path& f) {
-                return ignore.ignored(f.lexically_relative(src).generic_string());
-            });
-        std::sort(files.begin(), files.end());
+        for (auto& f : KPKG_TRY(detail::list_files(src)).files)
+            files.push_back(std::move(f.path));
         // Files are parsed on up to `threads` workers; each file gets its own partial config,
         // merged in path order afterwards, so blob order and the error reported (the first
         // failing file in path order) do not depend on scheduling.

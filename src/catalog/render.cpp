@@ -1,254 +1,728 @@
+// kpkg catalog render: read every source on all cores, reduce each blob to the compact JSON opm
+// holds for it, order the blobs as opm's declcfg.WriteJSON does, and write them as JSON or YAML,
+// formatting on all cores while the output streams out in order.
+//
+// How opm reads a catalog file (k8s.io/apimachinery util/yaml.YAMLOrJSONDecoder, as
+// declcfg.WalkMetasReader uses it), and so how this file splits one:
+// - it is JSON when its first character that is not Unicode white space, within the first
+//   4096 bytes, is '{': a stream of concatenated JSON values. If the first or second value
+//   fails to parse, the rest of the file (from after the last good value and the white space up
+//   to the next line break) is read as YAML instead, and a YAML failure there reports the JSON
+//   error;
+// - otherwise it is YAML, split into documents at lines that start with "---" (the rest of such
+//   a line may only be white space or a comment; anything else is an error), each document read
+//   by sigs.k8s.io/yaml (gopkg.in/yaml.v2 typing) and converted to JSON.
+// Documents with nothing but white space and comments are skipped here; opm reports them as
+// blobs without a schema.
 #include "kpkg/catalog/render.hpp"
 
-#include <algorithm>
-#include <system_error>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <system_error>
+#include <thread>
+
+#include "files.hpp"
+#include "go_sort.hpp"
 #include "kpkg/bundle/bundle.hpp"
 #include "kpkg/bundle/render.hpp"
-#include "kpkg/catalog/load.hpp"
-#include "kpkg/io/emit.hpp"
 #include "kpkg/io/load.hpp"
+#include "render_blob.hpp"
 
 namespace kpkg::catalog {
+
 namespace fs = std::filesystem;
+using detail::BlobError;
+using detail::BlobInfo;
+using detail::BlobKind;
 
 namespace {
 
-// Values read from JSON keep their key order and escapes as json.RawMessage does; values read
-// from YAML are converted as sigs.k8s.io/yaml converts them: keys sorted, <, > and & escaped.
-bool json_source(const SourcePos& pos) {
-    const std::string& f = pos.file;
-    return f.size() >= 5 && f.compare(f.size() - 5, 5, ".json") == 0;
-}
-
-io::JsonStyle style_for(const SourcePos& pos, int indent) {
-    io::JsonStyle s;
-    s.indent = indent;
-    const bool yaml = !json_source(pos);
-    s.escape_html = yaml;
-    s.sort_keys = yaml;
-    return s;
-}
-
-const char* const kind_order[] = {"package", "channel", "bundle", "other", "deprecation"};
-
-struct Item {
-    std::string package;
-    int kind = 0; // index into kind_order
-    std::string schema;
-    std::string name;
-    const declcfg::Package* pkg = nullptr;
-    const declcfg::Channel* channel = nullptr;
-    const declcfg::Bundle* bundle = nullptr;
-    const declcfg::Other* other = nullptr;
-    const bundle::Rendered* rendered = nullptr;
+// One unit of loading work: a catalog file, standard input, or a bundle directory.
+struct Unit {
+    enum class Kind { file, stdin_, bundle } kind = Kind::file;
+    fs::path path;
 };
 
-// Re-builds a catalog bundle as a Rendered blob so bundle::write_json writes it in opm's layout.
-bundle::Rendered as_rendered(const declcfg::Bundle& b) {
-    bundle::Rendered r;
-    r.name = b.name;
-    r.package = b.package;
-    r.image = b.image;
-    const io::JsonStyle st = style_for(b.pos, 0);
-    std::vector<bundle::RawProperty> last;
-    for (const auto& p : b.properties) {
-        std::string v = io::to_json(p.value, st);
-        while (!v.empty() && v.back() == '\n')
-            v.pop_back();
-        if (p.type == "olm.bundle.object" || p.type == "olm.csv.metadata")
-            last.push_back({p.type, std::move(v)});
-        else
-            r.properties.push_back({p.type, std::move(v)});
-    }
-    for (auto& p : last)
-        r.properties.push_back(std::move(p));
-    for (const auto& ri : b.related_images)
-        r.related_images.push_back({ri.name, ri.image});
-    return r;
-}
+// Where a blob's compact JSON is: worker, block of that worker's arena, offset, length.
+struct BlobSpan {
+    std::uint32_t worker = 0, block = 0;
+    std::size_t off = 0, len = 0;
+    BlobInfo info;
+};
 
-// A raw value nested `depth` levels deep in an indented blob, as MarshalIndent writes it.
-std::string nested(const io::Node& v, const SourcePos& pos, int depth) {
-    std::string j = io::to_json(v, style_for(pos, 4));
-    while (!j.empty() && j.back() == '\n')
-        j.pop_back();
-    std::string pad(static_cast<std::size_t>(depth) * 4, ' ');
-    std::string out;
-    out.reserve(j.size() + 64);
-    for (char c : j) {
-        out.push_back(c);
-        if (c == '\n') out += pad;
-    }
-    return out;
-}
+// What one unit yields: where each of its blobs is.
+struct UnitOut {
+    std::vector<BlobSpan> blobs;
+    std::optional<Error> error;
+};
 
-void put_field(std::string& out, bool& first, std::string_view key, std::string_view json) {
-    out += first ? "{\n    " : ",\n    ";
-    first = false;
-    io::append_json_string(out, key);
-    out += ": ";
-    out += json;
-}
+// Per-thread scratch space, and the thread's arena: the blobs it made, back to back in large
+// blocks (no per-file allocation, no copying, each page touched once).
+struct Worker {
+    Worker(const io::Limits& limits, std::uint32_t id)
+        : limits(limits), id(id), parser(limits.max_depth) {}
+    const io::Limits& limits;
+    std::uint32_t id;
+    detail::JsonParser parser;
+    detail::JsonTree tree;
+    detail::BlobConverter conv;
+    std::vector<std::string> blocks;
 
-std::string str(const std::string& s) {
-    std::string o;
-    io::append_json_string(o, s);
-    return o;
-}
-
-// Typed fields as the struct writes them (no HTML escaping); raw values nested as read.
-std::string package_json(const declcfg::Package& p) {
-    std::string out;
-    bool first = true;
-    put_field(out, first, "schema", str(declcfg::schema_package));
-    put_field(out, first, "name", str(p.name));
-    if (!p.default_channel.empty()) put_field(out, first, "defaultChannel", str(p.default_channel));
-    if (const io::Node* icon = p.raw.get("icon"); icon && !icon->is_null())
-        put_field(out, first, "icon", nested(*icon, p.pos, 1));
-    if (!p.description.empty()) put_field(out, first, "description", str(p.description));
-    if (const io::Node* props = p.raw.get("properties");
-        props && props->is_seq() && !props->items.empty())
-        put_field(out, first, "properties", nested(*props, p.pos, 1));
-    out += "\n}\n";
-    return out;
-}
-
-std::string channel_json(const declcfg::Channel& c) {
-    std::string out;
-    bool first = true;
-    put_field(out, first, "schema", str(declcfg::schema_channel));
-    put_field(out, first, "name", str(c.name));
-    put_field(out, first, "package", str(c.package));
-    std::string e = "[";
-    for (std::size_t i = 0; i < c.entries.size(); ++i) {
-        const auto& en = c.entries[i];
-        e += i ? ",\n        {\n            \"name\": " : "\n        {\n            \"name\": ";
-        io::append_json_string(e, en.name);
-        if (!en.replaces.empty()) {
-            e += ",\n            \"replaces\": ";
-            io::append_json_string(e, en.replaces);
+    static constexpr std::size_t kBlock = std::size_t{8} << 20;
+    // The block the next blob goes to.
+    std::string& arena() {
+        if (blocks.empty() || blocks.back().size() >= kBlock) {
+            blocks.emplace_back();
+            blocks.back().reserve(kBlock + kBlock / 4);
         }
-        if (!en.skips.empty()) {
-            e += ",\n            \"skips\": [";
-            for (std::size_t k = 0; k < en.skips.size(); ++k) {
-                e += k ? ",\n                " : "\n                ";
-                io::append_json_string(e, en.skips[k]);
+        return blocks.back();
+    }
+};
+
+// The byte length of the Unicode white space character (Go's unicode.IsSpace) at p, or 0.
+std::size_t space_len(const unsigned char* p, const unsigned char* end) {
+    const unsigned c = p[0];
+    if (c == ' ' || (c >= '\t' && c <= '\r')) return 1;
+    if (c == 0xC2 && p + 1 < end && (p[1] == 0x85 || p[1] == 0xA0)) return 2;
+    if (p + 2 < end) {
+        const unsigned b = p[1], d = p[2];
+        if (c == 0xE1 && b == 0x9A && d == 0x80) return 3; // U+1680
+        if (c == 0xE2 && b == 0x80 &&
+            ((d >= 0x80 && d <= 0x8A) || d == 0xA8 || d == 0xA9 || d == 0xAF))
+            return 3;                                      // U+2000-U+200A, U+2028, U+2029, U+202F
+        if (c == 0xE2 && b == 0x81 && d == 0x9F) return 3; // U+205F
+        if (c == 0xE3 && b == 0x80 && d == 0x80) return 3; // U+3000
+    }
+    return 0;
+}
+
+bool looks_like_json(std::string_view text) {
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+    const auto* end = p + std::min<std::size_t>(text.size(), 4096);
+    while (p < end) {
+        const std::size_t n = space_len(p, end);
+        if (n == 0) return *p == '{';
+        p += n;
+    }
+    return false;
+}
+
+SourcePos pos_at(const std::string& file, std::uint32_t line, std::uint32_t col, int doc) {
+    SourcePos p{file, line, col, doc};
+    return p;
+}
+
+// The position of `path` inside a YAML document tree (the deepest node the path reaches).
+io::Mark resolve_mark(const io::Node& root, const detail::Path& path) {
+    const io::Node* n = &root;
+    io::Mark m = root.mark;
+    for (const auto& step : path) {
+        const io::Node* next = nullptr;
+        if (step.index >= 0) {
+            if (n->is_seq() && static_cast<std::size_t>(step.index) < n->items.size())
+                next = &n->items[static_cast<std::size_t>(step.index)];
+        } else if (n->is_map()) {
+            if (const io::MapEntry* e = n->entry(step.key)) {
+                next = &e->value;
+                if (e->value.mark.line == 0) m = e->key_mark;
             }
-            e += "\n            ]";
         }
-        if (!en.skip_range.empty()) {
-            e += ",\n            \"skipRange\": ";
-            io::append_json_string(e, en.skip_range);
-        }
-        e += "\n        }";
+        if (next == nullptr) break;
+        n = next;
+        if (n->mark.line != 0) m = n->mark;
     }
-    e += c.entries.empty() ? "]" : "\n    ]";
-    put_field(out, first, "entries", e);
-    if (const io::Node* props = c.raw.get("properties");
-        props && props->is_seq() && !props->items.empty())
-        put_field(out, first, "properties", nested(*props, c.pos, 1));
-    out += "\n}\n";
-    return out;
+    return m;
 }
 
-void emit_node(const io::Node& n, const SourcePos& pos, RenderFormat f,
-               const std::function<void(std::string_view)>& sink) {
-    if (f == RenderFormat::json) {
-        sink(io::to_json(n, style_for(pos, 4)));
-    } else {
-        io::YamlStyle ys;
-        ys.sort_keys = true;
-        sink("---\n");
-        sink(io::to_yaml(n, ys));
+void add_blob(UnitOut& u, const Worker& w, std::size_t before, BlobInfo&& info) {
+    const std::string& a = w.blocks.back();
+    u.blobs.push_back({w.id, static_cast<std::uint32_t>(w.blocks.size() - 1), before,
+                       a.size() - before, std::move(info)});
+}
+
+// The documents of a YAML stream as apimachinery's YAMLReader splits them: [begin, end) and
+// the 1-based line each starts on.
+struct DocSpan {
+    std::size_t begin, end;
+    std::uint32_t line;
+};
+
+Result<std::vector<DocSpan>> split_yaml(std::string_view text, std::size_t from,
+                                        std::uint32_t first_line, const std::string& file) {
+    std::vector<DocSpan> docs;
+    std::size_t doc_begin = from;
+    std::uint32_t doc_line = first_line;
+    std::uint32_t line = first_line;
+    std::size_t p = from;
+    while (p < text.size()) {
+        const void* nl = std::memchr(text.data() + p, '\n', text.size() - p);
+        const std::size_t eol =
+            nl == nullptr ? text.size()
+                          : static_cast<std::size_t>(static_cast<const char*>(nl) - text.data());
+        const std::size_t next = nl == nullptr ? text.size() : eol + 1;
+        if (eol - p >= 3 && text.compare(p, 3, "---") == 0) {
+            std::string_view rest = text.substr(p + 3, eol - p - 3);
+            const auto* r = reinterpret_cast<const unsigned char*>(rest.data());
+            const auto* rend = r + rest.size();
+            while (r < rend) {
+                const std::size_t n = space_len(r, rend);
+                if (n == 0) break;
+                r += n;
+            }
+            if (r < rend && *r != '#') {
+                std::string shown(reinterpret_cast<const char*>(r),
+                                  static_cast<std::size_t>(rend - r));
+                while (!shown.empty() &&
+                       (shown.back() == ' ' || shown.back() == '\t' || shown.back() == '\r'))
+                    shown.pop_back();
+                return fail(Error::invalid(
+                    "invalid YAML document separator \"---" + std::string(rest) +
+                        "\": only white space or a comment may follow \"---\" on its line",
+                    pos_at(file, line, 1, static_cast<int>(docs.size()))));
+            }
+            if (p > doc_begin) docs.push_back({doc_begin, p, doc_line});
+            doc_begin = next;
+            doc_line = line + 1;
+        }
+        p = next;
+        ++line;
+    }
+    if (text.size() > doc_begin) docs.push_back({doc_begin, text.size(), doc_line});
+    return docs;
+}
+
+// gopkg.in/yaml.v2's merge keys: a "<<" member whose value is a mapping (or a list of them, the
+// earlier ones winning) sets that mapping's members, in document order with the mapping's own
+// members, later settings overriding earlier ones. Applied bottom-up, as yaml.v2 decodes.
+Result<void> resolve_merges(io::Node& n, const std::string& file, int index, std::uint32_t line0) {
+    for (auto& item : n.items)
+        KPKG_TRY(resolve_merges(item, file, index, line0));
+    if (!n.is_map()) return {};
+    bool has_merge = false;
+    for (auto& e : n.fields) {
+        KPKG_TRY(resolve_merges(e.value, file, index, line0));
+        has_merge = has_merge || e.key == "<<";
+    }
+    if (!has_merge) return {};
+    std::vector<io::MapEntry> out;
+    auto set = [&](const io::MapEntry& e) {
+        for (auto& o : out)
+            if (o.key == e.key) {
+                o.value = e.value;
+                return;
+            }
+        out.push_back(e);
+    };
+    for (const auto& e : n.fields) {
+        if (e.key != "<<") {
+            set(e);
+            continue;
+        }
+        auto bad = [&](const io::Node& at) {
+            SourcePos p = io::pos_of(file, at.mark, index);
+            if (p.line != 0) p.line += line0 - 1;
+            return fail(Error::invalid("a merge key (<<) needs a mapping or a list of mappings, "
+                                       "not " +
+                                           std::string(io::kind_name(at.kind)),
+                                       p));
+        };
+        if (e.value.is_map()) {
+            for (const auto& m : e.value.fields)
+                set(m);
+        } else if (e.value.is_seq()) {
+            for (auto it = e.value.items.rbegin(); it != e.value.items.rend(); ++it) {
+                if (!it->is_map()) return bad(*it);
+                for (const auto& m : it->fields)
+                    set(m);
+            }
+        } else {
+            return bad(e.value);
+        }
+    }
+    n.fields = std::move(out);
+    return {};
+}
+
+// One YAML document (text[d.begin, d.end)) to a blob.
+Result<void> yaml_document(std::string_view text, const DocSpan& d, int index,
+                           const std::string& file, Worker& w, UnitOut& u) {
+    const std::string_view span = text.substr(d.begin, d.end - d.begin);
+    auto shift = [&](SourcePos p) {
+        p.file = file;
+        if (p.line != 0) p.line += d.line - 1;
+        p.document = index;
+        return p;
+    };
+    auto parsed = io::parse_yaml(span, file, w.limits);
+    if (!parsed.ok()) {
+        Error e = std::move(parsed).error();
+        e.pos = shift(e.pos);
+        return fail(std::move(e));
+    }
+    if (parsed->empty()) return {}; // only white space and comments
+    // gopkg.in/yaml.v2 reads only the first document of what it is given.
+    io::Node& root = parsed->front().root;
+    KPKG_TRY(resolve_merges(root, file, index, d.line));
+    BlobError err;
+    if (!detail::tree_from_yaml(root, w.tree, err)) {
+        const io::Mark m = resolve_mark(root, err.path);
+        return fail(Error::invalid(err.message, shift(io::pos_of(file, m, index))));
+    }
+    BlobInfo info;
+    std::string& a = w.arena();
+    const std::size_t before = a.size();
+    if (!w.conv.convert(w.tree, a, info, err)) {
+        const io::Mark m = resolve_mark(root, err.path);
+        return fail(Error::invalid(err.message, shift(io::pos_of(file, m, index))));
+    }
+    add_blob(u, w, before, std::move(info));
+    return {};
+}
+
+Result<void> yaml_stream(std::string_view text, std::size_t from, std::uint32_t first_line,
+                         int first_index, const std::string& file, Worker& w, UnitOut& u,
+                         const Error* json_error) {
+    auto docs = split_yaml(text, from, first_line, file);
+    if (!docs.ok()) return json_error != nullptr ? fail(*json_error) : fail(docs.error());
+    int index = first_index;
+    bool first = true;
+    for (const DocSpan& d : *docs) {
+        auto r = yaml_document(text, d, index++, file, w, u);
+        if (!r.ok()) {
+            // A stream that looked like JSON reports the JSON error when YAML fails at once.
+            if (first && json_error != nullptr) return fail(*json_error);
+            return r;
+        }
+        first = false;
+    }
+    return {};
+}
+
+Result<void> json_stream(std::string_view text, const std::string& file, Worker& w, UnitOut& u) {
+    std::size_t pos = 0, line_start = 0;
+    std::uint32_t line = 1;
+    int count = 0;
+    std::size_t last_end = 0;
+    std::uint32_t last_line = 1;
+    for (;;) {
+        if (!w.parser.skip_space(text, pos, line, line_start)) return {};
+        BlobError err;
+        if (!w.parser.parse(text, pos, line, line_start, w.tree, err)) {
+            Error json_error =
+                Error::invalid(err.message, pos_at(file, err.line, err.column, count));
+            if (count > 1) return fail(std::move(json_error));
+            // Still ambiguous: read the rest as YAML, from the next line.
+            std::size_t from = last_end;
+            std::uint32_t from_line = last_line;
+            const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+            const auto* end = p + text.size();
+            while (from < text.size()) {
+                if (text[from] == '\n') {
+                    ++from;
+                    ++from_line;
+                    break;
+                }
+                const std::size_t n = space_len(p + from, end);
+                if (n == 0) break;
+                from += n;
+            }
+            return yaml_stream(text, from, from_line, count, file, w, u, &json_error);
+        }
+        BlobInfo info;
+        std::string& a = w.arena();
+        const std::size_t before = a.size();
+        if (!w.conv.convert(w.tree, a, info, err))
+            return fail(Error::invalid(err.message, pos_at(file, err.line, err.column, count)));
+        add_blob(u, w, before, std::move(info));
+        ++count;
+        last_end = pos;
+        last_line = line;
     }
 }
 
-// A blob already in opm's JSON layout; for YAML re-read and written with sorted keys.
-void emit_json(const std::string& json, RenderFormat f,
-               const std::function<void(std::string_view)>& sink) {
-    if (f == RenderFormat::json) {
-        sink(json);
-        return;
+// The blob `opm render DIR` makes of a bundle directory, in compact form.
+void rendered_bundle_json(const bundle::Rendered& r, std::string& out) {
+    out += "{\"schema\":\"olm.bundle\"";
+    if (!r.name.empty()) {
+        out += ",\"name\":";
+        detail::append_go_string(out, r.name);
     }
-    auto docs = io::parse_json(json, "<render>");
-    io::YamlStyle ys;
-    ys.sort_keys = true;
-    sink("---\n");
-    if (docs.ok() && !docs->empty()) sink(io::to_yaml(docs->front().root, ys));
+    if (!r.package.empty()) {
+        out += ",\"package\":";
+        detail::append_go_string(out, r.package);
+    }
+    out += ",\"image\":";
+    detail::append_go_string(out, r.image);
+    if (!r.properties.empty()) {
+        out += ",\"properties\":[";
+        for (std::size_t i = 0; i < r.properties.size(); ++i) {
+            if (i > 0) out += ',';
+            out += "{\"type\":";
+            detail::append_go_string(out, r.properties[i].type);
+            out += ",\"value\":";
+            out += r.properties[i].value;
+            out += '}';
+        }
+        out += ']';
+    }
+    if (!r.related_images.empty()) {
+        out += ",\"relatedImages\":[";
+        for (std::size_t i = 0; i < r.related_images.size(); ++i) {
+            if (i > 0) out += ',';
+            out += "{\"name\":";
+            detail::append_go_string(out, r.related_images[i].name);
+            out += ",\"image\":";
+            detail::append_go_string(out, r.related_images[i].image);
+            out += '}';
+        }
+        out += ']';
+    }
+    out += '}';
+}
+
+// A regular file read whole with one open, fstat and read (io::read_file also looks the path up
+// first). False for anything else (errors, special files, over the size limit): io::read_file
+// then reads it or says why it cannot.
+bool read_regular(const fs::path& path, const io::Limits& limits, std::string& out) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat sb {};
+    bool ok = ::fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+              static_cast<std::uint64_t>(sb.st_size) <= limits.max_file_bytes;
+    if (ok) {
+        out.resize(static_cast<std::size_t>(sb.st_size));
+        std::size_t used = 0;
+        while (ok && used < out.size()) {
+            const ssize_t n = ::read(fd, out.data() + used, out.size() - used);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) {
+                ok = n == 0; // the file shrank meanwhile: what is there
+                break;
+            }
+            used += static_cast<std::size_t>(n);
+        }
+        out.resize(used);
+    }
+    ::close(fd);
+    return ok;
+}
+
+Result<void> load_unit(const Unit& unit, Worker& w, UnitOut& u) {
+    if (unit.kind == Unit::Kind::bundle) {
+        auto loaded = KPKG_TRY(bundle::load(unit.path));
+        const bundle::Rendered r = KPKG_TRY(bundle::render(loaded));
+        BlobInfo info;
+        info.kind = BlobKind::bundle;
+        info.schema = "olm.bundle";
+        info.package = r.package;
+        info.name = r.name;
+        std::string& a = w.arena();
+        const std::size_t before = a.size();
+        rendered_bundle_json(r, a);
+        add_blob(u, w, before, std::move(info));
+        return {};
+    }
+    const bool in = unit.kind == Unit::Kind::stdin_;
+    const std::string file = in ? std::string("<stdin>") : unit.path.string();
+    std::string text;
+    if (in || !read_regular(unit.path, w.limits, text))
+        text = KPKG_TRY(io::read_file(in ? fs::path("-") : unit.path, w.limits));
+    if (looks_like_json(text)) return json_stream(text, file, w, u);
+    return yaml_stream(text, 0, 1, 0, file, w, u, nullptr);
+}
+
+unsigned thread_count(unsigned wanted, std::size_t work) {
+    unsigned n = wanted != 0 ? wanted : std::thread::hardware_concurrency();
+    if (n == 0) n = 1;
+    return static_cast<unsigned>(std::min<std::size_t>(n, std::max<std::size_t>(work, 1)));
+}
+
+// Runs job(i, worker_index) for i in [0, n) on `threads` threads (the caller's included).
+template <class Job>
+void parallel_for(std::size_t n, unsigned threads, Job job) {
+    std::atomic<std::size_t> next{0};
+    auto run = [&](unsigned t) {
+        for (std::size_t i; (i = next.fetch_add(1)) < n;)
+            job(i, t);
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t)
+        pool.emplace_back(run, t);
+    run(0);
+    for (auto& th : pool)
+        th.join();
 }
 
 } // namespace
+
+// ------------------------------------------------------------------------------------------------
+
+struct RenderedCatalog::Impl {
+    std::vector<UnitOut> units;
+    // Each worker's arena blocks, holding the blobs' compact JSON.
+    std::vector<std::vector<std::string>> blocks;
+    // The blobs in output order: unit index and blob index within it.
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> order;
+
+    std::string_view blob(std::size_t k) const {
+        const auto [u, b] = order[k];
+        const BlobSpan& s = units[u].blobs[b];
+        return std::string_view(blocks[s.worker][s.block]).substr(s.off, s.len);
+    }
+};
+
+RenderedCatalog::RenderedCatalog() : impl_(std::make_unique<Impl>()) {}
+RenderedCatalog::RenderedCatalog(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RenderedCatalog::~RenderedCatalog() = default;
+RenderedCatalog::RenderedCatalog(RenderedCatalog&&) noexcept = default;
+RenderedCatalog& RenderedCatalog::operator=(RenderedCatalog&&) noexcept = default;
+
+std::size_t RenderedCatalog::size() const {
+    return impl_->order.size();
+}
+
+namespace {
+
+void format_blob(std::string_view compact, RenderFormat f, std::string& out) {
+    if (f == RenderFormat::json) {
+        detail::append_indented(out, compact);
+        return;
+    }
+    out += "---\n";
+    auto docs = io::parse_json(compact, "<render>");
+    if (docs.ok() && !docs->empty()) bundle::append_json_as_yaml(out, docs->front().root);
+}
+
+} // namespace
+
+void RenderedCatalog::write(RenderFormat format, const std::function<void(std::string_view)>& sink,
+                            unsigned threads) const {
+    const Impl& im = *impl_;
+    const std::size_t n = im.order.size();
+    if (n == 0) return;
+    // Chunks of consecutive blobs of about 512 KiB of compact JSON each.
+    std::vector<std::size_t> starts{0};
+    std::size_t acc = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+        acc += im.blob(k).size();
+        if (acc >= (std::size_t{512} << 10) && k + 1 < n) {
+            starts.push_back(k + 1);
+            acc = 0;
+        }
+    }
+    starts.push_back(n);
+    const std::size_t chunks = starts.size() - 1;
+    auto format_chunk = [&](std::size_t c, std::string& out) {
+        out.clear();
+        std::size_t in = 0;
+        for (std::size_t k = starts[c]; k < starts[c + 1]; ++k)
+            in += im.blob(k).size();
+        out.reserve(in + in / 2 + 1024);
+        for (std::size_t k = starts[c]; k < starts[c + 1]; ++k)
+            format_blob(im.blob(k), format, out);
+    };
+    const unsigned nt = thread_count(threads, chunks);
+    if (nt <= 1) {
+        std::string buf;
+        for (std::size_t c = 0; c < chunks; ++c) {
+            format_chunk(c, buf);
+            sink(buf);
+        }
+        return;
+    }
+    // Workers format chunks ahead into a ring of slots; this thread writes them in order. The
+    // buffers circulate (swapped in and out of the slots), so their memory is reused.
+    const std::size_t window = static_cast<std::size_t>(nt) * 2;
+    std::vector<std::string> slot(window);
+    std::vector<char> ready(window, 0);
+    std::mutex mu;
+    std::condition_variable cv_ready, cv_free;
+    std::size_t next = 0;    // next chunk to hand to a worker
+    std::size_t written = 0; // chunks written so far
+    auto worker = [&] {
+        std::string buf;
+        for (;;) {
+            std::size_t c;
+            {
+                std::unique_lock lk(mu);
+                cv_free.wait(lk, [&] { return next >= chunks || next < written + window; });
+                if (next >= chunks) return;
+                c = next++;
+            }
+            format_chunk(c, buf);
+            {
+                std::lock_guard lk(mu);
+                std::swap(slot[c % window], buf);
+                ready[c % window] = 1;
+            }
+            cv_ready.notify_all();
+        }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < nt; ++t)
+        pool.emplace_back(worker);
+    std::string mine, spare;
+    for (std::size_t c = 0; c < chunks; ++c) {
+        {
+            std::unique_lock lk(mu);
+            // Format a chunk here too while waiting, if one is free to take.
+            while (!ready[c % window]) {
+                if (next < chunks && next < written + window) {
+                    const std::size_t own = next++;
+                    lk.unlock();
+                    format_chunk(own, spare);
+                    lk.lock();
+                    std::swap(slot[own % window], spare);
+                    ready[own % window] = 1;
+                    cv_ready.notify_all();
+                } else {
+                    cv_ready.wait(lk);
+                }
+            }
+            std::swap(mine, slot[c % window]);
+            ready[c % window] = 0;
+            ++written;
+        }
+        cv_free.notify_all();
+        sink(mine);
+    }
+    for (auto& t : pool)
+        t.join();
+}
 
 bool is_bundle_dir(const fs::path& dir) {
     std::error_code ec;
     return fs::is_directory(dir / "manifests", ec) && fs::is_directory(dir / "metadata", ec);
 }
 
+Result<RenderedCatalog> prepare_render(const std::vector<std::string>& sources,
+                                       const RenderOptions& opts) {
+    std::vector<Unit> units;
+    for (const auto& src : sources) {
+        if (src == "-") {
+            units.push_back({Unit::Kind::stdin_, {}});
+            continue;
+        }
+        std::error_code ec;
+        const fs::file_status st = fs::status(src, ec);
+        if (ec || !fs::exists(st))
+            return fail(Error::io("cannot read \"" + src + "\": no such file or directory",
+                                  SourcePos{src}));
+        if (fs::is_directory(st)) {
+            if (is_bundle_dir(src)) {
+                units.push_back({Unit::Kind::bundle, src});
+                continue;
+            }
+            for (auto& f : KPKG_TRY(detail::list_files(src)).files)
+                units.push_back({Unit::Kind::file, std::move(f.path)});
+            continue;
+        }
+        units.push_back({Unit::Kind::file, src});
+    }
+
+    auto impl = std::make_unique<RenderedCatalog::Impl>();
+    impl->units.resize(units.size());
+    const unsigned nt = thread_count(opts.threads, units.size());
+    std::vector<std::unique_ptr<Worker>> workers;
+    for (unsigned t = 0; t < nt; ++t)
+        workers.push_back(std::make_unique<Worker>(opts.limits, t));
+    // Larger files first, so that no thread is left with a big one at the end; the results
+    // stay in source order. (With thousands of files each is small: no need to look.)
+    std::vector<std::size_t> schedule(units.size());
+    for (std::size_t i = 0; i < units.size(); ++i)
+        schedule[i] = i;
+    if (units.size() <= 2048) {
+        std::vector<std::uintmax_t> size(units.size(), 0);
+        for (std::size_t i = 0; i < units.size(); ++i) {
+            std::error_code ec;
+            if (units[i].kind == Unit::Kind::file) {
+                const auto n = fs::file_size(units[i].path, ec);
+                size[i] = ec ? 0 : n;
+            } else {
+                size[i] = UINTMAX_MAX; // bundle directories and stdin: unknown, start early
+            }
+        }
+        std::stable_sort(schedule.begin(), schedule.end(),
+                         [&](std::size_t a, std::size_t b) { return size[a] > size[b]; });
+    }
+    std::atomic<std::size_t> first_error{units.size()};
+    parallel_for(units.size(), nt, [&](std::size_t k, unsigned t) {
+        const std::size_t i = schedule[k];
+        if (i > first_error.load()) return; // a source before this one failed already
+        UnitOut& u = impl->units[i];
+        auto r = load_unit(units[i], *workers[t], u);
+        if (!r.ok()) {
+            u.error = std::move(r).error();
+            u.blobs.clear();
+            for (std::size_t cur = first_error.load(); i < cur;)
+                if (first_error.compare_exchange_weak(cur, i)) break;
+        }
+    });
+    for (auto& u : impl->units)
+        if (u.error) return fail(std::move(*u.error));
+    for (auto& w : workers)
+        impl->blocks.push_back(std::move(w->blocks));
+
+    // opm's order (declcfg.WriteJSON): group by package, in the input order of each kind.
+    struct Group {
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> kind[5];
+    };
+    std::map<std::string, Group> groups;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> root_others;
+    for (int k = 0; k < 5; ++k) {
+        for (std::uint32_t ui = 0; ui < impl->units.size(); ++ui) {
+            const auto& blobs = impl->units[ui].blobs;
+            for (std::uint32_t bi = 0; bi < blobs.size(); ++bi) {
+                const BlobInfo& info = blobs[bi].info;
+                if (static_cast<int>(info.kind) != k) continue;
+                if (info.package.empty()) {
+                    if (info.kind == BlobKind::other) root_others.emplace_back(ui, bi);
+                    continue;
+                }
+                groups[info.package].kind[k].emplace_back(ui, bi);
+            }
+        }
+    }
+    auto info_of = [&](const std::pair<std::uint32_t, std::uint32_t>& r) -> const BlobInfo& {
+        return impl->units[r.first].blobs[r.second].info;
+    };
+    auto by_name = [&](const auto& a, const auto& b) { return info_of(a).name < info_of(b).name; };
+    for (auto& [pkg, g] : groups) {
+        auto& packages = g.kind[static_cast<int>(BlobKind::package)];
+        auto& channels = g.kind[static_cast<int>(BlobKind::channel)];
+        auto& bundles = g.kind[static_cast<int>(BlobKind::bundle)];
+        auto& others = g.kind[static_cast<int>(BlobKind::other)];
+        auto& deprecations = g.kind[static_cast<int>(BlobKind::deprecation)];
+        detail::go_sort_slice(channels, by_name);
+        detail::go_sort_slice(bundles, by_name);
+        std::stable_sort(others.begin(), others.end(), [&](const auto& a, const auto& b) {
+            return info_of(a).schema < info_of(b).schema;
+        });
+        for (auto* list : {&packages, &channels, &bundles, &others, &deprecations})
+            impl->order.insert(impl->order.end(), list->begin(), list->end());
+    }
+    impl->order.insert(impl->order.end(), root_others.begin(), root_others.end());
+    // The sort keys are no longer needed.
+    for (auto& u : impl->units)
+        for (auto& b : u.blobs)
+            b.info = BlobInfo{};
+    return RenderedCatalog(std::move(impl));
+}
+
 Result<void> render(const std::vector<std::string>& sources, const RenderOptions& opts,
                     const std::function<void(std::string_view)>& sink) {
-    std::vector<declcfg::DeclarativeConfig> cfgs;
-    std::vector<bundle::Rendered> rendered;
-    std::vector<bundle::Rendered> converted;
-    cfgs.reserve(sources.size());
-    rendered.reserve(sources.size());
-    for (const auto& src : sources) {
-        std::error_code ec;
-        if (src != "-" && !fs::exists(src, ec))
-            return fail(Error::invalid("no such file or directory: " + src, SourcePos{src}));
-        if (src != "-" && is_bundle_dir(src)) {
-            auto loaded = KPKG_TRY(bundle::load(src));
-            rendered.push_back(KPKG_TRY(bundle::render(loaded)));
-        } else {
-            cfgs.push_back(KPKG_TRY(load(src)));
-        }
-    }
-    std::vector<Item> items;
-    std::size_t nbundles = 0;
-    for (const auto& c : cfgs)
-        nbundles += c.bundles.size();
-    converted.reserve(nbundles);
-    for (const auto& c : cfgs) {
-        for (const auto& p : c.packages)
-            items.push_back({p.name, 0, declcfg::schema_package, p.name, &p});
-        for (const auto& ch : c.channels)
-            items.push_back({ch.package, 1, declcfg::schema_channel, ch.name, nullptr, &ch});
-        for (const auto& b : c.bundles) {
-            converted.push_back(as_rendered(b));
-            items.push_back({b.package, 2, declcfg::schema_bundle, b.name, nullptr, nullptr, &b,
-                             nullptr, &converted.back()});
-        }
-        for (const auto& o : c.others) {
-            const int kind = o.schema == declcfg::schema_deprecations ? 4 : 3;
-            items.push_back(
-                {o.package, kind, o.schema, o.name, nullptr, nullptr, nullptr, &o, nullptr});
-        }
-    }
-    for (const auto& r : rendered)
-        items.push_back(
-            {r.package, 2, declcfg::schema_bundle, r.name, nullptr, nullptr, nullptr, nullptr, &r});
-    // Packages by name; within a package by kind; channels and bundles by name; others keep
-    // their input order (stable sort).
-    std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
-        if (a.package != b.package) return a.package < b.package;
-        if (a.kind != b.kind) return a.kind < b.kind;
-        if (a.kind == 1 || a.kind == 2) return a.name < b.name;
-        return false;
-    });
-    for (const auto& it : items) {
-        if (it.rendered) {
-            if (opts.format == RenderFormat::json)
-                bundle::write_json(*it.rendered, sink);
-            else
-                sink(bundle::to_yaml(*it.rendered));
-        } else if (it.pkg) {
-            emit_json(package_json(*it.pkg), opts.format, sink);
-        } else if (it.channel) {
-            emit_json(channel_json(*it.channel), opts.format, sink);
-        } else if (it.other) {
-            emit_node(it.other->raw, it.other->pos, opts.format, sink);
-        }
-    }
+    const RenderedCatalog cat = KPKG_TRY(prepare_render(sources, opts));
+    cat.write(opts.format, sink, opts.threads);
     return {};
 }
 

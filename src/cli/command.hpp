@@ -8,7 +8,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "kpkg/catalog/load.hpp"
 #include "kpkg/io/node.hpp"
+#include "kpkg/model/catalog.hpp"
 
 namespace kpkg::cli {
 
@@ -20,6 +22,8 @@ struct Globals {
     int verbose = 0;
     bool quiet = false;
     bool no_color = false;
+    // --no-cache (or KPKG_NO_CACHE): catalogs are not read from or written to the binary cache.
+    bool no_cache = false;
     // Colour decisions: only on a terminal, never with --no-color or NO_COLOR set.
     bool color_stdout = false;
     bool color_stderr = false;
@@ -65,5 +69,13 @@ std::string format_table(const std::vector<std::vector<std::string>>& rows);
 
 // Writes to stdout in one call.
 void print(const std::string& s);
+
+// Catalogs as the commands read them (catalogs.cpp): load_catalog with the binary cache in
+// kpkg::catalog::default_cache_dir() unless --no-cache or KPKG_NO_CACHE (set, not "0") turns it
+// off.
+catalog::LoadOptions catalog_options(const Globals& g);
+// The catalog at `src`; throws Exception: exit 1 when it cannot be read, 3 when it has load
+// problems (the first one, with a count of the others).
+model::Catalog load_clean_catalog(const Globals& g, const std::string& src);
 
 } // namespace kpkg::cli

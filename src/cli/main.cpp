@@ -142,6 +142,8 @@ int run(int argc, char** argv) {
     root.add_flag("-v,--verbose", ctx.globals.verbose, "More detail on stderr (repeatable)");
     root.add_flag("-q,--quiet", ctx.globals.quiet, "Only errors on stderr");
     root.add_flag("--no-color", ctx.globals.no_color, "No colour (also when NO_COLOR is set)");
+    root.add_flag("--no-cache", ctx.globals.no_cache,
+                  "Do not read or write the catalog cache (also when KPKG_NO_CACHE is set)");
 
     auto& regs = registry();
     std::stable_sort(regs.begin(), regs.end(), [](const Registration& a, const Registration& b) {

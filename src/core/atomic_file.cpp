@@ -25,7 +25,10 @@ Result<AtomicFile> AtomicFile::create(const std::filesystem::path& target, int m
     if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
         return fail(Error::io("directory does not exist: " + dir.string(), {target.string()}));
 
-    std::string tmpl = (dir / ("." + target.filename().string() + ".kpkg-XXXXXX")).string();
+    std::string name = ".";
+    name += target.filename().string();
+    name += ".kpkg-XXXXXX";
+    std::string tmpl = (dir / name).string();
     int fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
     if (fd < 0) return fail(sys_error("cannot create a temporary file", target));
     // mkostemp creates 0600; give the file the mode a plain create would have (umask applied).

@@ -416,7 +416,10 @@ Result<Version> Version::parse_tolerant(std::string_view s) {
     for (std::string& p : parts) {
         if (p.size() <= 1) continue;
         std::string_view rest = trim_zeros(p);
-        p = (rest.empty() || !is_digit(rest[0])) ? "0" + std::string(rest) : std::string(rest);
+        std::string digits;
+        if (rest.empty() || !is_digit(rest[0])) digits.push_back('0');
+        digits.append(rest);
+        p = std::move(digits);
     }
     if (parts.size() < 3) {
         if (parts.back().find_first_of("+-") != std::string::npos) {
@@ -449,8 +452,14 @@ Result<Version> Version::parse_lenient(std::string_view s) {
 std::string Version::str() const {
     std::string out =
         std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
-    if (!pre.empty()) out += "-" + join_ids(pre);
-    if (!build.empty()) out += "+" + join_ids(build);
+    if (!pre.empty()) {
+        out.push_back('-');
+        out += join_ids(pre);
+    }
+    if (!build.empty()) {
+        out.push_back('+');
+        out += join_ids(build);
+    }
     return out;
 }
 

@@ -23,6 +23,47 @@ Kind resolve_plain(std::string_view s);
 std::optional<std::string> decimal_integer(std::string_view s);
 std::optional<double> parse_float(std::string_view s);
 
+void append_utf8(std::string& out, char32_t cp);
+std::string hex_byte(unsigned char c);
+std::string code_point(char32_t cp);
+
+void append_utf8(std::string& out, char32_t cp) {
+    if (cp < 0x80) {
+        out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+        out += static_cast<char>(0xC0 | (cp >> 6));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        out += static_cast<char>(0xE0 | (cp >> 12));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+        out += static_cast<char>(0xF0 | (cp >> 18));
+        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+}
+
+// "0x1F": a byte for messages.
+std::string hex_byte(unsigned char c) {
+    static const char digits[] = "0123456789ABCDEF";
+    std::string s = "0x";
+    s += digits[c >> 4];
+    s += digits[c & 15];
+    return s;
+}
+
+// "U+001F" / "U+1F600": a code point for messages.
+std::string code_point(char32_t cp) {
+    static const char digits[] = "0123456789ABCDEF";
+    std::string s = "U+";
+    const int width = cp > 0xFFFF ? 6 : 4;
+    for (int i = width - 1; i >= 0; --i)
+        s += digits[(cp >> (4 * i)) & 15];
+    return s;
+}
+
 // Length (1 to 4) of the well-formed UTF-8 sequence at p, with its code point in cp; 0 when the
 // bytes there are not UTF-8 (stray continuation byte, truncated or overlong sequence, surrogate,
 // beyond U+10FFFF). Requires p < end.

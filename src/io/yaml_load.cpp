@@ -14,6 +14,9 @@
 // - work-arounds for the few places where libfyaml 0.7.12 reads valid YAML wrongly (Padding).
 #include "kpkg/io/load.hpp"
 
+#include "kpkg/io/events.hpp"
+#include "yaml_fast.hpp"
+
 #include <libfyaml.h>
 
 #include <algorithm>
@@ -40,11 +43,6 @@ Kind resolve_plain(std::string_view s);
 namespace {
 
 constexpr std::size_t npos = std::string_view::npos;
-
-// Thrown by the builder to stop parsing; caught in parse().
-struct Abort {
-    Error error;
-};
 
 std::string hex_byte(unsigned char c) {
     static const char digits[] = "0123456789ABCDEF";
@@ -83,7 +81,9 @@ Mark mark_of_offset(std::string_view src, std::size_t at) {
 // it, and an earlier one a binary search.
 class Lines {
 public:
-    explicit Lines(std::string_view src) : src_(src) { starts_.push_back(0); }
+    Lines(std::string_view src, std::uint32_t line_offset) : src_(src), line_offset_(line_offset) {
+        starts_.push_back(0);
+    }
 
     Mark at(std::size_t off) {
         off = std::min(off, src_.size());
@@ -101,12 +101,13 @@ public:
             line = static_cast<std::size_t>(std::upper_bound(starts_.begin(), starts_.end(), off) -
                                             starts_.begin()) -
                    1;
-        return Mark{static_cast<std::uint32_t>(line + 1),
+        return Mark{static_cast<std::uint32_t>(line + 1) + line_offset_,
                     static_cast<std::uint32_t>(off - starts_[line] + 1)};
     }
 
 private:
     std::string_view src_;
+    std::uint32_t line_offset_ = 0;
     std::vector<std::size_t> starts_; // offset of the first byte of every line found so far
     std::size_t scanned_ = 0;         // newlines before this offset are all in starts_
 };
@@ -191,7 +192,13 @@ struct Repad {
 
 // Rejects what YAML does not allow in a stream: invalid UTF-8, C0 controls other than tab and
 // line breaks, DEL, C1 controls other than NEL, U+FFFE and U+FFFF.
-std::optional<Error> prescan(std::string_view src, const std::string& file) {
+std::optional<Error> prescan(std::string_view src, const std::string& file,
+                             std::uint32_t line_offset) {
+    auto at = [&](const char* q) {
+        Mark m = mark_of_offset(src, static_cast<std::size_t>(q - src.data()));
+        m.line += line_offset;
+        return m;
+    };
     constexpr std::uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
     const char* const begin = src.data();
     const char* const end = begin + src.size();
@@ -211,7 +218,7 @@ std::optional<Error> prescan(std::string_view src, const std::string& file) {
             if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
                 return Error::invalid("control character " + code_point(c) +
                                           " is not allowed in YAML",
-                                      pos_of(file, mark_of_offset(src, p - begin), -1));
+                                      pos_of(file, at(p), -1));
             }
             ++p;
             continue;
@@ -219,20 +226,13 @@ std::optional<Error> prescan(std::string_view src, const std::string& file) {
         char32_t cp = 0;
         const std::size_t len = detail::utf8_decode(p, end, cp);
         if (len == 0)
-            return Error::invalid("invalid UTF-8 byte " + hex_byte(c),
-                                  pos_of(file, mark_of_offset(src, p - begin), -1));
+            return Error::invalid("invalid UTF-8 byte " + hex_byte(c), pos_of(file, at(p), -1));
         if ((cp >= 0x80 && cp <= 0x9F && cp != 0x85) || cp == 0xFFFE || cp == 0xFFFF)
             return Error::invalid("character " + code_point(cp) + " is not allowed in YAML",
-                                  pos_of(file, mark_of_offset(src, p - begin), -1));
+                                  pos_of(file, at(p), -1));
         p += len;
     }
     return std::nullopt;
-}
-
-// What a node costs against Limits::max_alias_nodes when an alias copies it: one per node, plus
-// one per 64 bytes of text, so that aliases of one huge string cannot exhaust memory either.
-std::size_t text_cost(const std::string& s) {
-    return s.size() / 64;
 }
 
 std::size_t start_of(fy_token* t) {
@@ -253,13 +253,18 @@ std::string_view text_of(fy_token* t) {
     return {p, n};
 }
 
-class Builder {
+// The heart of the reader: turns libfyaml's events into EventHandler calls, with marks, typed
+// scalars, anchors and aliases (an alias replays the events recorded for its anchor), the nesting
+// and alias-expansion limits, and what the error messages and the work-arounds need to know.
+class Core {
 public:
     // `src` is the text libfyaml parses; `lines` and `padding` turn its offsets into marks in
     // the original text.
-    Builder(std::string_view src, Lines& lines, const Padding& padding, const std::string& file,
-            const Limits& limits, std::vector<Document>& out)
-        : src_(src), lines_(lines), padding_(padding), file_(file), limits_(limits), out_(out) {}
+    Core(std::string_view src, Lines& lines, const Padding& padding, const std::string& file,
+         const Limits& limits, EventHandler& handler, int document_offset)
+        : src_(src), lines_(lines), padding_(padding), file_(file), limits_(limits), h_(handler),
+          index_(document_offset), next_index_(document_offset), document_offset_(document_offset) {
+    }
 
     void on_event(fy_event* e) {
         switch (e->type) {
@@ -294,7 +299,10 @@ public:
         see(fy_event_get_token(e));
     }
 
-    // What the builder knows about the place of a parse error, for readable messages.
+    // Documents ended so far.
+    int documents_done() const { return documents_done_; }
+
+    // What the core knows about the place of a parse error, for readable messages.
     struct State {
         int doc = 0;
         // The innermost collection still open: kind, flow style and indentation.
@@ -313,17 +321,17 @@ public:
     State state() const {
         State s;
         s.doc = in_document_ ? index_ : next_index_;
-        s.between_documents = !in_document_ && next_index_ > 0;
+        s.between_documents = !in_document_ && next_index_ > document_offset_;
         if (!frames_.empty()) {
             const Frame& f = frames_.back();
-            s.open_kind = f.node.kind;
+            s.open_kind = f.kind;
             s.open_flow = f.flow;
             s.open_indent = static_cast<std::uint32_t>(f.indent + 1);
             s.only_root_open = frames_.size() == 1;
         }
         if (!frames_.empty() && frames_.back().flow) { // everything inside a flow is flow
-            s.flow_kind = frames_.back().node.kind;
-            s.flow_mark = frames_.back().node.mark;
+            s.flow_kind = frames_.back().kind;
+            s.flow_mark = frames_.back().mark;
         }
         return s;
     }
@@ -341,7 +349,8 @@ public:
 
     // Where the '-' of an empty item is when libfyaml fails on it (see Padding), or npos.
     std::size_t empty_item() const {
-        if (frames_.empty() || frames_.back().flow || !frames_.back().node.is_seq()) return npos;
+        if (frames_.empty() || frames_.back().flow || frames_.back().kind != Kind::sequence)
+            return npos;
         std::size_t p = skip_blanks_and_comments(std::min(last_end_, src_.size()));
         if (p >= src_.size() || src_[p] != '-') return npos;
         const std::size_t after = p + 1;
@@ -365,33 +374,47 @@ public:
 
 private:
     struct Frame {
-        Node node;
+        Kind kind = Kind::mapping;
+        Mark mark;
         std::string anchor;
         std::size_t indent = 0; // 0-based column of the first key or '-' (block collections)
         bool flow = false;
         bool have_key = false;
-        std::string key;
         Mark key_mark;
         std::size_t cost = 1;
-        // Keys seen so far, once the mapping is big enough for linear search to hurt.
-        std::unique_ptr<std::unordered_set<std::string>> keys;
+        std::size_t record_from = 0; // anchored: where its events start in records_
     };
 
-    // An anchored node. Scalars are copied; for collections the element arrays are remembered:
-    // once a collection is complete its vectors never change again during the document (moving
-    // the node moves the vector, not the elements), so the pointers stay valid.
+    // A recorded event, for aliases to replay.
+    struct Record {
+        enum class Type : std::uint8_t {
+            scalar,
+            key,
+            mapping_start,
+            mapping_end,
+            sequence_start,
+            sequence_end
+        };
+        Type type = Type::scalar;
+        Kind kind = Kind::null;
+        bool plain = false, tagged = false, empty = false;
+        Mark mark;
+        std::string text;
+    };
+
+    // An anchored node: the range of its events in records_.
     struct AnchorRec {
         bool complete = false;
-        Node shell;
-        const Node* items = nullptr;
-        std::size_t n_items = 0;
-        const MapEntry* fields = nullptr;
-        std::size_t n_fields = 0;
+        std::size_t begin = 0, end = 0;
         std::size_t cost = 0;
     };
 
     Error error(Mark m, std::string msg) const {
         return Error::invalid(std::move(msg), pos_of(file_, m, index_));
+    }
+
+    [[noreturn]] void abort(Mark m, std::string msg) const {
+        throw Exception(error(m, std::move(msg)));
     }
 
     // Remembers how far the tokens seen so far reach.
@@ -468,30 +491,81 @@ private:
         in_document_ = true;
         frames_.clear();
         anchors_.clear();
-        root_ = Node{};
-        have_root_ = false;
-        root_empty_ = false;
+        records_.clear();
+        recording_ = 0;
+        h_.document_start(index_, mark_at(next_content()));
     }
 
     void document_end() {
-        if (have_root_ && !root_empty_) {
-            Document d;
-            d.start = root_.mark;
-            d.index = index_;
-            d.root = std::move(root_);
-            out_.push_back(std::move(d));
-        }
-        root_ = Node{};
         anchors_.clear();
+        records_.clear();
         in_document_ = false;
+        ++documents_done_;
+        h_.document_end();
+    }
+
+    // Whether the next node is a mapping key.
+    bool at_key() const {
+        return !frames_.empty() && frames_.back().kind == Kind::mapping && !frames_.back().have_key;
+    }
+
+    // Hands an event to the handler, recording it while an anchored collection is open.
+    void emit(Record::Type type, const ScalarEvent& ev, bool record) {
+        if (record || recording_ > 0) {
+            Record r;
+            r.type = type;
+            r.kind = ev.kind;
+            r.plain = ev.plain;
+            r.tagged = ev.tagged;
+            r.empty = ev.empty;
+            r.mark = ev.mark;
+            r.text.assign(ev.text);
+            records_.push_back(std::move(r));
+        }
+        switch (type) {
+        case Record::Type::scalar:
+            h_.scalar(ev);
+            break;
+        case Record::Type::key:
+            h_.key(ev);
+            break;
+        case Record::Type::mapping_start:
+            h_.mapping_start(ev.mark);
+            break;
+        case Record::Type::mapping_end:
+            h_.mapping_end();
+            break;
+        case Record::Type::sequence_start:
+            h_.sequence_start(ev.mark);
+            break;
+        case Record::Type::sequence_end:
+            h_.sequence_end();
+            break;
+        }
+    }
+
+    // A node is complete at the current place: it was a key, a value or an item.
+    void completed(std::size_t cost, Mark m, std::size_t key_cost) {
+        if (frames_.empty()) return;
+        Frame& f = frames_.back();
+        if (f.kind == Kind::sequence) {
+            f.cost += cost;
+        } else if (!f.have_key) {
+            f.cost += key_cost;
+            f.key_mark = m;
+            f.have_key = true;
+        } else {
+            f.cost += cost;
+            f.have_key = false;
+        }
     }
 
     void scalar(fy_token* value, fy_token* anchor, fy_token* tag) {
         if (value != nullptr && !padding_.empty() && padding_.is_null_item(start_of(value)))
             value = nullptr; // the "~" of an empty item (see Padding)
         const fy_scalar_style style = fy_token_scalar_style(value);
-        Node n;
-        n.text = std::string(text_of(value));
+        ScalarEvent ev;
+        ev.text = text_of(value);
         std::size_t at = start_of(value);
         if (at != npos) {
             if (style == FYSS_SINGLE_QUOTED || style == FYSS_DOUBLE_QUOTED) {
@@ -500,31 +574,39 @@ private:
                 const std::size_t props = std::max(end_of(anchor) == npos ? 0 : end_of(anchor),
                                                    end_of(tag) == npos ? 0 : end_of(tag));
                 at = block_indicator(at, std::max(props, last_end_));
-                check_block_indent(at, n.text.empty());
+                check_block_indent(at, ev.text.empty());
             }
         }
         at = std::min(at, properties_start(anchor, tag));
-        const bool empty = value == nullptr;
+        ev.empty = value == nullptr;
         if (at != npos) {
-            n.mark = mark_at(at);
-        } else if (!frames_.empty() && frames_.back().node.is_map() && frames_.back().have_key) {
-            n.mark = frames_.back().key_mark; // an absent value: its key is the better place
+            ev.mark = mark_at(at);
+        } else if (!frames_.empty() && frames_.back().kind == Kind::mapping &&
+                   frames_.back().have_key) {
+            ev.mark = frames_.back().key_mark; // an absent value: its key is the better place
         } else {
-            n.mark = mark_at(next_content());
+            ev.mark = mark_at(next_content());
         }
         if (tag != nullptr) {
-            n.kind = tagged_kind(n.mark, text_of(tag), n.text);
+            ev.kind = tagged_kind(ev.mark, text_of(tag), ev.text);
+            ev.tagged = true;
         } else if (style == FYSS_PLAIN) {
-            n.kind = empty ? Kind::null : detail::resolve_plain(n.text);
-            n.plain = true;
+            ev.kind = ev.empty ? Kind::null : detail::resolve_plain(ev.text);
+            ev.plain = true;
         } else {
-            n.kind = Kind::string;
+            ev.kind = Kind::string;
         }
-        if (frames_.empty()) root_empty_ = empty && tag == nullptr;
         see(anchor);
         see(tag);
-        const std::size_t cost = 1 + text_cost(n.text);
-        complete(std::move(n), anchor != nullptr ? text_of(anchor) : std::string_view{}, cost);
+        const std::size_t cost = 1 + ev.text.size() / 64;
+        const bool key = at_key();
+        const std::size_t from = records_.size();
+        emit(key ? Record::Type::key : Record::Type::scalar, ev, anchor != nullptr);
+        if (anchor != nullptr) {
+            AnchorRec& a = anchors_[std::string(text_of(anchor))];
+            a = AnchorRec{true, from, from + 1, cost};
+        }
+        completed(cost, ev.mark, ev.text.size() / 64);
     }
 
     void alias(fy_token* t) {
@@ -533,47 +615,68 @@ private:
         if (at != npos && at > 0) --at; // libfyaml's mark is after the '*'
         const Mark m = mark_at(at != npos ? at : next_content());
         auto it = anchors_.find(std::string(name));
-        if (it == anchors_.end())
-            throw Abort{error(m, "alias *" + std::string(name) + " has no anchor")};
+        if (it == anchors_.end()) abort(m, "alias *" + std::string(name) + " has no anchor");
         if (!it->second.complete)
-            throw Abort{error(m, "alias *" + std::string(name) +
-                                     " refers to a node that contains it (recursive "
-                                     "aliases are not supported)")};
-        const AnchorRec& a = it->second;
+            abort(m, "alias *" + std::string(name) +
+                         " refers to a node that contains it (recursive aliases are not "
+                         "supported)");
+        const AnchorRec a = it->second;
         alias_cost_ += a.cost;
         if (alias_cost_ > limits_.max_alias_nodes)
-            throw Abort{error(m, "aliases expand to more than " +
-                                     std::to_string(limits_.max_alias_nodes) +
-                                     " nodes (is this an alias bomb?)")};
-        Node n = a.shell;
-        if (a.items != nullptr) n.items.assign(a.items, a.items + a.n_items);
-        if (a.fields != nullptr) n.fields.assign(a.fields, a.fields + a.n_fields);
-        n.mark = m;
-        complete(std::move(n), {}, a.cost);
+            abort(m, "aliases expand to more than " + std::to_string(limits_.max_alias_nodes) +
+                         " nodes (is this an alias bomb?)");
+        const bool key = at_key();
+        const Record::Type first = records_[a.begin].type;
+        const bool collection =
+            first == Record::Type::mapping_start || first == Record::Type::sequence_start;
+        if (key && collection)
+            abort(m, std::string("a mapping key must be a scalar, not ") +
+                         (first == Record::Type::mapping_start ? "an object" : "a list"));
+        std::size_t key_cost = 0;
+        // Replayed from a copy: recording may append to records_ meanwhile.
+        const std::vector<Record> replay(records_.begin() + static_cast<std::ptrdiff_t>(a.begin),
+                                         records_.begin() + static_cast<std::ptrdiff_t>(a.end));
+        for (std::size_t i = 0; i < replay.size(); ++i) {
+            const Record& r = replay[i];
+            ScalarEvent ev;
+            ev.text = r.text;
+            ev.kind = r.kind;
+            ev.plain = r.plain;
+            ev.tagged = r.tagged;
+            ev.empty = false;
+            ev.mark = i == 0 ? m : r.mark;
+            Record::Type type = r.type;
+            if (i == 0 && !collection) {
+                type = key ? Record::Type::key : Record::Type::scalar;
+                key_cost = r.text.size() / 64;
+            }
+            emit(type, ev, false);
+        }
+        completed(a.cost, m, key_cost);
     }
 
-    Kind tagged_kind(Mark m, std::string_view tag, const std::string& value) const {
+    Kind tagged_kind(Mark m, std::string_view tag, std::string_view value) const {
         constexpr std::string_view core = "tag:yaml.org,2002:";
         if (tag.substr(0, core.size()) != core) return Kind::string; // "!" or a local tag
         const std::string_view name = tag.substr(core.size());
         auto bad = [&](const char* what) {
-            return Abort{error(m, "\"" + value + "\" is not " + what + " (tag !!" +
-                                      std::string(name) + ")")};
+            abort(m, "\"" + std::string(value) + "\" is not " + what + " (tag !!" +
+                         std::string(name) + ")");
         };
         if (name == "int") {
-            if (!detail::is_yaml_int(value)) throw bad("an integer");
+            if (!detail::is_yaml_int(value)) bad("an integer");
             return Kind::integer;
         }
         if (name == "float") {
-            if (!detail::is_yaml_float(value) && !detail::is_yaml_int(value)) throw bad("a number");
+            if (!detail::is_yaml_float(value) && !detail::is_yaml_int(value)) bad("a number");
             return Kind::floating;
         }
         if (name == "bool") {
-            if (!detail::is_yaml_bool(value)) throw bad("a boolean");
+            if (!detail::is_yaml_bool(value)) bad("a boolean");
             return Kind::boolean;
         }
         if (name == "null") {
-            if (!detail::is_yaml_null(value)) throw bad("null");
+            if (!detail::is_yaml_null(value)) bad("null");
             return Kind::null;
         }
         return Kind::string; // !!str, and tags kpkg has no type for (!!binary, !!timestamp)
@@ -584,117 +687,68 @@ private:
         const Mark m = mark_at(at != npos ? at : next_content());
         see(anchor);
         see(tag);
-        if (!frames_.empty() && frames_.back().node.is_map() && !frames_.back().have_key)
-            throw Abort{error(m, std::string("a mapping key must be a scalar, not ") +
-                                     (kind == Kind::mapping ? "an object" : "a list"))};
+        if (at_key())
+            abort(m, std::string("a mapping key must be a scalar, not ") +
+                         (kind == Kind::mapping ? "an object" : "a list"));
         const std::size_t token_at = start_of(token);
         const Mark token_mark = token_at != npos ? mark_at(token_at) : m;
         // libfyaml accepts a block mapping with an empty first key on the line of its own key
         // ("a: : b"); YAML allows a block mapping there only in a list item ("- a: b").
         if (kind == Kind::mapping && !flow && token_at != npos && !frames_.empty() &&
-            !frames_.back().flow && frames_.back().node.is_map() && frames_.back().have_key &&
-            token_mark.line == frames_.back().key_mark.line) {
+            !frames_.back().flow && frames_.back().kind == Kind::mapping &&
+            frames_.back().have_key && token_mark.line == frames_.back().key_mark.line) {
             std::size_t colon = token_at;
             while (colon < src_.size() && src_[colon] != '\n' &&
                    !(src_[colon] == ':' && (colon + 1 == src_.size() || is_blank(src_[colon + 1]))))
                 ++colon;
-            throw Abort{error(mark_at(colon < src_.size() && src_[colon] == ':' ? colon : token_at),
-                              "unexpected ':' (a mapping value is not allowed here; quote a value "
-                              "that contains \": \")")};
+            abort(mark_at(colon < src_.size() && src_[colon] == ':' ? colon : token_at),
+                  "unexpected ':' (a mapping value is not allowed here; quote a value that "
+                  "contains \": \")");
         }
         if (frames_.size() >= limits_.max_depth)
-            throw Abort{
-                error(m, "nesting deeper than " + std::to_string(limits_.max_depth) + " levels")};
+            abort(m, "nesting deeper than " + std::to_string(limits_.max_depth) + " levels");
         Frame f;
-        f.node.kind = kind;
-        f.node.mark = m;
+        f.kind = kind;
+        f.mark = m;
         f.indent = token_mark.column > 0 ? token_mark.column - 1 : 0;
         f.flow = flow || (!frames_.empty() && frames_.back().flow);
         if (anchor != nullptr) {
             f.anchor = std::string(text_of(anchor));
             anchors_[f.anchor] = AnchorRec{}; // an alias to it before its end is recursive
+            f.record_from = records_.size();
+            ++recording_;
         }
         frames_.push_back(std::move(f));
+        ScalarEvent ev;
+        ev.mark = m;
+        emit(kind == Kind::mapping ? Record::Type::mapping_start : Record::Type::sequence_start, ev,
+             false);
     }
 
     void end() {
+        if (frames_.back().have_key) { // not produced by libfyaml, but keep the key if it happens
+            ScalarEvent ev;
+            ev.kind = Kind::null;
+            ev.empty = true;
+            ev.plain = true;
+            ev.mark = frames_.back().key_mark;
+            emit(Record::Type::scalar, ev, false);
+            frames_.back().have_key = false;
+        }
         Frame f = std::move(frames_.back());
         frames_.pop_back();
-        if (f.have_key) { // not produced by libfyaml, but keep the key if it ever happens
-            f.node.fields.push_back(MapEntry{std::move(f.key), f.key_mark, Node{}});
-        }
-        complete(std::move(f.node), f.anchor, f.cost);
-    }
-
-    void record_anchor(const Node& n, std::string_view name, std::size_t cost) {
-        AnchorRec& a = anchors_[std::string(name)];
-        a = AnchorRec{};
-        a.complete = true;
-        a.cost = cost;
-        a.shell.kind = n.kind;
-        a.shell.plain = n.plain;
-        a.shell.mark = n.mark;
-        if (n.is_seq()) {
-            a.items = n.items.data();
-            a.n_items = n.items.size();
-        } else if (n.is_map()) {
-            a.fields = n.fields.data();
-            a.n_fields = n.fields.size();
-        } else {
-            a.shell.text = n.text;
-        }
-    }
-
-    // Whether key is already in the mapping of f (and remembers it when it is not).
-    static bool duplicate(Frame& f, const std::string& key) {
-        if (f.keys) return !f.keys->insert(key).second;
-        for (const MapEntry& e : f.node.fields)
-            if (e.key == key) return true;
-        if (f.node.fields.size() >= 16) {
-            f.keys = std::make_unique<std::unordered_set<std::string>>();
-            for (const MapEntry& e : f.node.fields)
-                f.keys->insert(e.key);
-            f.keys->insert(key);
-        }
-        return false;
-    }
-
-    void complete(Node&& n, std::string_view anchor, std::size_t cost) {
-        if (!anchor.empty()) record_anchor(n, anchor, cost);
-        if (frames_.empty()) {
-            root_ = std::move(n);
-            have_root_ = true;
-            return;
-        }
-        Frame& f = frames_.back();
-        if (f.node.is_seq()) {
-            f.cost += cost;
-            f.node.items.push_back(std::move(n));
-            return;
-        }
-        if (!f.have_key) {
-            if (!n.is_scalar())
-                throw Abort{error(n.mark, std::string("a mapping key must be a scalar, not ") +
-                                              (n.is_map() ? "an object" : "a list"))};
-            if (duplicate(f, n.text)) {
-                std::string shown = n.text.size() > 80 ? n.text.substr(0, 80) + "..." : n.text;
-                Error e = error(n.mark, "duplicate key \"" + shown + "\"");
-                for (const MapEntry& prev : f.node.fields)
-                    if (prev.key == n.text && prev.key_mark.line != 0)
-                        e.note("first defined at line " + std::to_string(prev.key_mark.line) +
-                               ", column " + std::to_string(prev.key_mark.column));
-                throw Abort{std::move(e)};
+        ScalarEvent ev;
+        ev.mark = f.mark;
+        emit(f.kind == Kind::mapping ? Record::Type::mapping_end : Record::Type::sequence_end, ev,
+             false);
+        if (!f.anchor.empty()) {
+            --recording_;
+            anchors_[f.anchor] = AnchorRec{true, f.record_from, records_.size(), f.cost};
+            if (recording_ == 0 && anchors_.size() > 0) {
+                // records_ is kept: anchors refer to it until the end of the document.
             }
-            f.cost += text_cost(n.text);
-            f.key = std::move(n.text);
-            f.key_mark = n.mark;
-            f.have_key = true;
-            return;
         }
-        f.cost += cost;
-        f.node.fields.push_back(MapEntry{std::move(f.key), f.key_mark, std::move(n)});
-        f.key.clear();
-        f.have_key = false;
+        completed(f.cost, f.mark, 0);
     }
 
     std::size_t skip_blanks_and_comments(std::size_t p) const {
@@ -719,18 +773,144 @@ private:
     const Padding& padding_;
     const std::string& file_;
     const Limits& limits_;
-    std::vector<Document>& out_;
+    EventHandler& h_;
 
     int index_ = 0;
     int next_index_ = 0;
+    int document_offset_ = 0;
+    int documents_done_ = 0;
     bool in_document_ = false;
     std::vector<Frame> frames_;
     std::unordered_map<std::string, AnchorRec> anchors_;
+    std::vector<Record> records_;
+    int recording_ = 0; // anchored collections open
+    std::size_t alias_cost_ = 0;
+    std::size_t last_end_ = 0;
+};
+
+// Builds Documents from the core's events.
+class NodeBuilder final : public EventHandler {
+public:
+    std::vector<Document> docs;
+
+    void reset() override {
+        docs.clear();
+        frames_.clear();
+        root_ = Node{};
+        have_root_ = false;
+        root_empty_ = false;
+    }
+
+    void document_start(int index, Mark) override {
+        index_ = index;
+        frames_.clear();
+        root_ = Node{};
+        have_root_ = false;
+        root_empty_ = false;
+    }
+
+    void document_end() override {
+        if (have_root_ && !root_empty_) {
+            Document d;
+            d.start = root_.mark;
+            d.index = index_;
+            d.root = std::move(root_);
+            docs.push_back(std::move(d));
+        }
+        root_ = Node{};
+    }
+
+    void mapping_start(Mark m) override { open(Kind::mapping, m); }
+    void sequence_start(Mark m) override { open(Kind::sequence, m); }
+    void mapping_end() override { close(); }
+    void sequence_end() override { close(); }
+
+    void key(const ScalarEvent& k) override {
+        Frame& f = frames_.back();
+        const std::string key(k.text);
+        if (duplicate(f, key)) {
+            std::string shown = key.size() > 80 ? key.substr(0, 80) + "..." : key;
+            Error e =
+                Error::invalid("duplicate key \"" + shown + "\"", pos_of(file_, k.mark, index_));
+            for (const MapEntry& prev : f.node.fields)
+                if (prev.key == key && prev.key_mark.line != 0)
+                    e.note("first defined at line " + std::to_string(prev.key_mark.line) +
+                           ", column " + std::to_string(prev.key_mark.column));
+            throw Exception(std::move(e));
+        }
+        f.key = key;
+        f.key_mark = k.mark;
+    }
+
+    void scalar(const ScalarEvent& s) override {
+        Node n;
+        n.kind = s.kind;
+        n.plain = s.plain;
+        n.mark = s.mark;
+        n.text.assign(s.text);
+        if (frames_.empty()) root_empty_ = s.empty && !s.tagged;
+        complete(std::move(n));
+    }
+
+    explicit NodeBuilder(const std::string& file) : file_(file) {}
+
+private:
+    struct Frame {
+        Node node;
+        std::string key;
+        Mark key_mark;
+        // Keys seen so far, once the mapping is big enough for linear search to hurt.
+        std::unique_ptr<std::unordered_set<std::string>> keys;
+    };
+
+    // Whether key is already in the mapping of f (and remembers it when it is not).
+    static bool duplicate(Frame& f, const std::string& key) {
+        if (f.keys) return !f.keys->insert(key).second;
+        for (const MapEntry& e : f.node.fields)
+            if (e.key == key) return true;
+        if (f.node.fields.size() >= 16) {
+            f.keys = std::make_unique<std::unordered_set<std::string>>();
+            for (const MapEntry& e : f.node.fields)
+                f.keys->insert(e.key);
+            f.keys->insert(key);
+        }
+        return false;
+    }
+
+    void open(Kind kind, Mark m) {
+        Frame f;
+        f.node.kind = kind;
+        f.node.mark = m;
+        frames_.push_back(std::move(f));
+    }
+
+    void close() {
+        Node n = std::move(frames_.back().node);
+        frames_.pop_back();
+        complete(std::move(n));
+    }
+
+    void complete(Node&& n) {
+        if (frames_.empty()) {
+            root_ = std::move(n);
+            have_root_ = true;
+            return;
+        }
+        Frame& f = frames_.back();
+        if (f.node.is_seq()) {
+            f.node.items.push_back(std::move(n));
+            return;
+        }
+        f.node.fields.push_back(MapEntry{std::move(f.key), f.key_mark, std::move(n)});
+        f.key.clear();
+    }
+
+    const std::string& file_;
+    int index_ = 0;
+    std::vector<Frame> frames_;
     Node root_;
     bool have_root_ = false;
     bool root_empty_ = false;
-    std::size_t alias_cost_ = 0;
-    std::size_t last_end_ = 0;
 };
 
 // libfyaml's first error, as reported by its diagnostics.
@@ -797,8 +977,8 @@ bool quote_closed(std::string_view src, std::size_t q) {
 }
 
 // libfyaml's message, in kpkg's words, with the place it is best reported at.
-Error convert(const ParserError& pe, std::string_view src, const std::string& file, Builder& b) {
-    const Builder::State st = b.state();
+Error convert(const ParserError& pe, std::string_view src, const std::string& file, Core& b) {
+    const Core::State st = b.state();
     std::size_t off =
         pe.offset != npos ? std::min(pe.offset, src.size()) : offset_of(src, pe.line, pe.column);
     const std::string_view msg = pe.message;
@@ -1022,8 +1202,9 @@ std::optional<ParserError> first_error(fy_diag* diag) {
 class Run {
 public:
     Run(std::string_view text, Lines& lines, const Padding& padding, const std::string& file,
-        const Limits& limits)
-        : text_(text), builder_(text, lines, padding, file, limits, docs_) {
+        const Limits& limits, EventHandler& handler, const YamlEventOptions& options)
+        : text_(text), options_(options),
+          core_(text, lines, padding, file, limits, handler, options.document_offset) {
         // libfyaml prints its diagnostics to stderr unless told otherwise: errors are collected
         // here, and the few it prints anyway are written into a string.
         fy_diag_cfg dcfg;
@@ -1058,59 +1239,70 @@ public:
             throw std::bad_alloc();
     }
 
-    // Parses everything; false when libfyaml failed (see error() and empty_item()).
+    // Parses everything (or the first document); false when libfyaml failed (see error() and
+    // empty_item()). The core and the handler throw Exception to stop.
     bool run() {
         while (fy_event* e = fy_parser_parse(parser_.get())) {
             EventGuard guard(parser_.get(), e);
-            builder_.on_event(e); // throws Abort
+            core_.on_event(e);
+            if (options_.first_document_only && core_.documents_done() > 0) return true;
         }
         return !fy_parser_get_stream_error(parser_.get()) && !fy_diag_got_error(diag_.get());
     }
 
-    std::vector<Document>& docs() { return docs_; }
     // The empty list item libfyaml failed on, if that is what it failed on (see Padding).
     std::size_t empty_item() const {
         const std::optional<ParserError> pe = first_error(diag_.get());
         if (!pe || pe->message != "did not find expected node content") return npos;
-        return builder_.empty_item();
+        return core_.empty_item();
     }
-    const Builder& builder() const { return builder_; }
+    const Core& core() const { return core_; }
 
     Error error(const std::string& file) {
-        if (auto pe = first_error(diag_.get())) return convert(*pe, text_, file, builder_);
-        if (auto pe = printed_error(printed_)) return convert(*pe, text_, file, builder_);
-        return Error::invalid("invalid YAML", pos_of(file, builder_.mark_at(text_.size()), -1));
+        if (auto pe = first_error(diag_.get())) return convert(*pe, text_, file, core_);
+        if (auto pe = printed_error(printed_)) return convert(*pe, text_, file, core_);
+        return Error::invalid("invalid YAML", pos_of(file, core_.mark_at(text_.size()), -1));
     }
 
 private:
     std::string_view text_;
+    const YamlEventOptions& options_;
     std::string printed_;
-    std::vector<Document> docs_;
-    Builder builder_;
+    Core core_;
     // The parser goes first: the errors collected in the diagnostics refer to its tokens.
     std::unique_ptr<fy_diag, DiagDeleter> diag_;
     std::unique_ptr<fy_parser, ParserDeleter> parser_;
 };
 
-Result<std::vector<Document>> parse(std::string_view src, const std::string& file,
-                                    const Limits& limits) {
-    if (auto err = prescan(src, file)) return fail(std::move(*err));
-    Lines lines(src);
+Result<void> parse(std::string_view src, const std::string& file, const Limits& limits,
+                   EventHandler& handler, const YamlEventOptions& options) {
+    if (auto err = prescan(src, file, options.line_offset)) return fail(std::move(*err));
+    if (options.fast) {
+        try {
+            if (detail::read_yaml_fast(src, handler, limits, options.line_offset,
+                                       options.document_offset))
+                return {};
+        } catch (Exception& e) {
+            return fail(e.error());
+        }
+    }
+    Lines lines(src, options.line_offset);
     Padding padding;
     std::string padded;
     std::string_view text = src;
     for (int attempt = 0;; ++attempt) {
         std::string next; // the text of the next attempt, if there is one
         {
-            Run r(text, lines, padding, file, limits);
+            if (attempt > 0) handler.reset();
+            Run r(text, lines, padding, file, limits, handler, options);
             std::optional<Error> aborted;
             bool ok = false;
             try {
                 ok = r.run();
-            } catch (Abort& a) {
-                aborted = std::move(a.error);
+            } catch (Exception& a) {
+                aborted = a.error();
             }
-            std::vector<Repad> fixes = r.builder().repads();
+            std::vector<Repad> fixes = r.core().repads();
             if (fixes.empty() && !ok && !aborted) {
                 const std::size_t item = r.empty_item();
                 if (item != npos) fixes.push_back(Repad{item + 1, Padding::null_item});
@@ -1128,9 +1320,9 @@ Result<std::vector<Document>> parse(std::string_view src, const std::string& fil
                 again =
                     again && padding.add(f.at == 0 ? 0 : padding.original(f.at - 1) + 1, f.text);
             if (!again) {
-                if (auto e = r.builder().misindented()) return fail(std::move(*e));
+                if (auto e = r.core().misindented()) return fail(std::move(*e));
                 if (aborted) return fail(std::move(*aborted));
-                if (ok) return std::move(r.docs());
+                if (ok) return {};
                 return fail(r.error(file));
             }
             next = padding.apply(src);
@@ -1147,7 +1339,20 @@ Result<std::vector<Document>> parse_yaml(std::string_view text, const std::strin
     // A byte order mark is taken off here so that positions count from the first character.
     if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
     try {
-        return parse(text, file, limits);
+        NodeBuilder b(file);
+        KPKG_TRY(parse(text, file, limits, b, {}));
+        return std::move(b.docs);
+    } catch (const std::bad_alloc&) {
+        return fail(Error::io("out of memory while parsing " + file));
+    }
+}
+
+Result<void> read_yaml_events(std::string_view text, const std::string& file, EventHandler& handler,
+                              const Limits& limits, const YamlEventOptions& options) {
+    if (options.line_offset == 0 && text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF")
+        text.remove_prefix(3);
+    try {
+        return parse(text, file, limits, handler, options);
     } catch (const std::bad_alloc&) {
         return fail(Error::io("out of memory while parsing " + file));
     }

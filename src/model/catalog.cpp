@@ -21,16 +21,21 @@ const char* scope_name(Scope s) {
     return "catalog";
 }
 
-// Text is appended to blocks that are never reallocated, so the views stay valid; the table maps
-// each text to its id.
+// Text is appended to blocks that are never reallocated, so the views stay valid; an
+// open-addressing table of ids (linear probing, at most half full) finds a text's id.
 struct StringPool::Impl {
     static constexpr std::size_t block_size = 64 * 1024;
     std::vector<std::unique_ptr<char[]>> blocks;
     std::vector<std::unique_ptr<char[]>> big;
-    std::size_t used = block_size; // in the last block; full at start
+    std::size_t used = 0; // in the last block
     std::size_t text_bytes = 0;
-    std::unordered_map<std::string_view, Str> table;
+    std::vector<Str> slots;            // 0: empty (the empty string is never in the table)
+    std::vector<std::uint64_t> hashes; // by id
+    std::size_t mask = 0;
 
+    static std::uint64_t hash(std::string_view s) { return std::hash<std::string_view>{}(s); }
+
+    std::size_t current = 0; // size of the last block: 4 KiB first, doubling up to block_size
     std::string_view store(std::string_view s) {
         if (s.size() > block_size / 4) { // a big string gets a block of its own
             big.emplace_back(new char[s.size()]);
@@ -38,8 +43,12 @@ struct StringPool::Impl {
             text_bytes += s.size();
             return {big.back().get(), s.size()};
         }
-        if (used + s.size() > block_size) {
-            blocks.emplace_back(new char[block_size]);
+        if (blocks.empty() || used + s.size() > current) {
+            // Small pools (one catalog file) stay small; big ones get big blocks.
+            current = current == 0 ? 4096 : std::min(current * 2, block_size);
+            while (current < s.size())
+                current *= 2;
+            blocks.emplace_back(new char[current]);
             used = 0;
         }
         char* p = blocks.back().get() + used;
@@ -48,37 +57,127 @@ struct StringPool::Impl {
         text_bytes += s.size();
         return {p, s.size()};
     }
+
+    void rehash(std::size_t capacity) {
+        slots.assign(capacity, 0);
+        mask = capacity - 1;
+        for (Str id = 1; id < hashes.size(); ++id) {
+            std::size_t i = hashes[id] & mask;
+            while (slots[i] != 0)
+                i = (i + 1) & mask;
+            slots[i] = id;
+        }
+    }
 };
 
 StringPool::StringPool() : impl_(std::make_unique<Impl>()) {
     views_.emplace_back();
-    impl_->table.emplace(std::string_view(), 0);
+    impl_->hashes.push_back(0);
+    impl_->rehash(64);
 }
 StringPool::~StringPool() = default;
 StringPool::StringPool(StringPool&&) noexcept = default;
 StringPool& StringPool::operator=(StringPool&&) noexcept = default;
 
+std::uint64_t StringPool::hash(std::string_view s) {
+    return Impl::hash(s);
+}
+
+std::uint64_t StringPool::hash_of(Str id) const {
+    return impl_->hashes[id];
+}
+
 Str StringPool::intern(std::string_view s) {
+    return intern(s, Impl::hash(s));
+}
+
+Str StringPool::intern(std::string_view s, std::uint64_t h) {
     if (s.empty()) return 0;
-    auto it = impl_->table.find(s);
-    if (it != impl_->table.end()) return it->second;
-    std::string_view stored = impl_->store(s);
-    auto id = static_cast<Str>(views_.size());
-    views_.push_back(stored);
-    impl_->table.emplace(stored, id);
+    Impl& im = *impl_;
+    std::size_t i = h & im.mask;
+    for (Str id; (id = im.slots[i]) != 0; i = (i + 1) & im.mask)
+        if (im.hashes[id] == h && views_[id] == s) return id;
+    const auto id = static_cast<Str>(views_.size());
+    views_.push_back(im.store(s));
+    im.hashes.push_back(h);
+    im.slots[i] = id;
+    if (views_.size() * 2 > im.slots.size()) im.rehash(im.slots.size() * 2);
     return id;
 }
 
 std::optional<Str> StringPool::find(std::string_view s) const {
-    auto it = impl_->table.find(s);
-    if (it == impl_->table.end()) return std::nullopt;
-    return it->second;
+    if (s.empty()) return Str{0};
+    const Impl& im = *impl_;
+    const std::uint64_t h = Impl::hash(s);
+    for (std::size_t i = h & im.mask;; i = (i + 1) & im.mask) {
+        const Str id = im.slots[i];
+        if (id == 0) return std::nullopt;
+        if (im.hashes[id] == h && views_[id] == s) return id;
+    }
+}
+
+void StringPool::reserve(std::size_t strings) {
+    Impl& im = *impl_;
+    views_.reserve(strings + 1);
+    im.hashes.reserve(strings + 1);
+    std::size_t capacity = im.slots.size();
+    while (capacity < 2 * (strings + 1))
+        capacity *= 2;
+    if (capacity != im.slots.size()) im.rehash(capacity);
+}
+
+StringPool::Flat StringPool::flatten() const {
+    Flat f;
+    const Impl& im = *impl_;
+    f.sizes.reserve(views_.size());
+    f.hashes.assign(im.hashes.begin() + 1, im.hashes.end());
+    f.slots = im.slots;
+    std::size_t total = 0;
+    for (std::size_t i = 1; i < views_.size(); ++i)
+        total += views_[i].size();
+    f.text.reserve(total);
+    for (std::size_t i = 1; i < views_.size(); ++i) {
+        f.text.append(views_[i]);
+        f.sizes.push_back(static_cast<std::uint32_t>(views_[i].size()));
+    }
+    return f;
+}
+
+std::optional<StringPool> StringPool::from_flat(Flat&& f) {
+    const std::size_t n = f.sizes.size() + 1;
+    const std::size_t cap = f.slots.size();
+    if (f.hashes.size() != n - 1 || cap < 2 * n || (cap & (cap - 1)) != 0) return std::nullopt;
+    StringPool pool;
+    Impl& im = *pool.impl_;
+    // The text in one block of its own.
+    im.big.emplace_back(new char[f.text.size() == 0 ? 1 : f.text.size()]);
+    char* base = im.big.back().get();
+    std::memcpy(base, f.text.data(), f.text.size());
+    im.text_bytes = f.text.size();
+    pool.views_.reserve(n);
+    std::size_t at = 0;
+    for (std::uint32_t size : f.sizes) {
+        if (size == 0 || size > f.text.size() - at) return std::nullopt;
+        pool.views_.emplace_back(base + at, size);
+        at += size;
+    }
+    if (at != f.text.size()) return std::nullopt;
+    std::size_t used = 0; // a table without empty slots would never end a lookup
+    for (Str id : f.slots) {
+        if (id >= n) return std::nullopt;
+        used += id != 0 ? 1 : 0;
+    }
+    if (used != n - 1) return std::nullopt;
+    im.hashes.reserve(n);
+    im.hashes.insert(im.hashes.end(), f.hashes.begin(), f.hashes.end());
+    im.slots = std::move(f.slots);
+    im.mask = cap - 1;
+    return pool;
 }
 
 std::size_t StringPool::bytes() const {
     return impl_->text_bytes + views_.capacity() * sizeof(std::string_view) +
-           impl_->table.size() * (sizeof(std::string_view) + sizeof(Str) + 2 * sizeof(void*)) +
-           impl_->table.bucket_count() * sizeof(void*);
+           impl_->hashes.capacity() * sizeof(std::uint64_t) + impl_->slots.size() * sizeof(Str);
 }
 
 SourcePos Catalog::source_pos(const Pos& p) const {

@@ -13,10 +13,10 @@ using catalog::PackageChange;
 
 namespace {
 
-declcfg::DeclarativeConfig load(const std::filesystem::path& p) {
-    auto cfg = catalog::load(p);
+model::Catalog load(const std::filesystem::path& p) {
+    auto cfg = catalog::load_catalog(p);
     EXPECT_TRUE(cfg.ok()) << (cfg.ok() ? "" : cfg.error().str());
-    return cfg.ok() ? std::move(cfg).take() : declcfg::DeclarativeConfig{};
+    return cfg.ok() ? std::move(cfg).take() : model::Catalog{};
 }
 
 catalog::CatalogDiff fixture_diff() {

@@ -4,7 +4,9 @@
 
 #include "kpkg/catalog/graph.hpp"
 #include "kpkg/catalog/load.hpp"
+#include "kpkg/catalog/query.hpp"
 #include "kpkg/io/load.hpp"
+#include "support/model_builder.hpp"
 #include "support/support.hpp"
 
 using namespace kpkg;
@@ -13,29 +15,15 @@ using catalog::EdgeKind;
 
 namespace {
 
-declcfg::DeclarativeConfig load(const std::string& rel) {
-    auto cfg = catalog::load(test::testdata(rel));
-    EXPECT_TRUE(cfg.ok()) << (cfg.ok() ? "" : cfg.error().str());
-    return cfg.ok() ? std::move(cfg).take() : declcfg::DeclarativeConfig{};
+model::Catalog load(const std::string& rel) {
+    auto c = catalog::load_catalog(test::testdata(rel));
+    EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().str());
+    if (!c.ok()) return {};
+    EXPECT_TRUE(c->problems.empty()) << c->problems.front().message;
+    return std::move(c).take();
 }
 
-declcfg::ChannelEntry entry(std::string name, std::string replaces = {},
-                          std::vector<std::string> skips = {}, std::string skip_range = {}) {
-    declcfg::ChannelEntry e;
-    e.name = std::move(name);
-    e.replaces = std::move(replaces);
-    e.skips = std::move(skips);
-    e.skip_range = std::move(skip_range);
-    return e;
-}
-
-declcfg::Channel channel(std::vector<declcfg::ChannelEntry> entries) {
-    declcfg::Channel c;
-    c.package = "p";
-    c.name = "c";
-    c.entries = std::move(entries);
-    return c;
-}
+using test::channel_catalog;
 
 const catalog::GraphEntry* find(const catalog::ChannelGraph& g, const std::string& name) {
     for (const auto& e : g.entries)
@@ -53,51 +41,53 @@ std::vector<std::string> names(const catalog::ChannelGraph& g) {
 } // namespace
 
 TEST(UpgradeEdges, ReplacesSkipsAndSkipRange) {
-    auto ch = channel({entry("a"), entry("b", "a"), entry("c", "b", {"x"}, ">=1.0.0 <1.2.0")});
-    std::unordered_map<std::string, std::string> versions = {
-        {"a", "1.0.0"}, {"b", "1.1.0"}, {"c", "1.2.0"}};
+    auto c = channel_catalog({{"a"}, {"b", "a"}, {"c", "b", {"x"}, ">=1.0.0 <1.2.0"}});
+    const auto versions = test::versions(c, {{"a", "1.0.0"}, {"b", "1.1.0"}, {"c", "1.2.0"}});
     const std::vector<Edge> expected = {
         {"a", "b", EdgeKind::replaces},   {"b", "c", EdgeKind::replaces},
         {"x", "c", EdgeKind::skips},      {"a", "c", EdgeKind::skip_range},
         {"b", "c", EdgeKind::skip_range},
     };
-    EXPECT_EQ(catalog::upgrade_edges(ch, versions), expected);
+    EXPECT_EQ(catalog::upgrade_edges(c, c.channels[0], versions), expected);
 }
 
 TEST(UpgradeEdges, SkipRangeFollowsBlangPrereleaseRules) {
     // ">=1.1.0 <1.3.0-rc.1" covers 1.2.0 and 1.3.0-rc.0 but not 1.3.0-rc.1 itself or 1.0.0.
-    auto ch = channel(
-        {entry("v100"), entry("v120"), entry("rc0"), entry("rc1", {}, {}, ">=1.1.0 <1.3.0-rc.1")});
-    std::unordered_map<std::string, std::string> versions = {
-        {"v100", "1.0.0"}, {"v120", "1.2.0"}, {"rc0", "1.3.0-rc.0"}, {"rc1", "1.3.0-rc.1"}};
+    auto c = channel_catalog({{"v100"}, {"v120"}, {"rc0"}, {"rc1", {}, {}, ">=1.1.0 <1.3.0-rc.1"}});
+    const auto versions = test::versions(
+        c, {{"v100", "1.0.0"}, {"v120", "1.2.0"}, {"rc0", "1.3.0-rc.0"}, {"rc1", "1.3.0-rc.1"}});
     const std::vector<Edge> expected = {{"rc0", "rc1", EdgeKind::skip_range},
                                         {"v120", "rc1", EdgeKind::skip_range}};
-    EXPECT_EQ(catalog::upgrade_edges(ch, versions), expected);
+    EXPECT_EQ(catalog::upgrade_edges(c, c.channels[0], versions), expected);
 }
 
 TEST(UpgradeEdges, BadSkipRangeAndSelfReferencesGiveNoEdges) {
-    auto ch = channel({entry("a", "a", {"a", ""}, "not a range"), entry("b")});
-    EXPECT_TRUE(catalog::upgrade_edges(ch, {{"a", "1.0.0"}, {"b", "0.1.0"}}).empty());
+    auto c = channel_catalog({{"a", "a", {"a", ""}, "not a range"}, {"b"}});
+    const auto versions = test::versions(c, {{"a", "1.0.0"}, {"b", "0.1.0"}});
+    EXPECT_TRUE(catalog::upgrade_edges(c, c.channels[0], versions).empty());
 }
 
 TEST(StrandedEntries, NotOnTheChainAndNotSkipped) {
     // Chain: c -> b -> a. x is skipped by c; w is replaced by x only, so nothing reaches it.
-    auto ch =
-        channel({entry("w"), entry("x", "w"), entry("a"), entry("b", "a"), entry("c", "b", {"x"})});
-    EXPECT_EQ(catalog::stranded_entries(ch), std::vector<std::string>{"w"});
+    auto c = channel_catalog({{"w"}, {"x", "w"}, {"a"}, {"b", "a"}, {"c", "b", {"x"}}});
+    EXPECT_EQ(catalog::names_of(c, catalog::stranded_entries(c, c.channels[0])),
+              std::vector<std::string>{"w"});
 }
 
 TEST(StrandedEntries, ChainStopsAtASkippedEntry) {
     // c replaces b, but b is skipped (by c): the chain stops at b's reference, so a, which only
     // b replaces, is stranded; b itself is skipped, not stranded.
-    auto ch = channel({entry("a"), entry("b", "a"), entry("c", "b", {"b"})});
-    EXPECT_EQ(catalog::stranded_entries(ch), std::vector<std::string>{"a"});
+    auto c = channel_catalog({{"a"}, {"b", "a"}, {"c", "b", {"b"}}});
+    EXPECT_EQ(catalog::names_of(c, catalog::stranded_entries(c, c.channels[0])),
+              std::vector<std::string>{"a"});
 }
 
 TEST(StrandedEntries, NoneWithoutASingleHead) {
-    EXPECT_TRUE(catalog::stranded_entries(channel({entry("a"), entry("b")})).empty());
+    auto two = channel_catalog({{"a"}, {"b"}});
+    EXPECT_TRUE(catalog::stranded_entries(two, two.channels[0]).empty());
     // A replaces cycle has no head at all; nothing loops.
-    EXPECT_TRUE(catalog::stranded_entries(channel({entry("a", "b"), entry("b", "a")})).empty());
+    auto cycle = channel_catalog({{"a", "b"}, {"b", "a"}});
+    EXPECT_TRUE(catalog::stranded_entries(cycle, cycle.channels[0]).empty());
 }
 
 TEST(PackageGraph, SampleCatalogFastChannel) {
@@ -219,12 +209,12 @@ TEST(GraphRender, Dot) {
 }
 
 TEST(GraphRender, DotQuotesNames) {
-    auto ch = channel({entry("a\"b"), entry("c", "a\"b")});
+    auto ch = channel_catalog({{"a\"b"}, {"c", "a\"b"}});
     catalog::ChannelGraph g;
     g.package = "p";
     g.channel = "c";
     g.entries = {{"a\"b", "", "", true, false, false}, {"c", "", "", true, true, false}};
-    g.edges = catalog::upgrade_edges(ch, {});
+    g.edges = catalog::upgrade_edges(ch, ch.channels[0], {});
     const std::string dot = catalog::graph_dot({g});
     EXPECT_NE(dot.find("\"c/a\\\"b\" -> \"c/c\""), std::string::npos) << dot;
 }
@@ -306,12 +296,12 @@ TEST(GraphCli, Errors) {
 
 TEST(GraphCorpus, EveryPackageOfARealCatalogHasAGraph) {
     KPKG_REQUIRE_CORPUS(corpus);
-    auto cfg = catalog::load(corpus / "olm" / "large" / "certified-v4.22");
+    auto cfg = catalog::load_catalog(corpus / "olm" / "large" / "certified-v4.22");
     ASSERT_TRUE(cfg.ok()) << cfg.error().str();
     std::size_t channels = 0, heads = 0;
     for (const auto& p : cfg->packages) {
-        auto graphs = catalog::package_graph(*cfg, p.name);
-        ASSERT_TRUE(graphs.ok()) << p.name << ": " << graphs.error().str();
+        auto graphs = catalog::package_graph(*cfg, cfg->string(p.name));
+        ASSERT_TRUE(graphs.ok()) << cfg->str(p.name) << ": " << graphs.error().str();
         for (const auto& g : *graphs) {
             ++channels;
             heads += g.heads.size() == 1 ? 1 : 0;

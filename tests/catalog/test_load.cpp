@@ -60,14 +60,19 @@ TEST(CatalogLoad, UnknownSchemasAreKept) {
     EXPECT_EQ(cfg->others[0].raw.get("k")->text, "v");
 }
 
-TEST(CatalogLoad, HiddenFilesAndDirectoriesAreSkipped) {
+// opm walks every file, hidden ones included; only .indexignore patterns exclude files.
+TEST(CatalogLoad, HiddenFilesAreReadAsOpmReadsThem) {
     test::TempDir d;
     d.write("c/a.json", R"({"schema": "olm.package", "name": "a"})");
-    d.write("c/.hidden.yaml", "not: [valid");
+    d.write("c/.hidden.yaml", "schema: olm.package\nname: h\n");
     d.write("c/.git/config", "[core]\n");
     auto cfg = catalog::load(d / "c");
+    ASSERT_FALSE(cfg.ok());
+    EXPECT_NE(cfg.error().pos.file.find(".git/config"), std::string::npos) << cfg.error().str();
+    d.write("c/.indexignore", ".git\n");
+    cfg = catalog::load(d / "c");
     ASSERT_TRUE(cfg.ok()) << cfg.error().str();
-    EXPECT_EQ(cfg->packages.size(), 1u);
+    EXPECT_EQ(cfg->packages.size(), 2u);
 }
 
 TEST(CatalogLoad, SingleFileAndEmptyDirectory) {

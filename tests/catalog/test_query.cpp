@@ -2,53 +2,39 @@
 
 #include "kpkg/catalog/load.hpp"
 #include "kpkg/catalog/query.hpp"
+#include "support/model_builder.hpp"
 #include "support/support.hpp"
 
 using namespace kpkg;
 
 namespace {
 
-declcfg::Channel channel(std::vector<declcfg::ChannelEntry> entries) {
-    declcfg::Channel c;
-    c.package = "p";
-    c.name = "c";
-    c.entries = std::move(entries);
-    return c;
-}
-
-declcfg::ChannelEntry entry(std::string name, std::string replaces = {},
-                          std::vector<std::string> skips = {}) {
-    declcfg::ChannelEntry e;
-    e.name = std::move(name);
-    e.replaces = std::move(replaces);
-    e.skips = std::move(skips);
-    return e;
+std::vector<std::string> heads(const std::vector<test::EntrySpec>& entries) {
+    const auto c = test::channel_catalog(entries);
+    return catalog::names_of(c, catalog::channel_heads(c, c.channels[0]));
 }
 
 } // namespace
 
 TEST(ChannelHeads, OneHead) {
-    auto c = channel({entry("a"), entry("b", "a"), entry("c", "b")});
-    EXPECT_EQ(catalog::channel_heads(c), std::vector<std::string>{"c"});
+    EXPECT_EQ(heads({{"a"}, {"b", "a"}, {"c", "b"}}), std::vector<std::string>{"c"});
 }
 
 TEST(ChannelHeads, SkippedEntriesAreNotHeads) {
-    auto c = channel({entry("a"), entry("b", "a"), entry("b2", "a"), entry("c", "b", {"b2"})});
-    EXPECT_EQ(catalog::channel_heads(c), std::vector<std::string>{"c"});
+    EXPECT_EQ(heads({{"a"}, {"b", "a"}, {"b2", "a"}, {"c", "b", {"b2"}}}),
+              std::vector<std::string>{"c"});
 }
 
 TEST(ChannelHeads, SeveralHeadsSorted) {
-    auto c = channel({entry("z"), entry("a"), entry("m", "a")});
-    EXPECT_EQ(catalog::channel_heads(c), (std::vector<std::string>{"m", "z"}));
+    EXPECT_EQ(heads({{"z"}, {"a"}, {"m", "a"}}), (std::vector<std::string>{"m", "z"}));
 }
 
 TEST(ChannelHeads, CycleHasNoHead) {
-    auto c = channel({entry("a", "b"), entry("b", "a")});
-    EXPECT_TRUE(catalog::channel_heads(c).empty());
+    EXPECT_TRUE(heads({{"a", "b"}, {"b", "a"}}).empty());
 }
 
 TEST(CatalogQuery, ListsSampleCatalog) {
-    auto cfg = catalog::load(test::testdata("catalog")).take();
+    auto cfg = catalog::load_catalog(test::testdata("catalog")).take();
     auto pkgs = catalog::list_packages(cfg);
     ASSERT_EQ(pkgs.size(), 2u);
     EXPECT_EQ(pkgs[1].name, "vault");
@@ -70,7 +56,7 @@ TEST(CatalogQuery, ListsSampleCatalog) {
 }
 
 TEST(CatalogQuery, UnknownPackage) {
-    auto cfg = catalog::load(test::testdata("catalog")).take();
+    auto cfg = catalog::load_catalog(test::testdata("catalog")).take();
     auto r = catalog::list_bundles(cfg, std::string("etdc"));
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().code, ExitCode::invalid);

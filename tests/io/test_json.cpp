@@ -259,7 +259,8 @@ TEST(JsonDuplicates, InBigObjects) {
     EXPECT_EQ(root.fields[5].value.text, "again");
     EXPECT_EQ(root.fields[99].value.text, "last");
     for (int i = 0; i < 100; ++i)
-        EXPECT_EQ(root.fields[static_cast<std::size_t>(i)].key, "k" + std::to_string(i));
+        EXPECT_EQ(root.fields[static_cast<std::size_t>(i)].key,
+                  std::string("k").append(std::to_string(i)));
 }
 
 TEST(JsonDuplicates, NestedObjectsAreIndependent) {

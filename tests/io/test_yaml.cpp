@@ -473,7 +473,11 @@ TEST(YamlBadInput, DuplicateKeyNamesTheFirstOne) {
 TEST(YamlBadInput, DuplicateKeyInABigMapping) {
     std::string text;
     for (int i = 0; i < 100; ++i)
-        text += "k" + std::to_string(i) + ": " + std::to_string(i) + "\n";
+        text.append("k")
+            .append(std::to_string(i))
+            .append(": ")
+            .append(std::to_string(i))
+            .append("\n");
     text += "k57: again\n";
     Error e = parse_err(text);
     EXPECT_EQ(e.message, "duplicate key \"k57\"");
@@ -688,7 +692,9 @@ TEST(ReadFile, OversizedFileIsRefused) {
     auto r = read_file(p, l);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().message,
-              "\"" + p.string() + "\" is too large: 2000 bytes (the limit is 1000 bytes)");
+              std::string("\"")
+                  .append(p.string())
+                  .append("\" is too large: 2000 bytes (the limit is 1000 bytes)"));
     l.max_file_bytes = 2000;
     EXPECT_TRUE(read_file(p, l).ok());
 }
@@ -719,7 +725,9 @@ TEST(ReadFile, PipesAreReadToTheEnd) {
     writer2.join();
     ASSERT_FALSE(big.ok());
     EXPECT_EQ(big.error().message,
-              "\"" + fifo.string() + "\" is too large: more than the limit of 1000 bytes");
+              std::string("\"")
+                  .append(fifo.string())
+                  .append("\" is too large: more than the limit of 1000 bytes"));
 }
 
 TEST(LoadFile, PositionsNameTheFile) {

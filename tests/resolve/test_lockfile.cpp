@@ -233,6 +233,32 @@ TEST(LockfileCli, WriteAndReproduce) {
     auto b = run_kpkg({"resolve", "vault", "--catalog", cat, "--locked", bad.string()});
     EXPECT_EQ(b.exit_code, 3);
     EXPECT_NE(b.err.find(bad.string() + ":1:7: not a kpkg lockfile"), std::string::npos) << b.err;
+    // The catalog changes: a newer bundle keeps the lock (with a warning), a removed one breaks it.
+    std::filesystem::copy(cat, dir / "cat", std::filesystem::copy_options::recursive);
+    auto lock2 = (dir / "kpkg2.lock").string();
+    auto cat2 = (dir / "cat").string();
+    ASSERT_EQ(run_kpkg({"resolve", "vault", "--catalog", "catalog=" + cat2, "--lockfile", lock2})
+                  .exit_code,
+              0);
+    EXPECT_NE(read_file(lock2).find("digest: sha256:"), std::string::npos) << read_file(lock2);
+    dir.write("cat/extra.yaml", "schema: olm.package\nname: extra\ndefaultChannel: s\n");
+    auto changed =
+        run_kpkg({"resolve", "vault", "--catalog", "catalog=" + cat2, "--locked", lock2});
+    EXPECT_EQ(changed.exit_code, 0) << changed.out << changed.err;
+    EXPECT_NE(changed.err.find("warning: catalog catalog changed since the lock (sha256:"),
+              std::string::npos)
+        << changed.err;
+    std::string vault = read_file(dir / "cat" / "vault" / "catalog.yaml");
+    auto cut = vault.find("---\nschema: olm.bundle\npackage: vault\nname: vault-operator.v1.2.0");
+    ASSERT_NE(cut, std::string::npos);
+    auto next = vault.find("---", cut + 3);
+    dir.write("cat/vault/catalog.yaml", vault.substr(0, cut) + vault.substr(next));
+    auto broken = run_kpkg({"resolve", "vault", "--catalog", "catalog=" + cat2, "--locked", lock2});
+    EXPECT_EQ(broken.exit_code, 5) << broken.out << broken.err;
+    EXPECT_NE(broken.out.find("locked vault-operator.v1.2.0 (channel stable, catalog catalog) is "
+                              "no longer in the catalog"),
+              std::string::npos)
+        << broken.out;
     // Unwritable destination: exit 1, nothing left behind.
     dir.write("file", "x");
     auto u = run_kpkg({"resolve", "vault", "--catalog", cat, "--lockfile",

@@ -80,7 +80,11 @@ RunResult run_kpkg(const std::vector<std::string>& args, const std::string& inpu
     for (char** e = environ; *e != nullptr; ++e) {
         std::string s = *e;
         if (s.rfind("NO_COLOR=", 0) == 0) continue;
-        envs.push_back(s);
+        // A variable of extra_env replaces the inherited one.
+        bool replaced = false;
+        for (const auto& x : extra_env)
+            if (x.substr(0, x.find('=') + 1) == s.substr(0, s.find('=') + 1)) replaced = true;
+        if (!replaced) envs.push_back(s);
     }
     for (const auto& e : extra_env)
         envs.push_back(e);

@@ -49,7 +49,8 @@ struct RunResult {
     std::string err;
 };
 
-// Runs the built kpkg (KPKG_BIN) with args, stdin from `input` (empty: /dev/null), no TTY.
+// Runs the built kpkg (KPKG_BIN) with args, stdin from `input` (empty: /dev/null), no TTY;
+// `extra_env` ("NAME=value") is added to the environment, replacing inherited variables.
 RunResult run_kpkg(const std::vector<std::string>& args, const std::string& input = {},
                    const std::vector<std::string>& extra_env = {});
 

@@ -8,7 +8,7 @@
 
 #include "kpkg/catalog/graph.hpp"
 #include "kpkg/io/node.hpp"
-#include "kpkg/model/fbc.hpp"
+#include "kpkg/model/catalog.hpp"
 
 namespace kpkg::catalog {
 
@@ -44,7 +44,9 @@ struct CatalogDiff {
     bool empty() const { return packages.empty(); }
 };
 
-CatalogDiff diff(const declcfg::DeclarativeConfig& old_cfg, const declcfg::DeclarativeConfig& new_cfg);
+// Bundle properties compare by type and value digest (model::Property::digest: the order of keys
+// inside values and the format they were read from do not count).
+CatalogDiff diff(const model::Catalog& old_catalog, const model::Catalog& new_catalog);
 
 // Text: one block per package, "+" added, "-" removed, "~" changed, then a summary line.
 std::string diff_text(const CatalogDiff& d);

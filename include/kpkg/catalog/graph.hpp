@@ -6,10 +6,8 @@
 // list (the tail of a channel usually replaces a bundle that was removed); such names appear as
 // nodes with in_channel = false.
 //
-// Stranded entries: with exactly one head, the chain is the head and the entries reached from
-// it by following `replaces`, stopping at an entry that some entry skips. An entry that is
-// neither on the chain nor skipped by any entry can never be upgraded to: it is stranded (the
-// rule opm's model validation applies, see ../shared/design/OLM.md).
+// Stranded entries: as stranded_entries() in kpkg/catalog/query.hpp (not on the replaces chain
+// from the single head, not skipped by any entry).
 #pragma once
 
 #include <optional>
@@ -19,7 +17,7 @@
 
 #include "kpkg/core/result.hpp"
 #include "kpkg/io/node.hpp"
-#include "kpkg/model/fbc.hpp"
+#include "kpkg/model/catalog.hpp"
 
 namespace kpkg::catalog {
 
@@ -51,22 +49,19 @@ struct ChannelGraph {
     std::vector<Edge> edges;         // by the position of `to` in entries, kind, position of `from`
 };
 
-// Bundle name -> version (the olm.package property) for the bundles of `package`.
-std::unordered_map<std::string, std::string> bundle_versions(const declcfg::DeclarativeConfig& cfg,
-                                                             const std::string& package);
+// Bundle name -> version (the olm.package property) for the bundles of `package` (the first
+// bundle of a name counts).
+using VersionMap = std::unordered_map<model::Str, model::Str>;
+VersionMap bundle_versions(const model::Catalog& c, model::Str package);
 
 // The upgrade edges of one channel. skipRange edges join entries of the channel whose version
 // is in the range; a skipRange that does not parse gives no edges.
-std::vector<Edge> upgrade_edges(const declcfg::Channel& ch,
-                                const std::unordered_map<std::string, std::string>& versions);
-
-// The names of the stranded entries of a channel (empty unless it has exactly one head).
-std::vector<std::string> stranded_entries(const declcfg::Channel& ch);
+std::vector<Edge> upgrade_edges(const model::Catalog& c, const model::Channel& ch,
+                                const VersionMap& versions);
 
 // The graph of every channel of `package` (sorted by name), or of `channel` only. An unknown
 // package or channel is an invalid-input error naming the closest one.
-Result<std::vector<ChannelGraph>> package_graph(const declcfg::DeclarativeConfig& cfg,
-                                                const std::string& package,
+Result<std::vector<ChannelGraph>> package_graph(const model::Catalog& c, const std::string& package,
                                                 const std::optional<std::string>& channel = {});
 
 // Renderings: text for a terminal, Graphviz dot, Mermaid flowchart, and a structured document

@@ -1,4 +1,6 @@
-// Questions asked of a loaded catalog: what packages, channels and bundles it has.
+// Questions asked of a loaded catalog: what packages, channels and bundles it has, and the
+// channel semantics the analyses share (heads, the replaces chain, stranded entries), on the
+// compact model. All linear in the size of what they look at; none recurses.
 #pragma once
 
 #include <optional>
@@ -6,13 +8,25 @@
 #include <vector>
 
 #include "kpkg/core/result.hpp"
-#include "kpkg/model/fbc.hpp"
+#include "kpkg/model/catalog.hpp"
 
 namespace kpkg::catalog {
 
-// The entries of a channel that no other entry replaces or skips. A well-formed channel has
-// exactly one.
-std::vector<std::string> channel_heads(const declcfg::Channel& ch);
+// The entries of a channel that no entry of it replaces or skips, sorted by name, each once.
+// A well-formed channel has exactly one.
+std::vector<model::Str> channel_heads(const model::Catalog& c, const model::Channel& ch);
+
+// The replaces chain of a channel with exactly one head: the head, then the entry it replaces,
+// and so on while the entry replaced is in the channel and no entry skips it; it stops before
+// an entry already on the chain (a replaces cycle). Empty unless the channel has one head.
+std::vector<model::Str> replaces_chain(const model::Catalog& c, const model::Channel& ch);
+
+// The entries that can never be upgraded to: neither on the replaces chain nor skipped by any
+// entry; sorted by name, each once; empty unless the channel has exactly one head.
+std::vector<model::Str> stranded_entries(const model::Catalog& c, const model::Channel& ch);
+
+// Sorted names of strings, for output.
+std::vector<std::string> names_of(const model::Catalog& c, const std::vector<model::Str>& ids);
 
 struct PackageRow {
     std::string name;
@@ -42,10 +56,10 @@ struct BundleRow {
 
 // Rows sorted by package, then channel, then bundle name. `package`, when given, must name a
 // package of the catalog (else an invalid-input error suggesting the closest name).
-std::vector<PackageRow> list_packages(const declcfg::DeclarativeConfig& cfg);
-Result<std::vector<ChannelRow>> list_channels(const declcfg::DeclarativeConfig& cfg,
+std::vector<PackageRow> list_packages(const model::Catalog& c);
+Result<std::vector<ChannelRow>> list_channels(const model::Catalog& c,
                                               const std::optional<std::string>& package);
-Result<std::vector<BundleRow>> list_bundles(const declcfg::DeclarativeConfig& cfg,
+Result<std::vector<BundleRow>> list_bundles(const model::Catalog& c,
                                             const std::optional<std::string>& package);
 
 } // namespace kpkg::catalog

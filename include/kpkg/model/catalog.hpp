@@ -16,7 +16,13 @@
 // Problems found while building it (a file that does not parse, a blob without schema, a field
 // of the wrong type, a malformed property value) do not stop the load: they are collected in
 // `problems`, in file order, so `kpkg catalog validate` can report all of them; commands that
-// need a clean catalog call check().
+// need a clean catalog call check(). Their rules: "catalog.parse" (a file that does not parse;
+// the blobs before the error are kept), "catalog.too-large" (a file over Limits::max_file_bytes,
+// not read), "catalog.blob" (a document that is not an object, has no schema, has keys differing
+// only in case, a meta key that is not a string: the blob is left out), "package.field",
+// "channel.field", "bundle.field", "deprecation.field" (a field of the wrong type: left empty),
+// "bundle.property" (a property opm's property.Parse rejects: left out); at most 1,000 per file,
+// then one "catalog.too-many-problems" saying how many more there were.
 #pragma once
 
 #include <cstdint>
@@ -48,12 +54,32 @@ public:
     StringPool& operator=(const StringPool&) = delete;
 
     Str intern(std::string_view s);
+    // The same, with the text's hash as hash() gives it (to move strings between pools cheaply).
+    Str intern(std::string_view s, std::uint64_t hash);
+    static std::uint64_t hash(std::string_view s);
+    // The hash of an interned string.
+    std::uint64_t hash_of(Str id) const;
     // The id of `s` if it was interned, without adding it.
     std::optional<Str> find(std::string_view s) const;
     std::string_view operator[](Str id) const { return views_[id]; }
     std::size_t size() const { return views_.size(); }
+    // Makes room for this many strings in all (no effect on ids).
+    void reserve(std::size_t strings);
     // Bytes held (text, views and hash table), for memory reports.
     std::size_t bytes() const;
+
+    // The pool as flat arrays, and a pool made back of them, for the binary catalog cache: the
+    // texts of ids 1.. concatenated, their sizes and hashes, and the open-addressing table of
+    // ids (a power of two of slots, 0 for empty).
+    struct Flat {
+        std::string text;
+        std::vector<std::uint32_t> sizes;
+        std::vector<std::uint64_t> hashes;
+        std::vector<Str> slots;
+    };
+    Flat flatten() const;
+    // nullopt when the arrays do not fit together (sizes beyond the text, slots out of range).
+    static std::optional<StringPool> from_flat(Flat&& flat);
 
 private:
     struct Impl;
@@ -68,6 +94,8 @@ struct Pos {
     std::uint32_t line = 0;
     std::uint32_t column = 0;
     std::int32_t document = -1;
+
+    bool operator==(const Pos&) const = default;
 };
 
 // A finding about the catalog, with where it is. Used for load problems (Catalog::problems) and
@@ -103,16 +131,24 @@ struct Property {
     PropKind kind = PropKind::other;
     Str type = 0; // the type as written
     Str a = 0, b = 0, c = 0;
-    // The value as compact JSON (object keys in the order read), for constraint, other, label,
-    // deprecated, and for every kind when the loader keeps payloads; 0 when not kept.
+    // The value as compact JSON, as opm holds it: object keys sorted (the last of duplicate keys
+    // wins), numbers as Go writes a float64, strings escaped as Go's encoder escapes them (HTML
+    // characters as they are). Kept for constraint, other, label, label_required, deprecated, and
+    // for every kind when the loader keeps payloads; 0 when not kept.
     Str json = 0;
-    std::uint32_t value_bytes = 0; // size of the value's compact JSON, kept or not
-    std::uint64_t digest = 0;      // 64-bit hash of the value's compact JSON, kept or not
+    std::uint32_t value_bytes = 0; // size of that compact JSON, kept or not
+    // A 64-bit structural hash of the value, kept or not: the same value gives the same digest
+    // whatever the order of its object keys and whether it was read from YAML or JSON.
+    std::uint64_t digest = 0;
+
+    bool operator==(const Property&) const = default;
 };
 
 struct RelatedImage {
     Str name = 0;
     Str image = 0;
+
+    bool operator==(const RelatedImage&) const = default;
 };
 
 struct Package {
@@ -121,6 +157,8 @@ struct Package {
     Str description = 0;
     std::uint32_t props_begin = 0, props_count = 0; // into Catalog::properties
     Pos pos;
+
+    bool operator==(const Package&) const = default;
 };
 
 struct Entry {
@@ -129,6 +167,8 @@ struct Entry {
     Str skip_range = 0;
     std::uint32_t skips_begin = 0, skips_count = 0; // into Catalog::skips
     Pos pos;
+
+    bool operator==(const Entry&) const = default;
 };
 
 struct Channel {
@@ -137,6 +177,8 @@ struct Channel {
     std::uint32_t entries_begin = 0, entries_count = 0; // into Catalog::entries
     std::uint32_t props_begin = 0, props_count = 0;     // into Catalog::properties
     Pos pos;
+
+    bool operator==(const Channel&) const = default;
 };
 
 struct Bundle {
@@ -148,6 +190,8 @@ struct Bundle {
     std::uint32_t props_begin = 0, props_count = 0;   // into Catalog::properties
     std::uint32_t images_begin = 0, images_count = 0; // into Catalog::related_images
     Pos pos;
+
+    bool operator==(const Bundle&) const = default;
 };
 
 // One entry of an olm.deprecations blob: reference {schema, name} and message.
@@ -156,12 +200,16 @@ struct DeprecationEntry {
     Str name = 0;   // channel or bundle name; 0 for olm.package
     Str message = 0;
     Pos pos;
+
+    bool operator==(const DeprecationEntry&) const = default;
 };
 
 struct Deprecation {
     Str package = 0;
     std::uint32_t entries_begin = 0, entries_count = 0; // into Catalog::deprecation_entries
     Pos pos;
+
+    bool operator==(const Deprecation&) const = default;
 };
 
 // A blob of a schema kpkg does not model.
@@ -170,6 +218,8 @@ struct Other {
     Str package = 0;
     Str name = 0;
     Pos pos;
+
+    bool operator==(const Other&) const = default;
 };
 
 inline constexpr std::uint32_t npos32 = 0xffffffffu;
@@ -177,10 +227,13 @@ inline constexpr std::uint32_t npos32 = 0xffffffffu;
 class Catalog {
 public:
     StringPool strings;
-    std::vector<std::string> files{std::string()}; // files[0] = "" (unknown)
-    // "sha256:<hex>" over the catalog's content (the files read, by relative path and bytes),
-    // set by the loader: the same content gives the same digest wherever it lies. Lockfiles and
-    // the binary cache use it.
+    // files[0] = "" (unknown); then every file read, in path order, as named in positions.
+    std::vector<std::string> files{std::string()};
+    // "sha256:<hex>" over the catalog's content, set by the loader: SHA-256 of the line
+    // "kpkg-catalog-content-v1\n" followed, for each file read in path order, by its path
+    // relative to the catalog directory (a single file: its name; standard input: "-"), a NUL
+    // byte and the 32-byte SHA-256 of its bytes. The same content gives the same digest wherever
+    // it lies. Lockfiles and the binary cache use it.
     std::string content_digest;
 
     // Blobs in load order: files in path order, documents in file order.

@@ -25,7 +25,7 @@ std::string or_dash(const std::string& s) {
 }
 
 int run_list(const Globals& g, const ListOptions& o) {
-    auto cfg = catalog::load(o.source).take();
+    const model::Catalog cfg = load_clean_catalog(g, o.source);
     std::optional<std::string> pkg;
     if (!o.package.empty()) pkg = o.package;
     io::Node doc = io::Node::seq();

@@ -16,8 +16,8 @@ struct DiffCliOptions {
 };
 
 int run_diff(const Globals& g, const DiffCliOptions& o) {
-    auto old_cfg = catalog::load(o.old_src).take();
-    auto new_cfg = catalog::load(o.new_src).take();
+    const model::Catalog old_cfg = load_clean_catalog(g, o.old_src);
+    const model::Catalog new_cfg = load_clean_catalog(g, o.new_src);
     const catalog::CatalogDiff d = catalog::diff(old_cfg, new_cfg);
     if (g.format == Format::text)
         print(catalog::diff_text(d));

@@ -17,7 +17,7 @@ struct GraphCliOptions {
 };
 
 int run_graph(const Globals& g, const GraphCliOptions& o) {
-    auto cfg = catalog::load(o.source).take();
+    const model::Catalog cfg = load_clean_catalog(g, o.source);
     std::optional<std::string> channel;
     if (!o.channel.empty()) channel = o.channel;
     auto graphs = catalog::package_graph(cfg, o.package, channel).take();

@@ -1,6 +1,8 @@
 // kpkg catalog render SRC... [--output-file FILE]: catalogs and bundle directories to one
 // File-Based Catalog, as `opm render` writes it. -o json (the default) or -o yaml.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "command.hpp"
 #include "kpkg/catalog/render.hpp"
@@ -15,19 +17,39 @@ struct RenderCliOptions {
 };
 
 int run_render(const Globals& g, const RenderCliOptions& o) {
-    catalog::RenderOptions ro;
-    ro.format =
+    const auto format =
         g.format == Format::yaml ? catalog::RenderFormat::yaml : catalog::RenderFormat::json;
+    // Every source is read and checked before anything is written: on an error, stdout gets
+    // nothing and no output file is created.
+    const catalog::RenderedCatalog cat = catalog::prepare_render(o.sources).take();
     if (o.output_file.empty()) {
-        catalog::render(o.sources, ro, [](std::string_view s) {
-            std::fwrite(s.data(), 1, s.size(), stdout);
-        }).take();
-        std::fflush(stdout);
+        bool failed = false;
+        int err = 0;
+        cat.write(format, [&](std::string_view s) {
+            if (failed) return;
+            if (std::fwrite(s.data(), 1, s.size(), stdout) != s.size()) {
+                failed = true;
+                err = errno;
+            }
+        });
+        if (std::fflush(stdout) != 0 && !failed) {
+            failed = true;
+            err = errno;
+        }
+        if (failed)
+            throw Exception(Error::io(std::string("cannot write to standard output: ") +
+                                      std::strerror(err != 0 ? err : EIO)));
         return 0;
     }
-    // Render fully before creating the file, so a failed run leaves nothing behind.
-    std::string out = catalog::render_to_string(o.sources, ro).take();
-    write_file_atomic(o.output_file, out).take();
+    AtomicFile out = AtomicFile::create(o.output_file).take();
+    std::optional<Error> write_error;
+    cat.write(format, [&](std::string_view s) {
+        if (write_error) return;
+        auto r = out.write(s);
+        if (!r.ok()) write_error = r.error();
+    });
+    if (write_error) throw Exception(*write_error); // out's destructor removes the temporary
+    out.commit().take();
     return 0;
 }
 

@@ -43,7 +43,7 @@ io::Node issue_node(const catalog::Issue& f) {
 
 int run_validate(const Globals& g, const ValidateCliOptions& o) {
     // I/O errors (exit 1) throw; everything wrong with the content is in the catalog's problems.
-    const model::Catalog cat = catalog::load_catalog(o.source).take();
+    const model::Catalog cat = catalog::load_catalog(o.source, catalog_options(g)).take();
     catalog::ValidateOptions vopts;
     vopts.strict = o.strict;
     const std::vector<catalog::Issue> issues = catalog::validate(cat, vopts);

@@ -27,13 +27,14 @@ struct ResolveCliOptions {
     std::string locked;
 };
 
-// Loads the --catalog arguments; the deque keeps the catalogs where the sources point.
-std::vector<resolve::CatalogSource> load_catalogs(const ResolveCliOptions& o,
+// Loads the --catalog arguments (through the binary cache unless --no-cache); the deque keeps
+// the catalogs where the sources point.
+std::vector<resolve::CatalogSource> load_catalogs(const Globals& g, const ResolveCliOptions& o,
                                                   std::deque<model::Catalog>& store) {
     std::vector<resolve::CatalogSource> out;
     for (const auto& spec : o.catalogs) {
         auto [name, path] = resolve::parse_catalog_spec(spec).take();
-        store.push_back(catalog::load_catalog(path).take());
+        store.push_back(catalog::load_catalog(path, catalog_options(g)).take());
         out.push_back({name, &store.back(), 0});
     }
     std::vector<std::pair<std::string, int>> prios;
@@ -64,7 +65,7 @@ int run_resolve(const Globals& g, const ResolveCliOptions& o) {
 
     if (o.all_packages) {
         std::deque<model::Catalog> store;
-        auto catalogs = load_catalogs(o, store);
+        auto catalogs = load_catalogs(g, o, store);
         auto reports = resolve::resolve_all_packages(catalogs, opts).take();
         if (g.format == Format::text)
             print(resolve::packages_text(reports));
@@ -88,7 +89,7 @@ int run_resolve(const Globals& g, const ResolveCliOptions& o) {
     std::optional<resolve::Lock> lock;
     if (!o.locked.empty()) lock = resolve::load_lock(o.locked).take();
     std::deque<model::Catalog> store;
-    auto catalogs = load_catalogs(o, store);
+    auto catalogs = load_catalogs(g, o, store);
     if (lock) {
         auto check = resolve::resolve_locked(catalogs, req, *lock).take();
         if (!check.holds) {

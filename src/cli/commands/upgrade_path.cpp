@@ -20,7 +20,7 @@ int run_upgrade_path(const Globals& g, const UpgradePathCliOptions& o) {
     std::vector<resolve::CatalogSource> catalogs;
     for (const auto& spec : o.catalogs) {
         auto [name, path] = resolve::parse_catalog_spec(spec).take();
-        store.push_back(catalog::load_catalog(path).take());
+        store.push_back(catalog::load_catalog(path, catalog_options(g)).take());
         catalogs.push_back({name, &store.back(), 0});
     }
     std::vector<std::pair<std::string, int>> prios;

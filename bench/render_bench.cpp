@@ -1,0 +1,239 @@
+// `kpkg catalog render` speed and peak memory, end to end and in process.
+//
+// Usage: kpkg-bench-render [--runs N] [--threads N] [--gen-dir DIR] [CATALOG...]
+// Without catalogs: the corpus catalogs derived-community/catalog-valid, certified-v4.22 and
+// community-v4.21 (when ../shared/corpus is present) and a generated 100,000-bundle catalog
+// (kpkg-bench-catalog-gen's default shape, in a temporary directory or in --gen-dir, reused when it
+// exists). For each catalog it prints:
+// - end to end: the median (and fastest) wall time and the peak RSS over N runs (after one
+//   warm-up run) of `kpkg catalog render CATALOG` and `kpkg -o yaml catalog render CATALOG`,
+//   stdout to /dev/null;
+// - in process (one child per run, median): prepare_render (read and check every blob), and
+//   writing the result as JSON and as YAML into a sink that only counts bytes.
+// For the catalogs issue 4 measured opm on, the opm figures it quotes (same machines, opm v1.26.5,
+// median of 3) are printed beside kpkg's with the ratio.
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "kpkg/catalog/render.hpp"
+
+namespace fs = std::filesystem;
+using clk = std::chrono::steady_clock;
+
+namespace {
+
+struct Run {
+    double seconds = 0;
+    long max_rss_kb = 0;
+    int status = 0;
+};
+
+// Runs fn in a child; returns its wall time and peak RSS.
+template <class F>
+Run in_child(F fn) {
+    const auto t0 = clk::now();
+    const pid_t pid = fork();
+    if (pid == 0) _exit(fn());
+    int status = 0;
+    rusage ru{};
+    wait4(pid, &status, 0, &ru);
+    Run r;
+    r.seconds = std::chrono::duration<double>(clk::now() - t0).count();
+    r.max_rss_kb = ru.ru_maxrss;
+    r.status = status;
+    return r;
+}
+
+double fastest(const std::vector<Run>& v) {
+    double m = v.empty() ? 0 : v[0].seconds;
+    for (const auto& r : v)
+        m = std::min(m, r.seconds);
+    return m;
+}
+
+Run median(std::vector<Run> v) {
+    std::sort(v.begin(), v.end(), [](const Run& a, const Run& b) { return a.seconds < b.seconds; });
+    Run m = v[v.size() / 2];
+    for (const auto& r : v) {
+        m.max_rss_kb = std::max(m.max_rss_kb, r.max_rss_kb);
+        if (r.status != 0) m.status = r.status;
+    }
+    return m;
+}
+
+double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+Run kpkg_render(const fs::path& cat, bool yaml) {
+    return in_child([&] {
+        const int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, 1);
+        if (yaml)
+            execl(KPKG_BENCH_KPKG, "kpkg", "-o", "yaml", "catalog", "render", cat.c_str(),
+                  static_cast<char*>(nullptr));
+        else
+            execl(KPKG_BENCH_KPKG, "kpkg", "catalog", "render", cat.c_str(),
+                  static_cast<char*>(nullptr));
+        return 127;
+    });
+}
+
+// In a child: prepare, write JSON, write YAML; the three times go back through a pipe.
+bool phases(const fs::path& cat, unsigned threads, double out[3], double bytes[2]) {
+    int fds[2];
+    if (pipe(fds) != 0) return false;
+    Run r = in_child([&] {
+        close(fds[0]);
+        double res[5] = {0, 0, 0, 0, 0};
+        kpkg::catalog::RenderOptions o;
+        o.threads = threads;
+        auto t0 = clk::now();
+        auto prepared = kpkg::catalog::prepare_render({cat.string()}, o);
+        if (!prepared.ok()) {
+            std::fprintf(stderr, "%s\n", prepared.error().str().c_str());
+            return 1;
+        }
+        res[0] = std::chrono::duration<double>(clk::now() - t0).count();
+        for (int f = 0; f < 2; ++f) {
+            std::size_t n = 0;
+            t0 = clk::now();
+            prepared->write(
+                f == 0 ? kpkg::catalog::RenderFormat::json : kpkg::catalog::RenderFormat::yaml,
+                [&](std::string_view s) { n += s.size(); }, threads);
+            res[1 + f] = std::chrono::duration<double>(clk::now() - t0).count();
+            res[3 + f] = static_cast<double>(n);
+        }
+        return write(fds[1], res, sizeof res) == static_cast<ssize_t>(sizeof res) ? 0 : 1;
+    });
+    close(fds[1]);
+    double res[5];
+    const bool ok = read(fds[0], res, sizeof res) == static_cast<ssize_t>(sizeof res);
+    close(fds[0]);
+    if (!ok || r.status != 0) return false;
+    for (int i = 0; i < 3; ++i)
+        out[i] = res[i];
+    bytes[0] = res[3];
+    bytes[1] = res[4];
+    return true;
+}
+
+std::string cpu_model() {
+    std::ifstream in("/proc/cpuinfo");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+    return "unknown CPU";
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    int runs = 5;
+    unsigned threads = 0;
+    fs::path gen_dir;
+    std::vector<fs::path> cats;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--runs" && i + 1 < argc)
+            runs = std::max(1, std::atoi(argv[++i]));
+        else if (a == "--threads" && i + 1 < argc)
+            threads = static_cast<unsigned>(std::atoi(argv[++i]));
+        else if (a == "--gen-dir" && i + 1 < argc)
+            gen_dir = argv[++i];
+        else
+            cats.emplace_back(a);
+    }
+    bool remove_gen = false;
+    if (cats.empty()) {
+        const fs::path large = fs::path(KPKG_BENCH_SOURCE_ROOT) / "../shared/corpus/olm/large";
+        for (const char* c :
+             {"derived-community/catalog-valid", "certified-v4.22", "community-v4.21"})
+            if (fs::exists(large / c)) cats.push_back(large / c);
+        if (gen_dir.empty()) {
+            gen_dir = fs::temp_directory_path() / ("kpkg-bench-render-" + std::to_string(getpid()));
+            remove_gen = true;
+        }
+        if (!fs::exists(gen_dir)) {
+            const std::string gen = std::string(KPKG_BENCH_GEN) + " " + gen_dir.string();
+            std::fprintf(stderr, "generating %s\n", gen_dir.c_str());
+            if (std::system(gen.c_str()) != 0) return 1;
+        }
+        cats.push_back(gen_dir);
+    }
+    const std::time_t now = std::time(nullptr);
+    char date[32];
+    std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+    std::printf("kpkg catalog render, %s, %ld cores (%s), median of %d runs\n", date,
+                sysconf(_SC_NPROCESSORS_ONLN), cpu_model().c_str(), runs);
+    std::printf("%-20s %7s %7s %7s %7s %7s %7s | %9s %9s %9s %8s %8s\n", "catalog", "json s",
+                "(min)", "json MB", "yaml s", "(min)", "yaml MB", "prepare s", "write j s",
+                "write y s", "out MB j", "out MB y");
+    struct Opm {
+        const char* name;
+        double seconds, mb;
+    };
+    // opm render figures quoted by issue 4 (opm v1.26.5, these 2-core machines, median of 3).
+    const Opm opm[] = {{"catalog-valid", 4.1, 105}};
+    int rc = 0;
+    std::vector<std::string> notes;
+    for (const auto& c : cats) {
+        kpkg_render(c, false); // warm-up: page cache
+        std::vector<Run> js, ys;
+        std::vector<double> prep, wj, wy;
+        double bytes[2] = {0, 0};
+        for (int i = 0; i < runs; ++i) {
+            js.push_back(kpkg_render(c, false));
+            ys.push_back(kpkg_render(c, true));
+            double ph[3];
+            if (phases(c, threads, ph, bytes)) {
+                prep.push_back(ph[0]);
+                wj.push_back(ph[1]);
+                wy.push_back(ph[2]);
+            } else {
+                rc = 1;
+            }
+        }
+        const Run j = median(js), y = median(ys);
+        if (j.status != 0 || y.status != 0) rc = 1;
+        const std::string name =
+            c == gen_dir ? std::string("generated-100k") : c.filename().string();
+        std::printf("%-20s %7.3f %7.3f %7.1f %7.3f %7.3f %7.1f | %9.3f %9.3f %9.3f %8.1f %8.1f%s\n",
+                    name.c_str(), j.seconds, fastest(js), j.max_rss_kb / 1024.0, y.seconds,
+                    fastest(ys), y.max_rss_kb / 1024.0, median_of(prep), median_of(wj),
+                    median_of(wy), bytes[0] / 1e6, bytes[1] / 1e6,
+                    (j.status != 0 || y.status != 0) ? "  (FAILED)" : "");
+        for (const auto& o : opm)
+            if (name == o.name)
+                notes.push_back(
+                    name + ": opm render " + std::to_string(o.seconds).substr(0, 4) + " s / " +
+                    std::to_string(static_cast<int>(o.mb)) + " MB (issue 4); kpkg json " +
+                    std::to_string(o.seconds / j.seconds).substr(0, 5) + "x faster, " +
+                    std::to_string(static_cast<int>(j.max_rss_kb / 1024)) + " MB; yaml " +
+                    std::to_string(o.seconds / y.seconds).substr(0, 5) + "x faster, " +
+                    std::to_string(static_cast<int>(y.max_rss_kb / 1024)) + " MB");
+        if (name == "generated-100k")
+            notes.push_back(
+                "generated-100k: opm render of that size 21 s / 482 MB (issue 4); kpkg json " +
+                std::to_string(21.0 / j.seconds).substr(0, 5) + "x faster, " +
+                std::to_string(static_cast<int>(j.max_rss_kb / 1024)) + " MB; yaml " +
+                std::to_string(21.0 / y.seconds).substr(0, 5) + "x faster, " +
+                std::to_string(static_cast<int>(y.max_rss_kb / 1024)) + " MB");
+    }
+    for (const auto& n : notes)
+        std::printf("%s\n", n.c_str());
+    if (remove_gen) fs::remove_all(gen_dir);
+    return rc;
+}

@@ -1,0 +1,783 @@
+#include "cache.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstring>
+#include <system_error>
+#include <thread>
+
+#include "kpkg/core/atomic_file.hpp"
+#include "kpkg/core/digest.hpp"
+#include "values.hpp"
+
+namespace kpkg::catalog::detail {
+
+namespace fs = std::filesystem;
+using model::Str;
+
+namespace {
+
+constexpr char kManifestMagic[8] = {'K', 'P', 'K', 'G', 'M', 'A', 'N', '1'};
+constexpr char kImageMagic[8] = {'K', 'P', 'K', 'G', 'I', 'M', 'G', '1'};
+// Bumped whenever the layout of either file or the model changes.
+constexpr std::uint32_t kFormat = 2;
+constexpr std::size_t kHeader = 32; // magic, format, reserved, payload size, checksum
+// Entries modified this close to the manifest's writing are not trusted.
+constexpr std::uint64_t kRacyNs = 2'000'000'000ULL;
+constexpr std::size_t kMaxImages = 64;
+constexpr std::size_t kMaxManifests = 512;
+
+class Writer {
+public:
+    std::string buf;
+    void u8(std::uint8_t v) { buf.push_back(static_cast<char>(v)); }
+    void u32(std::uint32_t v) {
+        char b[4];
+        for (int i = 0; i < 4; ++i)
+            b[i] = static_cast<char>(v >> (8 * i));
+        buf.append(b, 4);
+    }
+    void u64(std::uint64_t v) {
+        char b[8];
+        for (int i = 0; i < 8; ++i)
+            b[i] = static_cast<char>(v >> (8 * i));
+        buf.append(b, 8);
+    }
+    void str(std::string_view s) {
+        u32(static_cast<std::uint32_t>(s.size()));
+        buf.append(s);
+    }
+    void pos(const model::Pos& p) {
+        u32(p.file);
+        u32(p.line);
+        u32(p.column);
+        u32(static_cast<std::uint32_t>(p.document));
+    }
+};
+
+// Reads what Writer wrote; any read past the end makes it !ok (and returns zeros).
+class Reader {
+public:
+    explicit Reader(std::string_view d) : d_(d) {}
+    bool ok() const { return ok_; }
+    bool at_end() const { return p_ == d_.size(); }
+    std::uint8_t u8() {
+        if (!need(1)) return 0;
+        return static_cast<std::uint8_t>(d_[p_++]);
+    }
+    std::uint32_t u32() {
+        if (!need(4)) return 0;
+        std::uint32_t v = 0;
+        for (int i = 0; i < 4; ++i)
+            v |= static_cast<std::uint32_t>(static_cast<unsigned char>(d_[p_ + i])) << (8 * i);
+        p_ += 4;
+        return v;
+    }
+    std::uint64_t u64() {
+        if (!need(8)) return 0;
+        std::uint64_t v = 0;
+        for (int i = 0; i < 8; ++i)
+            v |= static_cast<std::uint64_t>(static_cast<unsigned char>(d_[p_ + i])) << (8 * i);
+        p_ += 8;
+        return v;
+    }
+    std::string_view str() {
+        const std::uint32_t n = u32();
+        if (!need(n)) return {};
+        std::string_view s = d_.substr(p_, n);
+        p_ += n;
+        return s;
+    }
+    model::Pos pos() {
+        model::Pos p;
+        p.file = u32();
+        p.line = u32();
+        p.column = u32();
+        p.document = static_cast<std::int32_t>(u32());
+        return p;
+    }
+    // n bytes as they are.
+    std::string_view bytes(std::size_t n) {
+        if (!need(n)) return {};
+        const std::string_view b = d_.substr(p_, n);
+        p_ += n;
+        return b;
+    }
+    // n little-endian numbers of T's size into out.
+    template <class T>
+    void array(T* out, std::size_t n) {
+        if (!need(n * sizeof(T))) return;
+        if constexpr (std::endian::native == std::endian::little) {
+            std::memcpy(out, d_.data() + p_, n * sizeof(T));
+            p_ += n * sizeof(T);
+        } else {
+            for (std::size_t i = 0; i < n; ++i)
+                out[i] = static_cast<T>(sizeof(T) == 8 ? u64() : u32());
+        }
+    }
+    // A count of records of at least `min_size` bytes each, checked against what is left.
+    std::size_t count(std::size_t min_size) {
+        const std::uint64_t n = u64();
+        if (!ok_ || n > (d_.size() - p_) / std::max<std::size_t>(min_size, 1)) {
+            ok_ = false;
+            return 0;
+        }
+        return static_cast<std::size_t>(n);
+    }
+
+private:
+    bool need(std::size_t n) {
+        if (!ok_ || d_.size() - p_ < n) {
+            ok_ = false;
+            return false;
+        }
+        return true;
+    }
+    std::string_view d_;
+    std::size_t p_ = 0;
+    bool ok_ = true;
+};
+
+std::string framed(const char (&magic)[8], const std::string& payload) {
+    Writer w;
+    w.buf.append(magic, 8);
+    w.u32(kFormat);
+    w.u32(0);
+    w.u64(payload.size());
+    w.u64(hash_bytes(payload, kFormat));
+    w.buf += payload;
+    return std::move(w.buf);
+}
+
+// The payload of a cache file, or nullopt when it is not one of ours, of another format,
+// truncated or damaged.
+std::optional<std::string_view> unframe(const char (&magic)[8], std::string_view data) {
+    if (data.size() < kHeader || std::memcmp(data.data(), magic, 8) != 0) return std::nullopt;
+    Reader r(data.substr(8, kHeader - 8));
+    const std::uint32_t format = r.u32();
+    r.u32();
+    const std::uint64_t size = r.u64();
+    const std::uint64_t sum = r.u64();
+    if (format != kFormat || size != data.size() - kHeader) return std::nullopt;
+    const std::string_view payload = data.substr(kHeader);
+    if (hash_bytes(payload, kFormat) != sum) return std::nullopt;
+    return payload;
+}
+
+// A cache file mapped read-only (unmapped when it goes).
+class MappedFile {
+public:
+    explicit MappedFile(const fs::path& p) {
+        const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return;
+        struct stat sb {};
+        if (::fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
+            void* m = ::mmap(nullptr, static_cast<std::size_t>(sb.st_size), PROT_READ, MAP_PRIVATE,
+                             fd, 0);
+            if (m != MAP_FAILED) {
+                data_ = m;
+                size_ = static_cast<std::size_t>(sb.st_size);
+                ::madvise(m, size_, MADV_SEQUENTIAL | MADV_WILLNEED);
+            }
+        }
+        ::close(fd);
+    }
+    ~MappedFile() {
+        if (data_ != nullptr) ::munmap(data_, size_);
+    }
+    MappedFile(const MappedFile&) = delete;
+    MappedFile& operator=(const MappedFile&) = delete;
+    bool ok() const { return data_ != nullptr; }
+    std::string_view text() const { return {static_cast<const char*>(data_), size_}; }
+
+private:
+    void* data_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+std::optional<std::string> read_whole(const fs::path& p) {
+    const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    struct stat sb {};
+    if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > (1LL << 32)) {
+        ::close(fd);
+        return std::nullopt;
+    }
+    std::string data(static_cast<std::size_t>(sb.st_size), '\0');
+    std::size_t used = 0;
+    while (used < data.size()) {
+        const ssize_t n = ::read(fd, data.data() + used, data.size() - used);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        used += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+    data.resize(used);
+    return data;
+}
+
+std::uint64_t now_ns() {
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count());
+}
+
+// The options that change what a load gives.
+std::string options_tag(const LoadOptions& o) {
+    Writer w;
+    w.u8(o.keep_payloads ? 1 : 0);
+    w.u64(o.limits.max_file_bytes);
+    w.u64(o.limits.max_depth);
+    w.u64(o.limits.max_alias_nodes);
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx",
+                  static_cast<unsigned long long>(hash_bytes(w.buf, 0x6b706b67)));
+    return hex;
+}
+
+struct Paths {
+    fs::path root;     // canonical source
+    bool dir = false;  // a directory source
+    fs::path manifest; // its manifest
+    std::string tag;   // options
+};
+
+std::optional<Paths> paths_of(const fs::path& src, const LoadOptions& opts) {
+    std::error_code ec;
+    Paths p;
+    p.root = fs::canonical(src, ec);
+    if (ec) return std::nullopt;
+    p.dir = fs::is_directory(p.root, ec);
+    p.tag = options_tag(opts);
+    const std::string key = sha256_digest("kpkg-catalog-source\n" + p.root.string() + "\n" + p.tag);
+    p.manifest = opts.cache_dir / "catalog-v1" / "manifests" / key.substr(7);
+    return p;
+}
+
+fs::path image_path(const LoadOptions& opts, const std::string& digest, const std::string& tag) {
+    const std::string hex = digest.size() > 7 ? digest.substr(7) : digest;
+    return opts.cache_dir / "catalog-v1" / "images" / (hex + "-" + tag + ".img");
+}
+
+fs::path stamp_path(const Paths& p, const std::string& rel) {
+    if (!p.dir) return p.root;
+    return rel.empty() ? p.root : p.root / rel;
+}
+
+// --- the image ---------------------------------------------------------------------------------
+
+std::string encode_image(const model::Catalog& c, const std::vector<std::string>& rels, bool dir) {
+    Writer w;
+    w.str(c.content_digest);
+    w.u8(dir ? 1 : 2);
+    w.u64(rels.size());
+    for (const auto& r : rels)
+        w.str(r);
+    // The string pool as flat arrays (sizes, hashes and the table of ids loaded back in bulk).
+    const model::StringPool::Flat flat = c.strings.flatten();
+    w.u64(flat.sizes.size());
+    for (std::uint32_t size : flat.sizes)
+        w.u32(size);
+    for (std::uint64_t h : flat.hashes)
+        w.u64(h);
+    w.u64(flat.slots.size());
+    for (Str id : flat.slots)
+        w.u32(id);
+    w.u64(flat.text.size());
+    w.buf += flat.text;
+    w.u64(c.packages.size());
+    for (const auto& p : c.packages) {
+        w.u32(p.name);
+        w.u32(p.default_channel);
+        w.u32(p.description);
+        w.u32(p.props_begin);
+        w.u32(p.props_count);
+        w.pos(p.pos);
+    }
+    w.u64(c.channels.size());
+    for (const auto& ch : c.channels) {
+        w.u32(ch.package);
+        w.u32(ch.name);
+        w.u32(ch.entries_begin);
+        w.u32(ch.entries_count);
+        w.u32(ch.props_begin);
+        w.u32(ch.props_count);
+        w.pos(ch.pos);
+    }
+    w.u64(c.bundles.size());
+    for (const auto& b : c.bundles) {
+        w.u32(b.package);
+        w.u32(b.name);
+        w.u32(b.image);
+        w.u32(b.version);
+        w.u32(b.props_begin);
+        w.u32(b.props_count);
+        w.u32(b.images_begin);
+        w.u32(b.images_count);
+        w.pos(b.pos);
+    }
+    w.u64(c.deprecations.size());
+    for (const auto& d : c.deprecations) {
+        w.u32(d.package);
+        w.u32(d.entries_begin);
+        w.u32(d.entries_count);
+        w.pos(d.pos);
+    }
+    w.u64(c.others.size());
+    for (const auto& o : c.others) {
+        w.u32(o.schema);
+        w.u32(o.package);
+        w.u32(o.name);
+        w.pos(o.pos);
+    }
+    w.u64(c.entries.size());
+    for (const auto& e : c.entries) {
+        w.u32(e.name);
+        w.u32(e.replaces);
+        w.u32(e.skip_range);
+        w.u32(e.skips_begin);
+        w.u32(e.skips_count);
+        w.pos(e.pos);
+    }
+    w.u64(c.skips.size());
+    for (Str s : c.skips)
+        w.u32(s);
+    w.u64(c.properties.size());
+    for (const auto& p : c.properties) {
+        w.u8(static_cast<std::uint8_t>(p.kind));
+        w.u32(p.type);
+        w.u32(p.a);
+        w.u32(p.b);
+        w.u32(p.c);
+        w.u32(p.json);
+        w.u32(p.value_bytes);
+        w.u64(p.digest);
+    }
+    w.u64(c.related_images.size());
+    for (const auto& r : c.related_images) {
+        w.u32(r.name);
+        w.u32(r.image);
+    }
+    w.u64(c.deprecation_entries.size());
+    for (const auto& d : c.deprecation_entries) {
+        w.u32(d.schema);
+        w.u32(d.name);
+        w.u32(d.message);
+        w.pos(d.pos);
+    }
+    w.u64(c.problems.size());
+    for (const auto& f : c.problems) {
+        w.u8(static_cast<std::uint8_t>(f.scope));
+        w.str(f.rule);
+        w.str(f.package);
+        w.str(f.channel);
+        w.str(f.bundle);
+        w.str(f.message);
+        // The file as an index into files (its name depends on how the source is spelt).
+        std::uint32_t file = 0;
+        for (std::size_t i = 1; i < c.files.size(); ++i)
+            if (c.files[i] == f.pos.file) {
+                file = static_cast<std::uint32_t>(i);
+                break;
+            }
+        w.u32(file);
+        if (file == 0) w.str(f.pos.file);
+        w.u32(f.pos.line);
+        w.u32(f.pos.column);
+        w.u32(static_cast<std::uint32_t>(f.pos.document));
+    }
+    return std::move(w.buf);
+}
+
+// The catalog of an image, every index checked; nullopt when anything is off.
+std::optional<model::Catalog> decode_image(std::string_view payload, const fs::path& src,
+                                           bool dir) {
+    Reader r(payload);
+    model::Catalog c;
+    c.content_digest = std::string(r.str());
+    const std::uint8_t kind = r.u8();
+    if (!r.ok() || kind != (dir ? 1 : 2)) return std::nullopt;
+    const std::size_t nfiles = r.count(4);
+    c.files.reserve(nfiles + 1);
+    for (std::size_t i = 0; i < nfiles; ++i) {
+        const std::string_view rel = r.str();
+        c.files.push_back(dir ? (src / std::string(rel)).string() : src.string());
+    }
+    model::StringPool::Flat flat;
+    const std::size_t nsizes = r.count(12);
+    flat.sizes.resize(nsizes);
+    r.array(flat.sizes.data(), nsizes);
+    flat.hashes.resize(nsizes);
+    r.array(flat.hashes.data(), nsizes);
+    const std::size_t nslots = r.count(4);
+    flat.slots.resize(nslots);
+    r.array(flat.slots.data(), nslots);
+    flat.text = std::string(r.bytes(r.count(1)));
+    if (!r.ok()) return std::nullopt;
+    auto pool = model::StringPool::from_flat(std::move(flat));
+    if (!pool) return std::nullopt;
+    c.strings = std::move(*pool);
+    const std::size_t nstrings = c.strings.size();
+    // Some stored hashes are checked against their texts (the checksum guards the rest).
+    for (Str i = 1; i < nstrings; i += 997)
+        if (model::StringPool::hash(c.strings[i]) != c.strings.hash_of(i)) return std::nullopt;
+    if (!r.ok()) return std::nullopt;
+
+    bool good = true;
+    auto S = [&](Str s) {
+        if (s >= nstrings) good = false;
+        return s;
+    };
+    auto P = [&](model::Pos p) {
+        if (p.file >= c.files.size()) good = false;
+        return p;
+    };
+    c.packages.resize(r.count(36));
+    for (auto& p : c.packages) {
+        p.name = S(r.u32());
+        p.default_channel = S(r.u32());
+        p.description = S(r.u32());
+        p.props_begin = r.u32();
+        p.props_count = r.u32();
+        p.pos = P(r.pos());
+    }
+    c.channels.resize(r.count(40));
+    for (auto& ch : c.channels) {
+        ch.package = S(r.u32());
+        ch.name = S(r.u32());
+        ch.entries_begin = r.u32();
+        ch.entries_count = r.u32();
+        ch.props_begin = r.u32();
+        ch.props_count = r.u32();
+        ch.pos = P(r.pos());
+    }
+    c.bundles.resize(r.count(48));
+    for (auto& b : c.bundles) {
+        b.package = S(r.u32());
+        b.name = S(r.u32());
+        b.image = S(r.u32());
+        b.version = S(r.u32());
+        b.props_begin = r.u32();
+        b.props_count = r.u32();
+        b.images_begin = r.u32();
+        b.images_count = r.u32();
+        b.pos = P(r.pos());
+    }
+    c.deprecations.resize(r.count(28));
+    for (auto& d : c.deprecations) {
+        d.package = S(r.u32());
+        d.entries_begin = r.u32();
+        d.entries_count = r.u32();
+        d.pos = P(r.pos());
+    }
+    c.others.resize(r.count(28));
+    for (auto& o : c.others) {
+        o.schema = S(r.u32());
+        o.package = S(r.u32());
+        o.name = S(r.u32());
+        o.pos = P(r.pos());
+    }
+    c.entries.resize(r.count(36));
+    for (auto& e : c.entries) {
+        e.name = S(r.u32());
+        e.replaces = S(r.u32());
+        e.skip_range = S(r.u32());
+        e.skips_begin = r.u32();
+        e.skips_count = r.u32();
+        e.pos = P(r.pos());
+    }
+    c.skips.resize(r.count(4));
+    for (auto& s : c.skips)
+        s = S(r.u32());
+    c.properties.resize(r.count(33));
+    for (auto& p : c.properties) {
+        const std::uint8_t k = r.u8();
+        if (k > static_cast<std::uint8_t>(model::PropKind::other)) good = false;
+        p.kind = static_cast<model::PropKind>(k);
+        p.type = S(r.u32());
+        p.a = S(r.u32());
+        p.b = S(r.u32());
+        p.c = S(r.u32());
+        p.json = S(r.u32());
+        p.value_bytes = r.u32();
+        p.digest = r.u64();
+    }
+    c.related_images.resize(r.count(8));
+    for (auto& ri : c.related_images) {
+        ri.name = S(r.u32());
+        ri.image = S(r.u32());
+    }
+    c.deprecation_entries.resize(r.count(28));
+    for (auto& d : c.deprecation_entries) {
+        d.schema = S(r.u32());
+        d.name = S(r.u32());
+        d.message = S(r.u32());
+        d.pos = P(r.pos());
+    }
+    c.problems.resize(r.count(37));
+    for (auto& f : c.problems) {
+        const std::uint8_t scope = r.u8();
+        if (scope > static_cast<std::uint8_t>(model::Scope::deprecation)) good = false;
+        f.scope = static_cast<model::Scope>(scope);
+        f.rule = r.str();
+        f.package = r.str();
+        f.channel = r.str();
+        f.bundle = r.str();
+        f.message = r.str();
+        const std::uint32_t file = r.u32();
+        if (file == 0)
+            f.pos.file = r.str();
+        else if (file < c.files.size())
+            f.pos.file = c.files[file];
+        else
+            good = false;
+        f.pos.line = r.u32();
+        f.pos.column = r.u32();
+        f.pos.document = static_cast<int>(r.u32());
+    }
+    if (!r.ok() || !r.at_end() || !good) return std::nullopt;
+
+    // Every range inside its vector.
+    auto in = [](std::uint64_t begin, std::uint64_t count, std::size_t size) {
+        return begin + count <= size;
+    };
+    for (const auto& p : c.packages)
+        if (!in(p.props_begin, p.props_count, c.properties.size())) return std::nullopt;
+    for (const auto& ch : c.channels)
+        if (!in(ch.entries_begin, ch.entries_count, c.entries.size()) ||
+            !in(ch.props_begin, ch.props_count, c.properties.size()))
+            return std::nullopt;
+    for (const auto& b : c.bundles)
+        if (!in(b.props_begin, b.props_count, c.properties.size()) ||
+            !in(b.images_begin, b.images_count, c.related_images.size()))
+            return std::nullopt;
+    for (const auto& d : c.deprecations)
+        if (!in(d.entries_begin, d.entries_count, c.deprecation_entries.size()))
+            return std::nullopt;
+    for (const auto& e : c.entries)
+        if (!in(e.skips_begin, e.skips_count, c.skips.size())) return std::nullopt;
+    return c;
+}
+
+// --- the manifest ------------------------------------------------------------------------------
+
+struct Manifest {
+    std::uint64_t written_ns = 0;
+    bool dir = false;
+    std::string digest;
+    std::string image; // file name under images/
+    std::vector<Stamp> stamps;
+};
+
+std::string encode_manifest(const Manifest& m) {
+    Writer w;
+    w.u64(m.written_ns);
+    w.u8(m.dir ? 1 : 2);
+    w.str(m.digest);
+    w.str(m.image);
+    w.u64(m.stamps.size());
+    for (const Stamp& s : m.stamps) {
+        w.u8(static_cast<std::uint8_t>(s.kind));
+        w.u64(s.size);
+        w.u64(s.mtime_ns);
+        w.u64(s.ino);
+        w.u64(s.dev);
+        w.str(s.rel);
+    }
+    return std::move(w.buf);
+}
+
+std::optional<Manifest> decode_manifest(std::string_view payload) {
+    Reader r(payload);
+    Manifest m;
+    m.written_ns = r.u64();
+    const std::uint8_t kind = r.u8();
+    m.dir = kind == 1;
+    m.digest = std::string(r.str());
+    m.image = std::string(r.str());
+    m.stamps.resize(r.count(37));
+    for (Stamp& s : m.stamps) {
+        const std::uint8_t k = r.u8();
+        if (k != 1 && k != 2) return std::nullopt;
+        s.kind = static_cast<StampKind>(k);
+        s.size = r.u64();
+        s.mtime_ns = r.u64();
+        s.ino = r.u64();
+        s.dev = r.u64();
+        s.rel = std::string(r.str());
+    }
+    if (!r.ok() || !r.at_end() || (kind != 1 && kind != 2)) return std::nullopt;
+    if (m.image.find('/') != std::string::npos || m.image.empty()) return std::nullopt;
+    return m;
+}
+
+// Keeps the newest `keep` files of a cache directory.
+void prune(const fs::path& dir, std::size_t keep) {
+    std::error_code ec;
+    std::vector<std::pair<fs::file_time_type, fs::path>> files;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        std::error_code e2;
+        const auto t = it->last_write_time(e2);
+        if (!e2) files.emplace_back(t, it->path());
+    }
+    if (files.size() <= keep) return;
+    std::sort(files.begin(), files.end());
+    for (std::size_t i = 0; i + keep < files.size(); ++i)
+        fs::remove(files[i].second, ec);
+}
+
+} // namespace
+
+namespace {
+
+Stamp stamp_from(const struct stat& sb, std::string rel, StampKind kind) {
+    Stamp s;
+    s.rel = std::move(rel);
+    s.kind = kind;
+    s.size = kind == StampKind::file ? static_cast<std::uint64_t>(sb.st_size) : 0;
+    s.mtime_ns = static_cast<std::uint64_t>(sb.st_mtim.tv_sec) * 1000000000ULL +
+                 static_cast<std::uint64_t>(sb.st_mtim.tv_nsec);
+    s.ino = sb.st_ino;
+    s.dev = sb.st_dev;
+    return s;
+}
+
+// The stamp of rel under the directory open as dir_fd ("" for the directory itself).
+std::optional<Stamp> stamp_at(int dir_fd, const std::string& rel, StampKind kind) {
+    struct stat sb {};
+    const int rc = rel.empty() ? ::fstatat(dir_fd, "", &sb, AT_EMPTY_PATH)
+                               : ::fstatat(dir_fd, rel.c_str(), &sb, 0);
+    if (rc != 0) return std::nullopt;
+    return stamp_from(sb, rel, kind);
+}
+
+} // namespace
+
+std::optional<Stamp> stamp_of(const fs::path& path, std::string rel, StampKind kind) {
+    struct stat sb {};
+    if (::stat(path.c_str(), &sb) != 0) return std::nullopt;
+    return stamp_from(sb, std::move(rel), kind);
+}
+
+std::optional<model::Catalog> cache_load(const fs::path& src, const LoadOptions& opts,
+                                         std::string& note) {
+    const auto paths = paths_of(src, opts);
+    if (!paths) {
+        note = "cannot resolve " + src.string();
+        return std::nullopt;
+    }
+    const auto mdata = read_whole(paths->manifest);
+    if (!mdata) {
+        note = "no manifest for " + paths->root.string();
+        return std::nullopt;
+    }
+    const auto mpayload = unframe(kManifestMagic, *mdata);
+    const auto m = mpayload ? decode_manifest(*mpayload) : std::nullopt;
+    if (!m || m->dir != paths->dir) {
+        note = "manifest " + paths->manifest.string() + " is damaged or of another version";
+        return std::nullopt;
+    }
+    // Entries stat'ed relative to the source directory: one path component to resolve each.
+    const int root_fd =
+        paths->dir ? ::open(paths->root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+    struct Closer {
+        int fd;
+        ~Closer() {
+            if (fd >= 0) ::close(fd);
+        }
+    } closer{root_fd};
+    // Every entry stat'ed; on big catalogs on a thread of its own while the image is decoded
+    // (which is thrown away if something changed).
+    std::string stale;
+    auto check = [&] {
+        for (const Stamp& s : m->stamps) {
+            const auto now = root_fd >= 0 ? stamp_at(root_fd, s.rel, s.kind)
+                                          : stamp_of(stamp_path(*paths, s.rel), s.rel, s.kind);
+            if (!now || now->size != s.size || now->mtime_ns != s.mtime_ns || now->ino != s.ino ||
+                now->dev != s.dev) {
+                stale = (s.rel.empty() ? paths->root.string() : s.rel) + " changed";
+                return;
+            }
+            if (s.mtime_ns + kRacyNs > m->written_ns) {
+                stale = (s.rel.empty() ? paths->root.string() : s.rel) +
+                        " was modified just before the cache was written";
+                return;
+            }
+        }
+    };
+    std::thread checker;
+    if (m->stamps.size() > 512)
+        checker = std::thread(check);
+    else
+        check();
+    struct Joiner {
+        std::thread& t;
+        ~Joiner() {
+            if (t.joinable()) t.join();
+        }
+    } joiner{checker};
+    if (!stale.empty()) {
+        note = stale;
+        return std::nullopt;
+    }
+    const fs::path image = opts.cache_dir / "catalog-v1" / "images" / m->image;
+    const MappedFile idata(image);
+    if (!idata.ok()) {
+        note = "image " + image.string() + " is missing";
+        return std::nullopt;
+    }
+    const auto ipayload = unframe(kImageMagic, idata.text());
+    auto c = ipayload ? decode_image(*ipayload, src, paths->dir) : std::nullopt;
+    if (checker.joinable()) checker.join();
+    if (!stale.empty()) {
+        note = stale;
+        return std::nullopt;
+    }
+    if (!c || c->content_digest != m->digest) {
+        note = "image " + image.string() + " is damaged or of another version";
+        return std::nullopt;
+    }
+    c->index();
+    return c;
+}
+
+void cache_store(const fs::path& src, const LoadOptions& opts, const model::Catalog& c,
+                 const std::vector<std::string>& rels, const std::vector<Stamp>& stamps,
+                 std::string& note) {
+    const auto paths = paths_of(src, opts);
+    if (!paths) {
+        note = "cannot resolve " + src.string();
+        return;
+    }
+    std::error_code ec;
+    const fs::path images = opts.cache_dir / "catalog-v1" / "images";
+    fs::create_directories(images, ec);
+    fs::create_directories(paths->manifest.parent_path(), ec);
+    const fs::path image = image_path(opts, c.content_digest, paths->tag);
+    Manifest m;
+    m.written_ns = now_ns();
+    m.dir = paths->dir;
+    m.digest = c.content_digest;
+    m.image = image.filename().string();
+    m.stamps = stamps;
+    if (auto r = write_file_atomic(image, framed(kImageMagic, encode_image(c, rels, paths->dir)));
+        !r.ok()) {
+        note = "cannot write " + image.string() + ": " + r.error().message;
+        return;
+    }
+    if (auto r = write_file_atomic(paths->manifest, framed(kManifestMagic, encode_manifest(m)));
+        !r.ok()) {
+        note = "cannot write " + paths->manifest.string() + ": " + r.error().message;
+        return;
+    }
+    prune(images, kMaxImages);
+    prune(paths->manifest.parent_path(), kMaxManifests);
+}
+
+} // namespace kpkg::catalog::detail

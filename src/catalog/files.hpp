@@ -1,0 +1,33 @@
+// Which files of a catalog directory opm reads (operator-registry alpha/declcfg/load.go,
+// walkFiles): every file below the root, hidden ones included, except files named .indexignore
+// and the files their gitignore patterns match. Directories are walked without following symbolic
+// links; a symbolic link to a file is read, one to a directory cannot be (opm fails on it too).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "kpkg/core/result.hpp"
+
+namespace kpkg::catalog::detail {
+
+struct ListedPath {
+    std::filesystem::path path; // root / rel
+    std::string rel;            // relative to the root, '/' separated ("" for the root itself)
+};
+
+struct Listing {
+    std::vector<ListedPath> files;   // to read, in path order
+    std::vector<ListedPath> dirs;    // every directory walked, the root first
+    std::vector<ListedPath> ignores; // the .indexignore files found
+};
+
+// Path order: component by component, bytewise (the order opm's walk visits files in).
+bool path_less(const std::string& a, const std::string& b);
+
+// Errors (exit 1): a directory that cannot be read, a symbolic link to a directory or to nothing,
+// a file that is neither a regular file nor a link to one.
+Result<Listing> list_files(const std::filesystem::path& root);
+
+} // namespace kpkg::catalog::detail

@@ -1,0 +1,1550 @@
+// The blob layer of `kpkg catalog render` (see render_blob.hpp for what opm does to a blob).
+#include "render_blob.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <optional>
+
+#include "go_sort.hpp"
+#include "kpkg/bundle/render.hpp"
+#include "kpkg/io/load.hpp"
+
+namespace kpkg::catalog::detail {
+
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+bool is_digit(char c) {
+    return c >= '0' && c <= '9';
+}
+
+// The length of the valid UTF-8 sequence at p as Go's utf8.DecodeRune accepts it (shortest
+// form, no surrogates, at most U+10FFFF), or 0.
+std::size_t utf8_len(const unsigned char* p, const unsigned char* end) {
+    const unsigned c = p[0];
+    auto cont = [&](std::size_t k, unsigned lo, unsigned hi) {
+        return p + k < end && p[k] >= lo && p[k] <= hi;
+    };
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) return cont(1, 0x80, 0xBF) ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        const unsigned lo = c == 0xE0 ? 0xA0 : 0x80;
+        const unsigned hi = c == 0xED ? 0x9F : 0xBF;
+        return cont(1, lo, hi) && cont(2, 0x80, 0xBF) ? 3 : 0;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        const unsigned lo = c == 0xF0 ? 0x90 : 0x80;
+        const unsigned hi = c == 0xF4 ? 0x8F : 0xBF;
+        return cont(1, lo, hi) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
+    }
+    return 0;
+}
+
+void append_utf8(std::string& out, char32_t cp) {
+    if (cp < 0x80) {
+        out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+        out += static_cast<char>(0xC0 | (cp >> 6));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        out += static_cast<char>(0xE0 | (cp >> 12));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+        out += static_cast<char>(0xF0 | (cp >> 18));
+        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+}
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD"; // U+FFFD
+
+std::string shown_char(std::string_view in, std::size_t pos) {
+    if (pos >= in.size()) return "the end of the input";
+    const auto c = static_cast<unsigned char>(in[pos]);
+    if (c >= 0x20 && c < 0x7F) return std::string("'") + static_cast<char>(c) + "'";
+    std::string s = "byte 0x";
+    s += kHex[c >> 4];
+    s += kHex[c & 15];
+    return s;
+}
+
+// Go's float64 formatting with precision -1 in 'f' form: the shortest digits that read back as
+// v, laid out without an exponent (1.2345678901234567e19 is "12345678901234567000").
+void append_fixed(std::string& out, double v) {
+    char buf[64];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+    std::string_view s(buf, static_cast<std::size_t>(end - buf));
+    if (!s.empty() && s[0] == '-') {
+        out += '-';
+        s.remove_prefix(1);
+    }
+    const std::size_t e = s.find('e');
+    std::string digits;
+    digits += s[0];
+    if (e > 1) digits.append(s.substr(2, e - 2)); // after "d."
+    int exp = 0;
+    std::from_chars(s.data() + e + (s[e + 1] == '+' ? 2 : 1), s.data() + s.size(), exp);
+    const int n = static_cast<int>(digits.size());
+    if (exp >= 0) {
+        if (n <= exp + 1) {
+            out += digits;
+            out.append(static_cast<std::size_t>(exp + 1 - n), '0');
+        } else {
+            out.append(digits, 0, static_cast<std::size_t>(exp + 1));
+            out += '.';
+            out.append(digits, static_cast<std::size_t>(exp + 1));
+        }
+    } else {
+        out += "0.";
+        out.append(static_cast<std::size_t>(-exp - 1), '0');
+        out += digits;
+    }
+}
+
+// ASCII letters compared ignoring case, plus the two non-ASCII letters Go's case folding maps
+// onto ASCII: U+017F (long s) is s, U+212A (Kelvin sign) is k.
+std::string fold_key(std::string_view k) {
+    std::string f;
+    f.reserve(k.size());
+    for (std::size_t i = 0; i < k.size(); ++i) {
+        const auto c = static_cast<unsigned char>(k[i]);
+        if (c >= 'A' && c <= 'Z') {
+            f += static_cast<char>(c - 'A' + 'a');
+        } else if (c == 0xC5 && i + 1 < k.size() && static_cast<unsigned char>(k[i + 1]) == 0xBF) {
+            f += 's';
+            ++i;
+        } else if (c == 0xE2 && i + 2 < k.size() && static_cast<unsigned char>(k[i + 1]) == 0x84 &&
+                   static_cast<unsigned char>(k[i + 2]) == 0xAA) {
+            f += 'k';
+            i += 2;
+        } else {
+            f += static_cast<char>(c);
+        }
+    }
+    return f;
+}
+
+// Whether a key of the blob fills the struct field `field` (all lower-case ASCII in fold form).
+inline bool matches_field(std::string_view key, std::string_view folded_field) {
+    if (key.size() == folded_field.size()) {
+        bool same = true;
+        for (std::size_t i = 0; i < key.size() && same; ++i) {
+            char c = key[i];
+            if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+            same = c == folded_field[i];
+        }
+        if (same) return true;
+    }
+    // The long forms (U+017F, U+212A) are longer than the letters they fold to.
+    if (key.size() <= folded_field.size() || key.size() > folded_field.size() * 3) return false;
+    for (const char c : key)
+        if (c == '\xC5' || c == '\xE2') return fold_key(key) == folded_field;
+    return false;
+}
+
+const char* kind_word(JsonTree::Type t) {
+    switch (t) {
+    case JsonTree::Type::null:
+        return "null";
+    case JsonTree::Type::boolean_false:
+    case JsonTree::Type::boolean_true:
+        return "boolean";
+    case JsonTree::Type::number:
+        return "number";
+    case JsonTree::Type::string:
+        return "string";
+    case JsonTree::Type::array:
+        return "list";
+    case JsonTree::Type::object:
+        return "object";
+    }
+    return "value";
+}
+
+bool is_json_space_prefix_brace(std::string_view data) {
+    // apimachinery's yaml.ToJSON passes data on unchanged when, after Unicode white space, it
+    // starts with '{'; anything else is converted from YAML.
+    std::size_t i = 0;
+    while (i < data.size()) {
+        const auto c = static_cast<unsigned char>(data[i]);
+        if (c == ' ' || (c >= '\t' && c <= '\r')) {
+            ++i;
+        } else if (c == 0xC2 && i + 1 < data.size() &&
+                   (static_cast<unsigned char>(data[i + 1]) == 0x85 ||
+                    static_cast<unsigned char>(data[i + 1]) == 0xA0)) {
+            i += 2;
+        } else {
+            break;
+        }
+    }
+    return i < data.size() && data[i] == '{';
+}
+
+} // namespace
+
+// ------------------------------------------------------------------------------------------------
+// Strings and numbers as encoding/json writes them
+
+void append_go_string(std::string& out, std::string_view s) {
+    out.reserve(out.size() + s.size() + 2);
+    out += '"';
+    const char* p = s.data();
+    const char* const end = p + s.size();
+    const char* run = p;
+    while (p < end) {
+        // Eight bytes at a time while none needs a look: no control character, quote,
+        // backslash or 0xE2 (the first byte of U+2028 and U+2029).
+        while (end - p >= 8) {
+            std::uint64_t x;
+            std::memcpy(&x, p, 8);
+            constexpr std::uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+            auto zero_byte = [&](std::uint64_t v) { return (v - ones) & ~v & high; };
+            const std::uint64_t special =
+                ((x - ones * 0x20) & ~x & high) | zero_byte(x ^ (ones * '"')) |
+                zero_byte(x ^ (ones * '\\')) | zero_byte(x ^ (ones * 0xE2));
+            if (special != 0) break;
+            p += 8;
+        }
+        if (p >= end) break;
+        const auto c = static_cast<unsigned char>(*p);
+        if (c >= 0x20 && c != '"' && c != '\\' && c != 0xE2) {
+            ++p;
+            continue;
+        }
+        if (c == 0xE2) { // U+2028 and U+2029 are escaped even without HTML escaping
+            if (end - p >= 3 && static_cast<unsigned char>(p[1]) == 0x80 &&
+                (static_cast<unsigned char>(p[2]) == 0xA8 ||
+                 static_cast<unsigned char>(p[2]) == 0xA9)) {
+                out.append(run, static_cast<std::size_t>(p - run));
+                out += static_cast<unsigned char>(p[2]) == 0xA8 ? "\\u2028" : "\\u2029";
+                p += 3;
+                run = p;
+            } else {
+                ++p;
+            }
+            continue;
+        }
+        out.append(run, static_cast<std::size_t>(p - run));
+        switch (c) {
+        case '"':
+            out += "\\\"";
+            break;
+        case '\\':
+            out += "\\\\";
+            break;
+        case '\b':
+            out += "\\b";
+            break;
+        case '\f':
+            out += "\\f";
+            break;
+        case '\n':
+            out += "\\n";
+            break;
+        case '\r':
+            out += "\\r";
+            break;
+        case '\t':
+            out += "\\t";
+            break;
+        default:
+            out += "\\u00";
+            out += kHex[c >> 4];
+            out += kHex[c & 15];
+        }
+        run = ++p;
+    }
+    out.append(run, static_cast<std::size_t>(p - run));
+    out += '"';
+}
+
+bool append_go_number(std::string& out, std::string_view lit) {
+    // Integers of up to 15 digits are exact in a float64 and Go prints them as written.
+    if (lit.size() <= 16 && lit.find_first_of(".eE") == std::string_view::npos) {
+        const std::size_t digits = lit.size() - (lit[0] == '-' ? 1 : 0);
+        if (digits <= 15) {
+            out.append(lit);
+            return true;
+        }
+    }
+    double v = 0;
+    const char* first = lit.data();
+    const char* last = lit.data() + lit.size();
+    auto [ptr, ec] = std::from_chars(first, last, v);
+    if (ec == std::errc::result_out_of_range) {
+        // Overflow is an error in Go (ParseFloat returns ±Inf with ErrRange); an underflow reads
+        // as zero. Tell them apart by the decimal exponent of the literal.
+        const std::size_t e = lit.find_first_of("eE");
+        const bool negative_exp =
+            e != std::string_view::npos && e + 1 < lit.size() && lit[e + 1] == '-';
+        if (!negative_exp) return false;
+        v = lit[0] == '-' ? -0.0 : 0.0;
+    } else if (ec != std::errc() || ptr != last || !std::isfinite(v)) {
+        return false;
+    }
+    if (v == 0) {
+        out += std::signbit(v) ? "-0" : "0";
+        return true;
+    }
+    const double a = std::fabs(v);
+    if (a < 1e-6 || a >= 1e21) {
+        char buf[64];
+        auto [end, ec2] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+        (void)ec2;
+        std::size_t n = static_cast<std::size_t>(end - buf);
+        // "e-07" -> "e-7", as encoding/json shortens it.
+        if (n >= 4 && buf[n - 4] == 'e' && buf[n - 3] == '-' && buf[n - 2] == '0') {
+            buf[n - 2] = buf[n - 1];
+            --n;
+        }
+        out.append(buf, n);
+    } else {
+        append_fixed(out, v);
+    }
+    return true;
+}
+
+// ------------------------------------------------------------------------------------------------
+// The reader
+
+bool JsonParser::skip_space(std::string_view in, std::size_t& pos, std::uint32_t& line,
+                            std::size_t& line_start) const {
+    while (pos < in.size()) {
+        const char c = in[pos];
+        if (c == '\n') {
+            ++line;
+            line_start = ++pos;
+        } else if (c == ' ' || c == '\t' || c == '\r') {
+            ++pos;
+        } else {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool JsonParser::parse(std::string_view in, std::size_t& pos, std::uint32_t& line,
+                       std::size_t& line_start, JsonTree& tree, BlobError& err) {
+    tree.clear(in);
+    stack_.clear();
+    auto& nodes = tree.nodes_;
+    auto col = [&](std::size_t at) { return static_cast<std::uint32_t>(at - line_start + 1); };
+    auto fail = [&](std::size_t at, std::string msg) {
+        err.message = std::move(msg);
+        err.line = line;
+        err.column = col(std::min(at, in.size()));
+        return false;
+    };
+    auto add = [&](JsonTree::Type t, std::size_t at) -> JsonTree::Node& {
+        if (!stack_.empty() && nodes[stack_.back()].type == JsonTree::Type::array)
+            ++nodes[stack_.back()].count;
+        JsonTree::Node n;
+        n.type = t;
+        n.line = line;
+        n.column = col(at);
+        nodes.push_back(n);
+        return nodes.back();
+    };
+
+    // A string token at in[pos] == '"' into node n (decoded).
+    auto string_token = [&](JsonTree::Node& n) -> bool {
+        const std::size_t open = pos;
+        std::size_t p = pos + 1;
+        // Fast path: no escapes, no invalid UTF-8: the text is the input itself.
+        std::size_t q = p;
+        const auto* u = reinterpret_cast<const unsigned char*>(in.data());
+        while (q < in.size()) {
+            // Eight plain ASCII bytes at a time: no quote, backslash, control or non-ASCII.
+            while (in.size() - q >= 8) {
+                std::uint64_t x;
+                std::memcpy(&x, u + q, 8);
+                constexpr std::uint64_t ones = 0x0101010101010101ULL;
+                constexpr std::uint64_t high = 0x8080808080808080ULL;
+                auto zero_byte = [&](std::uint64_t v) { return (v - ones) & ~v & high; };
+                if ((((x - ones * 0x20) & ~x) | x | zero_byte(x ^ (ones * '"')) |
+                     zero_byte(x ^ (ones * '\\'))) &
+                    high)
+                    break;
+                q += 8;
+            }
+            if (q >= in.size()) break;
+            const unsigned c = u[q];
+            if (c == '"' || c == '\\' || c < 0x20) break;
+            if (c < 0x80) {
+                ++q;
+                continue;
+            }
+            const std::size_t len = utf8_len(u + q, u + in.size());
+            if (len == 0) break;
+            q += len;
+        }
+        if (q < in.size() && in[q] == '"') {
+            n.in_arena = false;
+            n.off = static_cast<std::uint32_t>(p);
+            n.len = static_cast<std::uint32_t>(q - p);
+            pos = q + 1;
+            return true;
+        }
+        // Slow path: decode into the arena.
+        std::string& a = tree.arena_;
+        n.in_arena = true;
+        n.off = static_cast<std::uint32_t>(a.size());
+        a.append(in.substr(p, q - p));
+        p = q;
+        auto hex4 = [&](std::size_t at, char32_t& v) {
+            if (at + 4 > in.size()) return false;
+            v = 0;
+            for (std::size_t k = 0; k < 4; ++k) {
+                const char h = in[at + k];
+                v <<= 4;
+                if (h >= '0' && h <= '9')
+                    v |= static_cast<char32_t>(h - '0');
+                else if (h >= 'a' && h <= 'f')
+                    v |= static_cast<char32_t>(h - 'a' + 10);
+                else if (h >= 'A' && h <= 'F')
+                    v |= static_cast<char32_t>(h - 'A' + 10);
+                else
+                    return false;
+            }
+            return true;
+        };
+        while (p < in.size()) {
+            const unsigned c = u[p];
+            if (c == '"') {
+                n.len = static_cast<std::uint32_t>(a.size() - n.off);
+                pos = p + 1;
+                return true;
+            }
+            if (c < 0x20) {
+                if (c == '\n') return fail(open, "unterminated string (strings cannot span lines)");
+                return fail(p, "control character " + shown_char(in, p) +
+                                   " must be escaped in a string");
+            }
+            if (c == '\\') {
+                if (p + 1 >= in.size()) break;
+                const char e = in[p + 1];
+                switch (e) {
+                case '"':
+                case '\\':
+                case '/':
+                    a += e;
+                    p += 2;
+                    continue;
+                case 'b':
+                    a += '\b';
+                    p += 2;
+                    continue;
+                case 'f':
+                    a += '\f';
+                    p += 2;
+                    continue;
+                case 'n':
+                    a += '\n';
+                    p += 2;
+                    continue;
+                case 'r':
+                    a += '\r';
+                    p += 2;
+                    continue;
+                case 't':
+                    a += '\t';
+                    p += 2;
+                    continue;
+                case 'u': {
+                    char32_t v = 0;
+                    if (!hex4(p + 2, v))
+                        return fail(p, "invalid \\u escape: expected four hex digits");
+                    p += 6;
+                    if (v >= 0xD800 && v <= 0xDFFF) {
+                        char32_t lo = 0;
+                        if (v < 0xDC00 && p + 1 < in.size() && in[p] == '\\' && in[p + 1] == 'u' &&
+                            hex4(p + 2, lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
+                            v = 0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00);
+                            p += 6;
+                        } else {
+                            v = 0xFFFD; // a lone surrogate, as Go decodes it
+                        }
+                    }
+                    append_utf8(a, v);
+                    continue;
+                }
+                default:
+                    return fail(p, "invalid escape sequence: backslash followed by " +
+                                       shown_char(in, p + 1));
+                }
+            }
+            if (c < 0x80) {
+                a += static_cast<char>(c);
+                ++p;
+                continue;
+            }
+            const std::size_t len = utf8_len(u + p, u + in.size());
+            if (len == 0) {
+                a.append(kReplacement); // invalid UTF-8: one U+FFFD per byte, as Go decodes it
+                ++p;
+            } else {
+                a.append(in.substr(p, len));
+                p += len;
+            }
+        }
+        return fail(open, "unterminated string");
+    };
+
+    auto number_token = [&](JsonTree::Node& n) -> bool {
+        std::size_t p = pos;
+        const std::size_t start = p;
+        if (in[p] == '-') ++p;
+        if (p >= in.size() || !is_digit(in[p]))
+            return fail(p, "invalid number: expected a digit, found " + shown_char(in, p));
+        if (in[p] == '0') {
+            ++p;
+        } else {
+            while (p < in.size() && is_digit(in[p]))
+                ++p;
+        }
+        if (p < in.size() && in[p] == '.') {
+            ++p;
+            if (p >= in.size() || !is_digit(in[p]))
+                return fail(p, "invalid number: expected a digit after '.', found " +
+                                   shown_char(in, p));
+            while (p < in.size() && is_digit(in[p]))
+                ++p;
+        }
+        if (p < in.size() && (in[p] == 'e' || in[p] == 'E')) {
+            ++p;
+            if (p < in.size() && (in[p] == '+' || in[p] == '-')) ++p;
+            if (p >= in.size() || !is_digit(in[p]))
+                return fail(p, "invalid number: expected a digit in the exponent, found " +
+                                   shown_char(in, p));
+            while (p < in.size() && is_digit(in[p]))
+                ++p;
+        }
+        const std::string_view lit = in.substr(start, p - start);
+        std::string& a = tree.arena_;
+        const std::size_t before = a.size();
+        if (!append_go_number(a, lit))
+            return fail(start, "number " + std::string(lit) + " does not fit a float64");
+        if (a.size() - before == lit.size() &&
+            std::memcmp(a.data() + before, lit.data(), lit.size()) == 0) {
+            a.resize(before);
+            n.in_arena = false;
+            n.off = static_cast<std::uint32_t>(start);
+            n.len = static_cast<std::uint32_t>(lit.size());
+        } else {
+            n.in_arena = true;
+            n.off = static_cast<std::uint32_t>(before);
+            n.len = static_cast<std::uint32_t>(a.size() - before);
+        }
+        pos = p;
+        return true;
+    };
+
+    auto literal = [&](std::string_view word, JsonTree::Type t) -> bool {
+        if (in.substr(pos, word.size()) != word) {
+            std::size_t k = 0;
+            while (k < word.size() && pos + k < in.size() && in[pos + k] == word[k])
+                ++k;
+            return fail(pos + k, "invalid literal (expected \"" + std::string(word) +
+                                     "\"), found " + shown_char(in, pos + k));
+        }
+        add(t, pos);
+        pos += word.size();
+        return true;
+    };
+
+    auto close = [&](std::size_t at) {
+        const std::size_t idx = stack_.back();
+        stack_.pop_back();
+        nodes[idx].subtree = static_cast<std::uint32_t>(nodes.size() - idx - 1);
+        pos = at + 1;
+    };
+
+    // States: a value is expected; an object key (or '}') is expected; a member key after ',';
+    // something after a complete value.
+    enum class State { value, first_key, key, after };
+    State st = State::value;
+    for (;;) {
+        if (st == State::after && stack_.empty()) return true;
+        if (!skip_space(in, pos, line, line_start)) {
+            return fail(in.size(),
+                        stack_.empty()
+                            ? "expected a JSON value, found the end of the input"
+                            : "unexpected end of input inside " +
+                                  std::string(nodes[stack_.back()].type == JsonTree::Type::object
+                                                  ? "an object"
+                                                  : "a list"));
+        }
+        const char c = in[pos];
+        if (st == State::first_key || st == State::key) {
+            if (c == '}' && st == State::first_key) {
+                close(pos);
+                st = State::after;
+            } else if (c == '"') {
+                ++nodes[stack_.back()].count;
+                JsonTree::Node key;
+                key.type = JsonTree::Type::string;
+                key.line = line;
+                key.column = col(pos);
+                if (!string_token(key)) return false;
+                nodes.push_back(key);
+                if (!skip_space(in, pos, line, line_start) || in[pos] != ':')
+                    return fail(pos,
+                                "expected ':' after an object key, found " + shown_char(in, pos));
+                ++pos;
+                st = State::value;
+            } else {
+                return fail(pos, "expected an object key in double quotes, found " +
+                                     shown_char(in, pos));
+            }
+            continue;
+        }
+        if (st == State::after) {
+            const bool obj = nodes[stack_.back()].type == JsonTree::Type::object;
+            if (c == ',') {
+                ++pos;
+                st = obj ? State::key : State::value;
+            } else if (c == (obj ? '}' : ']')) {
+                close(pos);
+            } else {
+                return fail(pos, std::string("expected ',' or '") + (obj ? '}' : ']') + "' after " +
+                                     (obj ? "an object member" : "a list element") + ", found " +
+                                     shown_char(in, pos));
+            }
+            continue;
+        }
+        // A value.
+        switch (c) {
+        case '{':
+        case '[': {
+            if (stack_.size() >= max_depth_)
+                return fail(pos, "nesting deeper than " + std::to_string(max_depth_) + " levels");
+            add(c == '{' ? JsonTree::Type::object : JsonTree::Type::array, pos);
+            stack_.push_back(nodes.size() - 1);
+            ++pos;
+            if (c == '{') {
+                st = State::first_key;
+            } else {
+                if (!skip_space(in, pos, line, line_start))
+                    return fail(in.size(), "unexpected end of input inside a list");
+                if (in[pos] == ']') {
+                    close(pos);
+                    st = State::after;
+                } else {
+                    st = State::value;
+                }
+            }
+            continue;
+        }
+        case '"': {
+            JsonTree::Node& n = add(JsonTree::Type::string, pos);
+            JsonTree::Node tmp = n;
+            if (!string_token(tmp)) return false;
+            nodes.back() = tmp;
+            break;
+        }
+        case 't':
+            if (!literal("true", JsonTree::Type::boolean_true)) return false;
+            break;
+        case 'f':
+            if (!literal("false", JsonTree::Type::boolean_false)) return false;
+            break;
+        case 'n':
+            if (!literal("null", JsonTree::Type::null)) return false;
+            break;
+        default:
+            if (c == '-' || is_digit(c)) {
+                JsonTree::Node& n = add(JsonTree::Type::number, pos);
+                JsonTree::Node tmp = n;
+                if (!number_token(tmp)) return false;
+                nodes.back() = tmp;
+                break;
+            }
+            return fail(pos, "expected a JSON value, found " + shown_char(in, pos));
+        }
+        st = State::after;
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// YAML documents
+
+namespace {
+
+class YamlToTree {
+public:
+    YamlToTree(JsonTree& t, BlobError& err) : t_(t), err_(err) {}
+
+    bool value(const io::Node& n) {
+        switch (n.kind) {
+        case io::Kind::sequence: {
+            const std::size_t i = t_.open(JsonTree::Type::array);
+            for (std::size_t k = 0; k < n.items.size(); ++k) {
+                path_.push_back({{}, static_cast<std::int64_t>(k)});
+                if (!value(n.items[k])) return false;
+                path_.pop_back();
+            }
+            t_.close(i, static_cast<std::uint32_t>(n.items.size()));
+            return true;
+        }
+        case io::Kind::mapping: {
+            const std::size_t i = t_.open(JsonTree::Type::object);
+            for (const auto& e : n.fields) {
+                t_.add_string(e.key);
+                path_.push_back({e.key, -1});
+                if (!value(e.value)) return false;
+                path_.pop_back();
+            }
+            t_.close(i, static_cast<std::uint32_t>(n.fields.size()));
+            return true;
+        }
+        default:
+            break;
+        }
+        std::string& a = t_.arena();
+        const std::size_t mark = a.size();
+        switch (bundle::append_go_scalar(a, n)) {
+        case bundle::GoScalarKind::string:
+            t_.add_string(n.text);
+            return true;
+        case bundle::GoScalarKind::invalid:
+            return fail("a value has no JSON form (.inf or .nan); opm cannot read this document");
+        case bundle::GoScalarKind::literal:
+            break;
+        }
+        const std::string_view lit(a.data() + mark, a.size() - mark);
+        if (lit == "null" || lit == "true" || lit == "false") {
+            const auto type = lit == "null"   ? JsonTree::Type::null
+                              : lit == "true" ? JsonTree::Type::boolean_true
+                                              : JsonTree::Type::boolean_false;
+            a.resize(mark);
+            t_.add(type);
+            return true;
+        }
+        // A number as sigs.k8s.io/yaml writes it, then read back as a float64 by opm's Meta.
+        const std::string literal(lit);
+        a.resize(mark);
+        if (!append_go_number(a, literal))
+            return fail("number " + literal + " does not fit a float64");
+        t_.add_number_from(mark);
+        return true;
+    }
+
+private:
+    bool fail(std::string msg) {
+        err_.message = std::move(msg);
+        err_.path = path_;
+        return false;
+    }
+
+    JsonTree& t_;
+    BlobError& err_;
+    Path path_;
+};
+
+} // namespace
+
+bool tree_from_yaml(const io::Node& doc, JsonTree& tree, BlobError& err) {
+    tree.reset();
+    return YamlToTree(tree, err).value(doc);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Indentation
+
+namespace {
+
+// Bytes gathered in a local buffer and appended to a string in blocks: cheaper than one
+// std::string append per character.
+class BlockWriter {
+public:
+    explicit BlockWriter(std::string& out) : out_(out) {}
+    BlockWriter(const BlockWriter&) = delete;
+    BlockWriter& operator=(const BlockWriter&) = delete;
+    ~BlockWriter() { flush(); }
+    void put(char c) {
+        if (n_ == sizeof buf_) flush();
+        buf_[n_++] = c;
+    }
+    void put(const char* p, std::size_t len) {
+        if (len > sizeof buf_ - n_) {
+            flush();
+            if (len > sizeof buf_ / 2) {
+                out_.append(p, len);
+                return;
+            }
+        }
+        std::memcpy(buf_ + n_, p, len);
+        n_ += len;
+    }
+    void spaces(std::size_t len) {
+        while (len > 0) {
+            if (n_ == sizeof buf_) flush();
+            const std::size_t k = std::min(len, sizeof buf_ - n_);
+            std::memset(buf_ + n_, ' ', k);
+            n_ += k;
+            len -= k;
+        }
+    }
+    void flush() {
+        out_.append(buf_, n_);
+        n_ = 0;
+    }
+
+private:
+    std::string& out_;
+    char buf_[8192];
+    std::size_t n_ = 0;
+};
+
+} // namespace
+
+void append_indented(std::string& out, std::string_view s) {
+    BlockWriter w(out);
+    int depth = 0;
+    auto newline = [&](int d) {
+        w.put('\n');
+        w.spaces(static_cast<std::size_t>(d) * 4);
+    };
+    const char* p = s.data();
+    const char* const end = p + s.size();
+    while (p < end) {
+        const char c = *p;
+        switch (c) {
+        case '"': {
+            // Copy the string token as it is: up to the closing quote, skipping escaped ones.
+            const char* q = p + 1;
+            for (;;) {
+                q = static_cast<const char*>(
+                    std::memchr(q, '"', static_cast<std::size_t>(end - q)));
+                if (q == nullptr) {
+                    q = end;
+                    break;
+                }
+                std::size_t bs = 0;
+                while (q - bs > p + 1 && q[-1 - static_cast<std::ptrdiff_t>(bs)] == '\\')
+                    ++bs;
+                ++q;
+                if (bs % 2 == 0) break;
+            }
+            w.put(p, static_cast<std::size_t>(q - p));
+            p = q;
+            continue;
+        }
+        case '{':
+        case '[':
+            if (p + 1 < end && (p[1] == '}' || p[1] == ']')) {
+                w.put(p, 2);
+                p += 2;
+                continue;
+            }
+            w.put(c);
+            newline(++depth);
+            break;
+        case '}':
+        case ']':
+            newline(--depth);
+            w.put(c);
+            break;
+        case ',':
+            w.put(',');
+            newline(depth);
+            break;
+        case ':':
+            w.put(": ", 2);
+            break;
+        default: {
+            // A number or literal: up to the next structural character.
+            const char* q = p + 1;
+            while (q < end && *q != ',' && *q != '}' && *q != ']' && *q != ':')
+                ++q;
+            w.put(p, static_cast<std::size_t>(q - p));
+            p = q;
+            continue;
+        }
+        }
+        ++p;
+    }
+    w.put('\n');
+}
+
+// ------------------------------------------------------------------------------------------------
+// base64
+
+namespace {
+
+int b64_value(unsigned char c) {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+}
+
+} // namespace
+
+bool decode_base64(std::string_view in, std::string* decoded, std::size_t& at) {
+    int quad[4];
+    std::size_t have = 0;
+    std::size_t pads = 0;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        const auto c = static_cast<unsigned char>(in[i]);
+        if (c == '\r' || c == '\n') continue;
+        if (pads > 0) {
+            // After padding only more padding completing the quantum may follow.
+            if (c != '=' || have + pads >= 4) {
+                at = i;
+                return false;
+            }
+            ++pads;
+            continue;
+        }
+        if (c == '=') {
+            if (have < 2) {
+                at = i;
+                return false;
+            }
+            pads = 1;
+            continue;
+        }
+        const int v = b64_value(c);
+        if (v < 0) {
+            at = i;
+            return false;
+        }
+        quad[have++] = v;
+        if (have == 4) {
+            if (decoded != nullptr) {
+                const unsigned w = (static_cast<unsigned>(quad[0]) << 18) |
+                                   (static_cast<unsigned>(quad[1]) << 12) |
+                                   (static_cast<unsigned>(quad[2]) << 6) |
+                                   static_cast<unsigned>(quad[3]);
+                *decoded += static_cast<char>((w >> 16) & 0xFF);
+                *decoded += static_cast<char>((w >> 8) & 0xFF);
+                *decoded += static_cast<char>(w & 0xFF);
+            }
+            have = 0;
+        }
+    }
+    if (pads > 0) {
+        if (have + pads != 4) {
+            at = in.size();
+            return false;
+        }
+        if (decoded != nullptr) {
+            const unsigned w = (static_cast<unsigned>(quad[0]) << 18) |
+                               (static_cast<unsigned>(quad[1]) << 12) |
+                               (have == 3 ? static_cast<unsigned>(quad[2]) << 6 : 0u);
+            *decoded += static_cast<char>((w >> 16) & 0xFF);
+            if (have == 3) *decoded += static_cast<char>((w >> 8) & 0xFF);
+        }
+        return true;
+    }
+    if (have != 0) {
+        at = in.size();
+        return false;
+    }
+    return true;
+}
+
+void append_base64(std::string& out, std::string_view data) {
+    static const char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    out.reserve(out.size() + (data.size() + 2) / 3 * 4);
+    std::size_t i = 0;
+    for (; i + 3 <= data.size(); i += 3) {
+        const unsigned w = (static_cast<unsigned char>(data[i]) << 16) |
+                           (static_cast<unsigned char>(data[i + 1]) << 8) |
+                           static_cast<unsigned char>(data[i + 2]);
+        out += alphabet[(w >> 18) & 63];
+        out += alphabet[(w >> 12) & 63];
+        out += alphabet[(w >> 6) & 63];
+        out += alphabet[w & 63];
+    }
+    if (i < data.size()) {
+        unsigned w = static_cast<unsigned char>(data[i]) << 16;
+        if (i + 1 < data.size()) w |= static_cast<unsigned char>(data[i + 1]) << 8;
+        out += alphabet[(w >> 18) & 63];
+        out += alphabet[(w >> 12) & 63];
+        out += i + 1 < data.size() ? alphabet[(w >> 6) & 63] : '=';
+        out += '=';
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// The converter
+
+void BlobConverter::sorted_members(const JsonTree& t, std::size_t obj,
+                                   std::vector<std::size_t>& keys) const {
+    keys.clear();
+    const std::size_t end = t.next(obj);
+    for (std::size_t k = obj + 1; k < end; k = t.next(k + 1))
+        keys.push_back(k);
+    // Go's map: one entry per key, the last value winning, keys in byte order.
+    std::stable_sort(keys.begin(), keys.end(),
+                     [&](std::size_t a, std::size_t b) { return t.text(a) < t.text(b); });
+    std::size_t w = 0;
+    for (std::size_t r = 0; r < keys.size(); ++r) {
+        if (r + 1 < keys.size() && t.text(keys[r]) == t.text(keys[r + 1])) continue;
+        keys[w++] = keys[r];
+    }
+    keys.resize(w);
+}
+
+void BlobConverter::write_value(const JsonTree& t, std::size_t i, std::string& out) {
+    const JsonTree::Node& n = t.at(i);
+    switch (n.type) {
+    case JsonTree::Type::null:
+        out += "null";
+        return;
+    case JsonTree::Type::boolean_false:
+        out += "false";
+        return;
+    case JsonTree::Type::boolean_true:
+        out += "true";
+        return;
+    case JsonTree::Type::number:
+        out += t.text(n);
+        return;
+    case JsonTree::Type::string:
+        append_go_string(out, t.text(n));
+        return;
+    case JsonTree::Type::array: {
+        out += '[';
+        const std::size_t end = t.next(i);
+        bool first = true;
+        for (std::size_t k = i + 1; k < end; k = t.next(k)) {
+            if (!first) out += ',';
+            first = false;
+            write_value(t, k, out);
+        }
+        out += ']';
+        return;
+    }
+    case JsonTree::Type::object: {
+        // One scratch list per depth; deeper levels may grow member_scratch_, so the list is
+        // looked up by index after every recursive call.
+        const std::size_t d = depth_;
+        if (member_scratch_.size() <= d) member_scratch_.resize(d + 1);
+        sorted_members(t, i, member_scratch_[d]);
+        ++depth_;
+        out += '{';
+        for (std::size_t m = 0; m < member_scratch_[d].size(); ++m) {
+            const std::size_t key = member_scratch_[d][m];
+            if (m > 0) out += ',';
+            append_go_string(out, t.text(key));
+            out += ':';
+            write_value(t, key + 1, out);
+        }
+        --depth_;
+        out += '}';
+        return;
+    }
+    }
+}
+
+namespace {
+
+// Decoding a normalised blob into opm's structs: encoding/json's rules for the field types
+// those structs use.
+class Decoder {
+public:
+    Decoder(const JsonTree& t, std::string schema, BlobError& err)
+        : t_(t), schema_(std::move(schema)), err_(err) {}
+
+    struct Fail {};
+
+    const JsonTree& tree() const { return t_; }
+
+    [[noreturn]] void fail(std::size_t node, std::string msg) {
+        err_.message = std::move(msg);
+        err_.path = path_;
+        err_.line = t_.at(node).line;
+        err_.column = t_.at(node).column;
+        throw Fail{};
+    }
+
+    [[noreturn]] void type_error(std::size_t node, std::string_view field, const char* want) {
+        fail(node, schema_ + " field \"" + std::string(field) + "\" must be " + want + ", not " +
+                       kind_word(t_.at(node).type));
+    }
+
+    // For each field name (lower-case), the value node the struct field ends up with, npos when
+    // none. Go decodes the map opm re-encoded: keys in byte order, one per key (the last of
+    // repeated keys), each filling the field it matches; so the winner is the greatest matching
+    // key, and of equal keys the last one.
+    static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+    template <std::size_t N>
+    std::array<std::size_t, N> fields(std::size_t obj,
+                                      const std::array<std::string_view, N>& names) {
+        std::array<std::size_t, N> got;
+        got.fill(npos);
+        const std::size_t end = t_.next(obj);
+        for (std::size_t k = obj + 1; k < end; k = t_.next(k + 1)) {
+            const std::string_view key = t_.text(k);
+            for (std::size_t f = 0; f < N; ++f) {
+                if (!matches_field(key, names[f])) continue;
+                if (got[f] == npos || t_.text(got[f] - 1) <= key) got[f] = k + 1;
+            }
+        }
+        return got;
+    }
+
+    void push(std::string key) { path_.push_back({std::move(key), -1}); }
+    void push(std::int64_t index) { path_.push_back({{}, index}); }
+    void pop() { path_.pop_back(); }
+
+    // A string field: absent or null gives "".
+    std::string_view str(std::size_t node, std::string_view field) {
+        if (node == npos) return {};
+        const auto type = t_.at(node).type;
+        if (type == JsonTree::Type::null) return {};
+        if (type != JsonTree::Type::string) {
+            push(std::string(field));
+            type_error(node, field, "a string");
+        }
+        return t_.text(node);
+    }
+
+    // A list field: its element nodes; `present` tells null/absent (nil) from [].
+    std::vector<std::size_t> list(std::size_t node, std::string_view field, bool& present) {
+        std::vector<std::size_t> out;
+        present = false;
+        if (node == npos || t_.at(node).type == JsonTree::Type::null) return out;
+        if (t_.at(node).type != JsonTree::Type::array) {
+            push(std::string(field));
+            type_error(node, field, "a list");
+        }
+        present = true;
+        const std::size_t end = t_.next(node);
+        for (std::size_t k = node + 1; k < end; k = t_.next(k))
+            out.push_back(k);
+        return out;
+    }
+
+    // An element that must decode into a struct: an object, or null (the zero struct).
+    bool object_or_null(std::size_t node, std::string_view field) {
+        const auto type = t_.at(node).type;
+        if (type == JsonTree::Type::null) return false;
+        if (type != JsonTree::Type::object) type_error(node, field, "an object");
+        return true;
+    }
+
+    const std::string& schema() const { return schema_; }
+
+private:
+    const JsonTree& t_;
+    std::string schema_;
+    BlobError& err_;
+    Path path_;
+};
+
+// opm reads every olm.bundle.object of a bundle it loads (declcfg readBundleObjects): the
+// value decodes into {data: base64 bytes} and the bytes must be JSON (starting with '{') or
+// YAML that converts to JSON. Only data that is not JSON is decoded in full.
+void check_bundle_object(Decoder& d, std::size_t value) {
+    const JsonTree& t = d.tree();
+    if (value == Decoder::npos || t.at(value).type == JsonTree::Type::null) return;
+    d.push("value");
+    if (t.at(value).type != JsonTree::Type::object)
+        d.fail(value, std::string("olm.bundle.object value must be an object with base64 "
+                                  "\"data\", not ") +
+                          kind_word(t.at(value).type));
+    static const std::array<std::string_view, 1> names = {"data"};
+    const std::size_t data = d.fields(value, names)[0];
+    if (data == Decoder::npos || t.at(data).type == JsonTree::Type::null) {
+        d.pop();
+        return;
+    }
+    d.push("data");
+    if (t.at(data).type != JsonTree::Type::string)
+        d.fail(data, std::string("olm.bundle.object data must be a base64 string, not ") +
+                         kind_word(t.at(data).type));
+    const std::string_view b64 = t.text(data);
+    std::size_t at = 0;
+    if (!decode_base64(b64, nullptr, at))
+        d.fail(data, "olm.bundle.object data is not valid base64 (illegal data at byte " +
+                         std::to_string(at) + ")");
+    // Decode just enough to see how the document starts.
+    std::string head;
+    std::size_t cut = 0, seen = 0;
+    while (cut < b64.size() && seen < 64) {
+        if (b64[cut] != '\r' && b64[cut] != '\n') ++seen;
+        ++cut;
+    }
+    while (cut < b64.size() && seen % 4 != 0) {
+        if (b64[cut] != '\r' && b64[cut] != '\n') ++seen;
+        ++cut;
+    }
+    decode_base64(b64.substr(0, cut), &head, at);
+    if (cut < b64.size() && head.find_first_not_of(" \t\r\n\v\f") == std::string::npos)
+        head.clear(); // all white space so far: decode everything below
+    if (!is_json_space_prefix_brace(head)) {
+        std::string bytes;
+        decode_base64(b64, &bytes, at);
+        if (!is_json_space_prefix_brace(bytes)) {
+            auto docs = io::parse_yaml(bytes, "olm.bundle.object");
+            if (!docs.ok())
+                d.fail(data,
+                       "olm.bundle.object data is neither JSON nor YAML: " + docs.error().message);
+        }
+    }
+    d.pop();
+    d.pop();
+}
+
+void put_key(std::string& out, bool& first, std::string_view key) {
+    out += first ? "{\"" : ",\"";
+    first = false;
+    out += key;
+    out += "\":";
+}
+
+void put_str(std::string& out, bool& first, std::string_view key, std::string_view value) {
+    put_key(out, first, key);
+    append_go_string(out, value);
+}
+
+} // namespace
+
+bool BlobConverter::convert(const JsonTree& t, std::string& out, BlobInfo& info, BlobError& err) {
+    err = {};
+    if (t.size() == 0 || t.at(0).type != JsonTree::Type::object) {
+        err.message = std::string("a catalog blob must be an object, not ") +
+                      (t.size() == 0 ? "nothing" : kind_word(t.at(0).type));
+        if (t.size() > 0) {
+            err.line = t.at(0).line;
+            err.column = t.at(0).column;
+        }
+        return false;
+    }
+    const std::size_t before = out.size();
+    try {
+        Decoder d(t, {}, err);
+        // Meta: top-level keys differing only in case are an error; schema, package and name
+        // (matched ignoring case) must be strings when present.
+        {
+            // Two distinct keys that fold to the same: compared pairwise (a blob has few
+            // top-level keys); the long forms of s and k need the full fold.
+            const std::size_t end = t.next(0);
+            auto ascii_fold_equal = [](std::string_view a, std::string_view b) {
+                if (a.size() != b.size()) return false;
+                for (std::size_t i = 0; i < a.size(); ++i) {
+                    char x = a[i], y = b[i];
+                    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+                    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+                    if (x != y) return false;
+                }
+                return true;
+            };
+            auto long_form = [](std::string_view k) {
+                return k.find('\xC5') != std::string_view::npos ||
+                       k.find('\xE2') != std::string_view::npos;
+            };
+            for (std::size_t i = 1; i < end; i = t.next(i + 1)) {
+                const std::string_view a = t.text(i);
+                for (std::size_t j = t.next(i + 1); j < end; j = t.next(j + 1)) {
+                    const std::string_view b = t.text(j);
+                    if (a == b) continue; // the same key twice: the map keeps the last
+                    const bool same = (long_form(a) || long_form(b)) ? fold_key(a) == fold_key(b)
+                                                                     : ascii_fold_equal(a, b);
+                    if (!same) continue;
+                    d.push(std::string(b));
+                    d.fail(j, "keys \"" + std::string(a) + "\" and \"" + std::string(b) +
+                                  "\" differ only in case (opm matches them as the same key)");
+                }
+            }
+        }
+        // A properties list: [{"type": ..., "value": <raw>}], elements in order, or for a
+        // bundle with olm.bundle.object and olm.csv.metadata moved after the others.
+        auto write_properties = [&](Decoder& pd, std::size_t node, bool& first, bool bundle) {
+            bool present = false;
+            const auto props = pd.list(node, "properties", present);
+            if (props.empty()) return;
+            pd.push("properties");
+            struct Prop {
+                std::string_view type;
+                std::size_t value; // node, or npos for null
+                bool object;
+            };
+            std::vector<Prop> list;
+            list.reserve(props.size());
+            for (std::size_t p = 0; p < props.size(); ++p) {
+                pd.push(static_cast<std::int64_t>(p));
+                static const std::array<std::string_view, 2> pnames = {"type", "value"};
+                std::array<std::size_t, 2> fp;
+                fp.fill(Decoder::npos);
+                if (pd.object_or_null(props[p], "properties[]")) fp = pd.fields(props[p], pnames);
+                const std::string_view type = pd.str(fp[0], "type");
+                const bool object = type == "olm.bundle.object" || type == "olm.csv.metadata";
+                if (bundle && type == "olm.bundle.object") check_bundle_object(pd, fp[1]);
+                list.push_back({type, fp[1], object});
+                pd.pop();
+            }
+            pd.pop();
+            if (bundle)
+                std::stable_partition(list.begin(), list.end(),
+                                      [](const Prop& p) { return !p.object; });
+            put_key(out, first, "properties");
+            out += '[';
+            for (std::size_t p = 0; p < list.size(); ++p) {
+                if (p > 0) out += ',';
+                out += "{\"type\":";
+                append_go_string(out, list[p].type);
+                out += ",\"value\":";
+                if (list[p].value == Decoder::npos) {
+                    out += "null";
+                } else {
+                    depth_ = 0;
+                    write_value(t, list[p].value, out);
+                }
+                out += '}';
+            }
+            out += ']';
+        };
+        std::string meta[3];
+        static const std::array<std::string_view, 3> meta_names = {"schema", "package", "name"};
+        const auto mf = d.fields(0, meta_names);
+        for (std::size_t m = 0; m < 3; ++m) {
+            if (mf[m] == Decoder::npos) continue;
+            if (t.at(mf[m]).type != JsonTree::Type::string) {
+                const std::string key(t.text(mf[m] - 1));
+                d.push(key);
+                d.fail(mf[m],
+                       "\"" + key + "\" must be a string, not " + kind_word(t.at(mf[m]).type));
+            }
+            meta[m] = std::string(t.text(mf[m]));
+        }
+        const std::string& schema = meta[0];
+        if (schema.empty()) {
+            err.message = "blob has no \"schema\"";
+            err.line = t.at(0).line;
+            err.column = t.at(0).column;
+            return false;
+        }
+        info.schema = schema;
+        Decoder td(t, schema, err);
+        if (schema == "olm.package") {
+            info.kind = BlobKind::package;
+            static const std::array<std::string_view, 6> names = {
+                "schema", "name", "defaultchannel", "icon", "description", "properties"};
+            const auto f = td.fields(0, names);
+            bool first = true;
+            put_str(out, first, "schema", td.str(f[0], "schema"));
+            const std::string_view name = td.str(f[1], "name");
+            put_str(out, first, "name", name);
+            put_str(out, first, "defaultChannel", td.str(f[2], "defaultChannel"));
+            if (f[3] != Decoder::npos && t.at(f[3]).type != JsonTree::Type::null) {
+                td.push("icon");
+                if (t.at(f[3]).type != JsonTree::Type::object)
+                    td.type_error(f[3], "icon", "an object");
+                static const std::array<std::string_view, 2> inames = {"base64data", "mediatype"};
+                const auto fi = td.fields(f[3], inames);
+                put_key(out, first, "icon");
+                out += "{\"base64data\":";
+                if (fi[0] == Decoder::npos || t.at(fi[0]).type == JsonTree::Type::null) {
+                    out += "null";
+                } else {
+                    const std::string_view b64 = td.str(fi[0], "base64data");
+                    std::string bytes;
+                    std::size_t at = 0;
+                    if (!decode_base64(b64, &bytes, at)) {
+                        td.push("base64data");
+                        td.fail(fi[0], "olm.package field \"icon.base64data\" is not valid base64 "
+                                       "(illegal data at byte " +
+                                           std::to_string(at) + ")");
+                    }
+                    out += '"';
+                    append_base64(out, bytes);
+                    out += '"';
+                }
+                out += ",\"mediatype\":";
+                append_go_string(out, td.str(fi[1], "mediatype"));
+                out += '}';
+                td.pop();
+            }
+            const std::string_view desc = td.str(f[4], "description");
+            if (!desc.empty()) put_str(out, first, "description", desc);
+            write_properties(td, f[5], first, false);
+            out += '}';
+            info.package = std::string(name);
+            info.name = std::string(name);
+        } else if (schema == "olm.channel") {
+            info.kind = BlobKind::channel;
+            static const std::array<std::string_view, 5> names = {"schema", "name", "package",
+                                                                  "entries", "properties"};
+            const auto f = td.fields(0, names);
+            bool first = true;
+            put_str(out, first, "schema", td.str(f[0], "schema"));
+            const std::string_view name = td.str(f[1], "name");
+            const std::string_view pkg = td.str(f[2], "package");
+            put_str(out, first, "name", name);
+            put_str(out, first, "package", pkg);
+            put_key(out, first, "entries");
+            bool present = false;
+            const auto entries = td.list(f[3], "entries", present);
+            if (!present) {
+                out += "null";
+            } else {
+                td.push("entries");
+                out += '[';
+                for (std::size_t e = 0; e < entries.size(); ++e) {
+                    if (e > 0) out += ',';
+                    td.push(static_cast<std::int64_t>(e));
+                    static const std::array<std::string_view, 4> enames = {"name", "replaces",
+                                                                           "skips", "skiprange"};
+                    std::array<std::size_t, 4> fe;
+                    fe.fill(Decoder::npos);
+                    if (td.object_or_null(entries[e], "entries[]"))
+                        fe = td.fields(entries[e], enames);
+                    bool efirst = true;
+                    put_str(out, efirst, "name", td.str(fe[0], "name"));
+                    const std::string_view rep = td.str(fe[1], "replaces");
+                    if (!rep.empty()) put_str(out, efirst, "replaces", rep);
+                    bool skips_present = false;
+                    const auto skips = td.list(fe[2], "skips", skips_present);
+                    if (!skips.empty()) {
+                        td.push("skips");
+                        put_key(out, efirst, "skips");
+                        out += '[';
+                        for (std::size_t s = 0; s < skips.size(); ++s) {
+                            if (s > 0) out += ',';
+                            td.push(static_cast<std::int64_t>(s));
+                            append_go_string(out, td.str(skips[s], "skips[]"));
+                            td.pop();
+                        }
+                        out += ']';
+                        td.pop();
+                    }
+                    const std::string_view range = td.str(fe[3], "skipRange");
+                    if (!range.empty()) put_str(out, efirst, "skipRange", range);
+                    out += '}';
+                    td.pop();
+                }
+                out += ']';
+                td.pop();
+            }
+            write_properties(td, f[4], first, false);
+            out += '}';
+            info.package = std::string(pkg);
+            info.name = std::string(name);
+        } else if (schema == "olm.bundle") {
+            info.kind = BlobKind::bundle;
+            static const std::array<std::string_view, 6> names = {
+                "schema", "name", "package", "image", "properties", "relatedimages"};
+            const auto f = td.fields(0, names);
+            bool first = true;
+            put_str(out, first, "schema", td.str(f[0], "schema"));
+            const std::string_view name = td.str(f[1], "name");
+            const std::string_view pkg = td.str(f[2], "package");
+            if (!name.empty()) put_str(out, first, "name", name);
+            if (!pkg.empty()) put_str(out, first, "package", pkg);
+            put_str(out, first, "image", td.str(f[3], "image"));
+            write_properties(td, f[4], first, true);
+            bool present = false;
+            const auto images = td.list(f[5], "relatedImages", present);
+            if (!images.empty()) {
+                td.push("relatedImages");
+                struct Image {
+                    std::string_view name, image;
+                };
+                std::vector<Image> list;
+                list.reserve(images.size());
+                for (std::size_t r = 0; r < images.size(); ++r) {
+                    td.push(static_cast<std::int64_t>(r));
+                    static const std::array<std::string_view, 2> rnames = {"name", "image"};
+                    std::array<std::size_t, 2> fr;
+                    fr.fill(Decoder::npos);
+                    if (td.object_or_null(images[r], "relatedImages[]"))
+                        fr = td.fields(images[r], rnames);
+                    list.push_back({td.str(fr[0], "name"), td.str(fr[1], "image")});
+                    td.pop();
+                }
+                td.pop();
+                go_sort_slice(list,
+                              [](const Image& a, const Image& b) { return a.image < b.image; });
+                put_key(out, first, "relatedImages");
+                out += '[';
+                for (std::size_t r = 0; r < list.size(); ++r) {
+                    if (r > 0) out += ',';
+                    bool rfirst = true;
+                    put_str(out, rfirst, "name", list[r].name);
+                    put_str(out, rfirst, "image", list[r].image);
+                    out += '}';
+                }
+                out += ']';
+            }
+            out += '}';
+            info.package = std::string(pkg);
+            info.name = std::string(name);
+        } else if (schema == "olm.deprecations") {
+            info.kind = BlobKind::deprecation;
+            static const std::array<std::string_view, 3> names = {"schema", "package", "entries"};
+            const auto f = td.fields(0, names);
+            bool first = true;
+            put_str(out, first, "schema", td.str(f[0], "schema"));
+            const std::string_view pkg = td.str(f[1], "package");
+            put_str(out, first, "package", pkg);
+            put_key(out, first, "entries");
+            bool present = false;
+            const auto entries = td.list(f[2], "entries", present);
+            if (!present) {
+                out += "null";
+            } else {
+                td.push("entries");
+                out += '[';
+                for (std::size_t e = 0; e < entries.size(); ++e) {
+                    if (e > 0) out += ',';
+                    td.push(static_cast<std::int64_t>(e));
+                    static const std::array<std::string_view, 2> enames = {"reference", "message"};
+                    std::array<std::size_t, 2> fe;
+                    fe.fill(Decoder::npos);
+                    if (td.object_or_null(entries[e], "entries[]"))
+                        fe = td.fields(entries[e], enames);
+                    std::string_view ref_schema, ref_name;
+                    if (fe[0] != Decoder::npos) {
+                        td.push("reference");
+                        if (td.object_or_null(fe[0], "reference")) {
+                            static const std::array<std::string_view, 2> rnames = {"schema",
+                                                                                   "name"};
+                            const auto fr = td.fields(fe[0], rnames);
+                            ref_schema = td.str(fr[0], "schema");
+                            ref_name = td.str(fr[1], "name");
+                        }
+                        td.pop();
+                    }
+                    out += "{\"reference\":";
+                    bool rfirst = true;
+                    put_str(out, rfirst, "schema", ref_schema);
+                    if (!ref_name.empty()) put_str(out, rfirst, "name", ref_name);
+                    out += "},\"message\":";
+                    append_go_string(out, td.str(fe[1], "message"));
+                    out += '}';
+                    td.pop();
+                }
+                out += ']';
+                td.pop();
+            }
+            out += '}';
+            info.package = std::string(pkg);
+        } else {
+            info.kind = BlobKind::other;
+            info.package = meta[1];
+            info.name = meta[2];
+            depth_ = 0;
+            write_value(t, 0, out);
+        }
+    } catch (const Decoder::Fail&) {
+        out.resize(before);
+        return false;
+    }
+    return true;
+}
+
+} // namespace kpkg::catalog::detail
