@@ -356,7 +356,8 @@ TEST(Resolve, SolutionOnlyFarDownACandidateList) {
         .bundle("a", "a.v1", "1.0.0", {"req:g/v/X", "gvk:g/v/Z"});
     // Twenty providers of X, all preferred to the last one (names sort before "p99").
     for (int i = 10; i < 30; ++i) {
-        std::string p = "p" + std::to_string(i);
+        std::string p = std::to_string(i);
+        p.insert(p.begin(), 'p');
         c.package(p, "s").channel(p, "s", {p + ".v1"});
         c.bundle(p, p + ".v1", "1.0.0", {"gvk:g/v/X", "req:g/v/Y"});
     }
