@@ -30,6 +30,8 @@
 #include <string>
 #include <vector>
 
+#include "measure.hpp"
+
 #include "kpkg/catalog/load.hpp"
 
 namespace fs = std::filesystem;
@@ -61,20 +63,18 @@ Run in_child(F fn) {
 
 // `kpkg ARGS` with stdout to /dev/null and the given environment additions.
 Run spawn(const std::vector<std::string>& args, const std::vector<std::string>& env) {
-    return in_child([&] {
+    auto m = bench::run_measured(KPKG_BENCH_KPKG, args, [&] {
         int devnull = open("/dev/null", O_WRONLY);
         dup2(devnull, 1);
         dup2(devnull, 2);
         for (const auto& e : env)
             putenv(const_cast<char*>(e.c_str()));
-        std::vector<char*> argv;
-        argv.push_back(const_cast<char*>("kpkg"));
-        for (const auto& a : args)
-            argv.push_back(const_cast<char*>(a.c_str()));
-        argv.push_back(nullptr);
-        execv(KPKG_BENCH_KPKG, argv.data());
-        return 127;
     });
+    Run r;
+    r.seconds = m.seconds;
+    r.max_rss_kb = m.max_rss_kb;
+    r.status = m.status;
+    return r;
 }
 
 double median(std::vector<double> v) {

@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "measure.hpp"
+
 #include "kpkg/catalog/render.hpp"
 
 namespace fs = std::filesystem;
@@ -79,17 +81,18 @@ double median_of(std::vector<double> v) {
 }
 
 Run kpkg_render(const fs::path& cat, bool yaml) {
-    return in_child([&] {
+    std::vector<std::string> args;
+    if (yaml) args = {"-o", "yaml"};
+    args.insert(args.end(), {"catalog", "render", cat.string()});
+    auto m = bench::run_measured(KPKG_BENCH_KPKG, args, [] {
         const int devnull = open("/dev/null", O_WRONLY);
         dup2(devnull, 1);
-        if (yaml)
-            execl(KPKG_BENCH_KPKG, "kpkg", "-o", "yaml", "catalog", "render", cat.c_str(),
-                  static_cast<char*>(nullptr));
-        else
-            execl(KPKG_BENCH_KPKG, "kpkg", "catalog", "render", cat.c_str(),
-                  static_cast<char*>(nullptr));
-        return 127;
     });
+    Run r;
+    r.seconds = m.seconds;
+    r.max_rss_kb = m.max_rss_kb;
+    r.status = m.status;
+    return r;
 }
 
 // In a child: prepare, write JSON, write YAML; the three times go back through a pipe.

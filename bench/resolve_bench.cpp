@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "measure.hpp"
+
 #include "kpkg/catalog/load.hpp"
 #include "kpkg/resolve/resolve.hpp"
 
@@ -56,27 +58,16 @@ Stats stats(std::vector<Run> v) {
 
 // Runs kpkg with args and KPKG_CACHE_DIR=cache, stdout and stderr to /dev/null.
 Run run_kpkg(const std::vector<std::string>& args, const fs::path& cache) {
-    auto t0 = clk::now();
-    pid_t pid = fork();
-    if (pid == 0) {
+    auto m = bench::run_measured(KPKG_BENCH_KPKG, args, [&] {
         int devnull = open("/dev/null", O_WRONLY);
         dup2(devnull, 1);
         dup2(devnull, 2);
         setenv("KPKG_CACHE_DIR", cache.c_str(), 1);
-        std::vector<char*> argv{const_cast<char*>("kpkg")};
-        for (const auto& a : args)
-            argv.push_back(const_cast<char*>(a.c_str()));
-        argv.push_back(nullptr);
-        execv(KPKG_BENCH_KPKG, argv.data());
-        _exit(127);
-    }
-    int status = 0;
-    rusage ru{};
-    wait4(pid, &status, 0, &ru);
+    });
     Run r;
-    r.seconds = std::chrono::duration<double>(clk::now() - t0).count();
-    r.max_rss_kb = ru.ru_maxrss;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    r.seconds = m.seconds;
+    r.max_rss_kb = m.max_rss_kb;
+    r.exit_code = WIFEXITED(m.status) ? WEXITSTATUS(m.status) : 128;
     return r;
 }
 
@@ -177,7 +168,7 @@ int main(int argc, char** argv) {
         req.subscriptions.push_back(kpkg::resolve::parse_subscription(pkg).take());
         double t = in_process(runs, [&] { (void)kpkg::resolve::resolve(cats, req); });
         auto res = kpkg::resolve::resolve(cats, req);
-        std::printf("%-58s %9.2f  (%zu bundles selected)\n",
+        std::printf("%-58s %9.2f  (selected: %zu)\n",
                     ("resolve " + std::string(pkg) + " (" + name + ")").c_str(), t * 1000,
                     res ? res->selected.size() : 0);
     };
