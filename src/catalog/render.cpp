@@ -12,8 +12,8 @@
 // - otherwise it is YAML, split into documents at lines that start with "---" (the rest of such
 //   a line may only be white space or a comment; anything else is an error), each document read
 //   by sigs.k8s.io/yaml (gopkg.in/yaml.v2 typing) and converted to JSON.
-// Documents with nothing but white space and comments are skipped here; opm reports them as
-// blobs without a schema.
+// A document with nothing but white space and comments is an error, as in opm, which reads it
+// as a blob without a schema (and as kpkg's catalog loader reports it).
 #include "kpkg/catalog/render.hpp"
 
 #include <fcntl.h>
@@ -269,7 +269,11 @@ Result<void> yaml_document(std::string_view text, const DocSpan& d, int index,
         e.pos = shift(e.pos);
         return fail(std::move(e));
     }
-    if (parsed->empty()) return {}; // only white space and comments
+    if (parsed->empty())
+        return fail(Error::invalid("document holds only comments or blank lines; opm reads it as "
+                                   "a blob without \"schema\" (put comments after the \"---\" "
+                                   "line of a document)",
+                                   pos_at(file, d.line, 1, index)));
     // gopkg.in/yaml.v2 reads only the first document of what it is given.
     io::Node& root = parsed->front().root;
     KPKG_TRY(resolve_merges(root, file, index, d.line));

@@ -203,10 +203,29 @@ TEST(CatalogRender, IndexIgnoreSelectsTheSameFilesAsLoad) {
 
 TEST(CatalogRender, DocumentSeparatorWithCommentAndEmptyDocuments) {
     TempDir t;
-    t.write("c/x.yaml", "# leading comment only\n--- # a comment\nschema: olm.package\nname: p\n"
-                        "---\n\n---\n");
+    t.write("c/x.yaml", "---\n--- # a comment\n# fine here\nschema: olm.package\nname: p\n"
+                        "---\n---\n");
     EXPECT_EQ(render_json(t / "c"), "{\n    \"schema\": \"olm.package\",\n    \"name\": \"p\",\n   "
                                     " \"defaultChannel\": \"\"\n}\n");
+}
+
+// opm reads a document of only comments or blank lines as a blob without schema and fails; so
+// do render and the catalog loader, with the same message at the document's first line.
+TEST(CatalogRender, DocumentOfOnlyCommentsOrBlankLinesIsAnError) {
+    TempDir t;
+    t.write("a/x.yaml", "# leading comment only\n--- # a comment\nschema: olm.package\nname: p\n");
+    t.write("b/x.yaml", "schema: olm.package\nname: p\n---\n\n---\nschema: olm.package\nname: q\n");
+    for (const auto& [dir, line] : {std::pair{"a", 1}, std::pair{"b", 4}}) {
+        auto r = run_kpkg({"catalog", "render", (t / dir).string()});
+        EXPECT_EQ(r.exit_code, 3) << dir;
+        EXPECT_EQ(r.out, "") << dir;
+        const std::string at =
+            "x.yaml:" + std::to_string(line) + ":1: document holds only comments";
+        EXPECT_NE(r.err.find(at), std::string::npos) << dir << ": " << r.err;
+        auto v = run_kpkg({"catalog", "validate", (t / dir).string()});
+        EXPECT_EQ(v.exit_code, 3) << dir;
+        EXPECT_NE(v.out.find(at), std::string::npos) << dir << ": " << v.out;
+    }
 }
 
 TEST(CatalogRender, StandardInput) {
