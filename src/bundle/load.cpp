@@ -630,7 +630,8 @@ private:
         };
         an.package = label(label_package);
         an.default_channel = label(label_default_channel);
-        for (auto part : text::split(label(label_channels), ',')) {
+        const std::string channels = label(label_channels); // the views below point into it
+        for (auto part : text::split(channels, ',')) {
             auto name = text::trim(part);
             if (!name.empty()) an.channels.emplace_back(name);
         }
