@@ -1545,8 +1545,8 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
         const std::string p = KPKG_TRY(cr.str(field(names, "plural"), "spec.names.plural"));
         for (const io::Node& v : *KPKG_TRY(cr.list(field(cspec, "versions"), "spec.versions"))) {
             KPKG_TRY(cr.object_or_null(&v, "spec.versions[]"));
-            provided_apis.insert(
-                {g, KPKG_TRY(cr.str(field(&v, "name"), "spec.versions[].name")), k, p});
+            std::string name = KPKG_TRY(cr.str(field(&v, "name"), "spec.versions[].name"));
+            provided_apis.insert({g, std::move(name), k, p});
         }
         if (ver == "v1beta1") {
             const std::string single = KPKG_TRY(cr.str(field(cspec, "version"), "spec.version"));
@@ -1559,10 +1559,12 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
     KPKG_TRY(rd.object_or_null(crddefs, "spec.customresourcedefinitions"));
     for (const io::Node& a :
          *KPKG_TRY(rd.list(field(apisvc, "owned"), "spec.apiservicedefinitions.owned"))) {
-        provided_apis.insert({KPKG_TRY(rd.str(field(&a, "group"), "apiservice group")),
-                              KPKG_TRY(rd.str(field(&a, "version"), "apiservice version")),
-                              KPKG_TRY(rd.str(field(&a, "kind"), "apiservice kind")),
-                              KPKG_TRY(rd.str(field(&a, "name"), "apiservice name"))});
+        std::string group = KPKG_TRY(rd.str(field(&a, "group"), "apiservice group"));
+        std::string version = KPKG_TRY(rd.str(field(&a, "version"), "apiservice version"));
+        std::string kind = KPKG_TRY(rd.str(field(&a, "kind"), "apiservice kind"));
+        std::string plural = KPKG_TRY(rd.str(field(&a, "name"), "apiservice name"));
+        provided_apis.insert(
+            {std::move(group), std::move(version), std::move(kind), std::move(plural)});
     }
     // Every owned CRD must be among them (opm refuses the bundle otherwise).
     for (const io::Node& c :
@@ -1571,8 +1573,9 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
         const std::size_t dot = name.find('.');
         if (dot == std::string::npos)
             return invalid("owned CRD name \"" + name + "\" is not <plural>.<group>", rd.pos(&c));
-        ApiKey key{name.substr(dot + 1), KPKG_TRY(rd.str(field(&c, "version"), "version")),
-                   KPKG_TRY(rd.str(field(&c, "kind"), "kind")), name.substr(0, dot)};
+        std::string version = KPKG_TRY(rd.str(field(&c, "version"), "version"));
+        std::string kind = KPKG_TRY(rd.str(field(&c, "kind"), "kind"));
+        ApiKey key{name.substr(dot + 1), std::move(version), std::move(kind), name.substr(0, dot)};
         if (!provided_apis.count(key))
             return invalid("owned CRD " + name + " " + key.version + " (kind " + key.kind +
                                ") is not among the CRDs in manifests/; opm refuses to render it",
@@ -1587,14 +1590,17 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
         if (dot == std::string::npos)
             return invalid("required CRD name \"" + name + "\" is not <plural>.<group>",
                            rd.pos(&c));
-        required.insert({name.substr(dot + 1), KPKG_TRY(rd.str(field(&c, "kind"), "kind")),
-                         KPKG_TRY(rd.str(field(&c, "version"), "version"))});
+        std::string kind = KPKG_TRY(rd.str(field(&c, "kind"), "kind"));
+        std::string version = KPKG_TRY(rd.str(field(&c, "version"), "version"));
+        required.insert({name.substr(dot + 1), std::move(kind), std::move(version)});
     }
     for (const io::Node& a :
-         *KPKG_TRY(rd.list(field(apisvc, "required"), "spec.apiservicedefinitions.required")))
-        required.insert({KPKG_TRY(rd.str(field(&a, "group"), "apiservice group")),
-                         KPKG_TRY(rd.str(field(&a, "kind"), "apiservice kind")),
-                         KPKG_TRY(rd.str(field(&a, "version"), "apiservice version"))});
+         *KPKG_TRY(rd.list(field(apisvc, "required"), "spec.apiservicedefinitions.required"))) {
+        std::string group = KPKG_TRY(rd.str(field(&a, "group"), "apiservice group"));
+        std::string kind = KPKG_TRY(rd.str(field(&a, "kind"), "apiservice kind"));
+        std::string version = KPKG_TRY(rd.str(field(&a, "version"), "apiservice version"));
+        required.insert({std::move(group), std::move(kind), std::move(version)});
+    }
 
     // bundle.Properties as opm's parser leaves them: properties.yaml, then the derived ones
     // (annotations' package first, the CSV's olm.properties, one olm.gvk per provided API), each
@@ -1608,8 +1614,10 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
     };
     std::vector<Prop> bundle_props;
     const bool props_json = is_json_file(b.properties_file);
-    for (const auto& tv : b.properties)
-        bundle_props.push_back(make_prop(tv.type, KPKG_TRY(raw_value(tv, props_json))));
+    for (const auto& tv : b.properties) {
+        std::string raw = KPKG_TRY(raw_value(tv, props_json));
+        bundle_props.push_back(make_prop(tv.type, std::move(raw)));
+    }
     std::vector<Prop> derived;
     derived.push_back(make_prop("olm.package", package_value(package, version, release)));
     if (const std::string ann = annotation("olm.properties"); !ann.empty())
@@ -1646,17 +1654,17 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
         if (p.type == "olm.gvk") {
             io::Node v = KPKG_TRY(parse_value(p.raw, "olm.gvk property"));
             KPKG_TRY(pr.object_or_null(&v, "olm.gvk value"));
-            provided.insert({KPKG_TRY(pr.str(field(&v, "group"), "olm.gvk group")),
-                             KPKG_TRY(pr.str(field(&v, "kind"), "olm.gvk kind")),
-                             KPKG_TRY(pr.str(field(&v, "version"), "olm.gvk version"))});
+            std::string group = KPKG_TRY(pr.str(field(&v, "group"), "olm.gvk group"));
+            std::string kind = KPKG_TRY(pr.str(field(&v, "kind"), "olm.gvk kind"));
+            std::string version = KPKG_TRY(pr.str(field(&v, "version"), "olm.gvk version"));
+            provided.insert({std::move(group), std::move(kind), std::move(version)});
         } else if (p.type == "olm.package") {
             io::Node v = KPKG_TRY(parse_value(p.raw, "olm.package property"));
             KPKG_TRY(pr.object_or_null(&v, "olm.package value"));
-            package_prop =
-                make_prop("olm.package",
-                          package_value(KPKG_TRY(pr.str(field(&v, "packageName"), "packageName")),
-                                        KPKG_TRY(pr.str(field(&v, "version"), "version")),
-                                        KPKG_TRY(pr.str(field(&v, "release"), "release"))));
+            const std::string name = KPKG_TRY(pr.str(field(&v, "packageName"), "packageName"));
+            const std::string version = KPKG_TRY(pr.str(field(&v, "version"), "version"));
+            const std::string release = KPKG_TRY(pr.str(field(&v, "release"), "release"));
+            package_prop = make_prop("olm.package", package_value(name, version, release));
         } else {
             others.push_back(std::move(p));
         }
@@ -1667,9 +1675,10 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
         const io::Node* v = &tv.value;
         if (tv.type == "olm.gvk") {
             KPKG_TRY(dr.object_or_null(v, "value"));
-            required.insert({KPKG_TRY(dr.str(field(v, "group"), "group")),
-                             KPKG_TRY(dr.str(field(v, "kind"), "kind")),
-                             KPKG_TRY(dr.str(field(v, "version"), "version"))});
+            std::string group = KPKG_TRY(dr.str(field(v, "group"), "group"));
+            std::string kind = KPKG_TRY(dr.str(field(v, "kind"), "kind"));
+            std::string version = KPKG_TRY(dr.str(field(v, "version"), "version"));
+            required.insert({std::move(group), std::move(kind), std::move(version)});
         } else if (tv.type == "olm.package") {
             KPKG_TRY(dr.object_or_null(v, "value"));
             std::string pv = "{\"packageName\":";
@@ -1679,7 +1688,8 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
             pv += '}';
             package_required.push_back(make_prop("olm.package.required", std::move(pv)));
         } else {
-            others.push_back(make_prop(tv.type, KPKG_TRY(raw_value(tv, deps_json))));
+            std::string raw = KPKG_TRY(raw_value(tv, deps_json));
+            others.push_back(make_prop(tv.type, std::move(raw)));
         }
     }
     for (const auto& a : provided_apis)
@@ -1731,7 +1741,8 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
     });
     if (opts.csv_metadata) {
         CsvMetadataWriter w(rd);
-        props.push_back(make_prop("olm.csv.metadata", KPKG_TRY(w.build(csv))));
+        std::string metadata = KPKG_TRY(w.build(csv));
+        props.push_back(make_prop("olm.csv.metadata", std::move(metadata)));
     }
     // Bundle objects (and CSV metadata) last, keeping their order.
     std::stable_partition(props.begin(), props.end(), [](const Prop& p) {
@@ -1748,8 +1759,9 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
     const io::Node* ri = exact(spec, "relatedImages");
     for (const io::Node& r : *KPKG_TRY(rd.list(ri, "spec.relatedImages"))) {
         KPKG_TRY(rd.object_or_null(&r, "spec.relatedImages[]"));
-        RelatedImage img{KPKG_TRY(rd.str(field(&r, "name"), "spec.relatedImages[].name")),
-                         KPKG_TRY(rd.str(field(&r, "image"), "spec.relatedImages[].image"))};
+        std::string name = KPKG_TRY(rd.str(field(&r, "name"), "spec.relatedImages[].name"));
+        std::string image = KPKG_TRY(rd.str(field(&r, "image"), "spec.relatedImages[].image"));
+        RelatedImage img{std::move(name), std::move(image)};
         seen.insert(img.image);
         out.related_images.push_back(std::move(img));
     }

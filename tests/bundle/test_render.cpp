@@ -465,6 +465,50 @@ TEST(Render, RefusesValuesWithoutJsonForm) {
     EXPECT_NE(render_error(d).message.find("no JSON form"), std::string::npos);
 }
 
+// A field of the wrong type after others of the same value were read: an error naming it (and,
+// under the sanitizers, the strings read before it, longer than std::string keeps inline, do not
+// leak; see README "Building").
+TEST(Render, RefusesWrongTypeAfterOtherFieldsOfAValue) {
+    struct Case {
+        const char* file;
+        std::string text;
+        const char* want;
+    };
+    const std::vector<Case> cases = {
+        {"metadata/properties.yaml",
+         "properties:\n- type: olm.gvk\n  value: {group: widgets.example.com, kind: [K], version: "
+         "v1}\n",
+         "olm.gvk kind must be a string, not a list"},
+        {"metadata/properties.yaml",
+         "properties:\n- type: olm.package\n  value: {packageName: a-package-name-longer-than-sso, "
+         "version: {}}\n",
+         "version must be a string, not an object"},
+        {"metadata/dependencies.yaml",
+         "dependencies:\n- type: olm.gvk\n  value: {group: widgets.example.com, kind: "
+         "AVeryLongKindName, version: [1]}\n",
+         "version must be a string, not a list"},
+        {"manifests/csv.yaml",
+         csv_with("  version: 1.0.0\n  relatedImages:\n  - name: an-image-name-longer-than-sso\n   "
+                  " image: [x]\n"),
+         "spec.relatedImages[].image must be a string, not a list"},
+        {"manifests/csv.yaml",
+         csv_with("  version: 1.0.0\n  apiservicedefinitions:\n    owned:\n    - group: "
+                  "widgets.example.com\n"
+                  "      version: v1alpha1-long-version\n      kind: [K]\n      name: ks\n"),
+         "apiservice kind must be a string, not a list"},
+    };
+    for (const auto& c : cases) {
+        test::TempDir d;
+        d.write("manifests/csv.yaml", csv_with("  version: 1.0.0\n"));
+        d.write("metadata/annotations.yaml", kAnnotations);
+        d.write(c.file, c.text);
+        auto res = test::run_kpkg({"bundle", "render", d.path().string()});
+        EXPECT_EQ(res.exit_code, 3) << c.want << ": " << res.err;
+        EXPECT_TRUE(res.out.empty()) << c.want;
+        EXPECT_NE(res.err.find(c.want), std::string::npos) << res.err;
+    }
+}
+
 TEST(Render, ReleaseFromSubstitutesFor) {
     test::TempDir d;
     d.write("manifests/csv.yaml",
