@@ -39,11 +39,7 @@ using clk = std::chrono::steady_clock;
 
 namespace {
 
-struct Run {
-    double seconds = 0;
-    long max_rss_kb = 0;
-    int status = 0;
-};
+using Run = bench::Measured;
 
 // Runs fn in a child; its wall time (from fork to exit) and peak RSS.
 template <class F>
@@ -63,18 +59,13 @@ Run in_child(F fn) {
 
 // `kpkg ARGS` with stdout to /dev/null and the given environment additions.
 Run spawn(const std::vector<std::string>& args, const std::vector<std::string>& env) {
-    auto m = bench::run_measured(KPKG_BENCH_KPKG, args, [&] {
+    return bench::run_measured(KPKG_BENCH_KPKG, args, [&] {
         int devnull = open("/dev/null", O_WRONLY);
         dup2(devnull, 1);
         dup2(devnull, 2);
         for (const auto& e : env)
             putenv(const_cast<char*>(e.c_str()));
     });
-    Run r;
-    r.seconds = m.seconds;
-    r.max_rss_kb = m.max_rss_kb;
-    r.status = m.status;
-    return r;
 }
 
 double median(std::vector<double> v) {

@@ -36,11 +36,7 @@ using clk = std::chrono::steady_clock;
 
 namespace {
 
-struct Run {
-    double seconds = 0;
-    long max_rss_kb = 0;
-    int status = 0;
-};
+using Run = bench::Measured;
 
 // Runs fn in a child; returns its wall time and peak RSS.
 template <class F>
@@ -84,15 +80,10 @@ Run kpkg_render(const fs::path& cat, bool yaml) {
     std::vector<std::string> args;
     if (yaml) args = {"-o", "yaml"};
     args.insert(args.end(), {"catalog", "render", cat.string()});
-    auto m = bench::run_measured(KPKG_BENCH_KPKG, args, [] {
+    return bench::run_measured(KPKG_BENCH_KPKG, args, [] {
         const int devnull = open("/dev/null", O_WRONLY);
         dup2(devnull, 1);
     });
-    Run r;
-    r.seconds = m.seconds;
-    r.max_rss_kb = m.max_rss_kb;
-    r.status = m.status;
-    return r;
 }
 
 // In a child: prepare, write JSON, write YAML; the three times go back through a pipe.

@@ -35,16 +35,12 @@ double since(clk::time_point t0) {
     return std::chrono::duration<double>(clk::now() - t0).count();
 }
 
-struct Run {
-    double seconds = 0;
-    long max_rss_kb = 0;
-    int status = 0;
-};
+using Run = bench::Measured;
 
 // `kpkg catalog validate CATALOG` with stdout to /dev/null; wall time and peak RSS. With an
 // empty cache_dir the catalog cache is off (every run parses), otherwise it lives there.
 Run kpkg_validate(const fs::path& cat, const fs::path& cache_dir) {
-    auto m = bench::run_measured(KPKG_BENCH_KPKG, {"catalog", "validate", cat.string()}, [&] {
+    return bench::run_measured(KPKG_BENCH_KPKG, {"catalog", "validate", cat.string()}, [&] {
         if (cache_dir.empty()) {
             setenv("KPKG_NO_CACHE", "1", 1);
         } else {
@@ -54,7 +50,6 @@ Run kpkg_validate(const fs::path& cat, const fs::path& cache_dir) {
         int devnull = open("/dev/null", O_WRONLY);
         dup2(devnull, 1);
     });
-    return {m.seconds, m.max_rss_kb, m.status};
 }
 
 template <class T>

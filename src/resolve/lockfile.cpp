@@ -8,6 +8,7 @@
 #include "kpkg/core/text.hpp"
 #include "kpkg/io/emit.hpp"
 #include "kpkg/io/load.hpp"
+#include "nodes.hpp"
 #include "round.hpp"
 
 namespace kpkg::resolve {
@@ -166,20 +167,8 @@ io::Node lock_node(const Lock& lock) {
     }
     n.set("catalogs", std::move(cats));
     io::Node sel = io::Node::seq();
-    for (const auto& s : lock.selected) {
-        io::Node e = io::Node::map();
-        e.set("package", io::Node::string(s.package));
-        e.set("bundle", io::Node::string(s.bundle));
-        e.set("version", io::Node::string(s.version));
-        e.set("channel", io::Node::string(s.channel));
-        e.set("catalog", io::Node::string(s.catalog));
-        e.set("image", io::Node::string(s.image));
-        e.set("action", io::Node::string(s.replaces.empty() ? "install" : "upgrade"));
-        e.set("reason", io::Node::string(s.reason));
-        if (!s.replaces.empty()) e.set("replaces", io::Node::string(s.replaces));
-        if (!s.path.empty()) e.set("path", strings(s.path));
-        sel.push(std::move(e));
-    }
+    for (const auto& s : lock.selected)
+        sel.push(detail::selected_node(s));
     n.set("selected", std::move(sel));
     return n;
 }

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "kpkg/resolve/resolve.hpp"
+#include "nodes.hpp"
 
 namespace kpkg::resolve {
 
@@ -31,25 +32,10 @@ io::Node problems_node(const std::vector<Problem>& ps) {
     return n;
 }
 
-io::Node selected_node(const Selected& s) {
-    io::Node e = io::Node::map();
-    e.set("package", io::Node::string(s.package));
-    e.set("bundle", io::Node::string(s.bundle));
-    e.set("version", io::Node::string(s.version));
-    e.set("channel", io::Node::string(s.channel));
-    e.set("catalog", io::Node::string(s.catalog));
-    e.set("image", io::Node::string(s.image));
-    e.set("action", io::Node::string(s.replaces.empty() ? "install" : "upgrade"));
-    e.set("reason", io::Node::string(s.reason));
-    if (!s.replaces.empty()) e.set("replaces", io::Node::string(s.replaces));
-    if (!s.path.empty()) e.set("path", strings(s.path));
-    return e;
-}
-
 io::Node selected_list(const std::vector<Selected>& v) {
     io::Node n = io::Node::seq();
     for (const auto& s : v)
-        n.push(selected_node(s));
+        n.push(detail::selected_node(s));
     return n;
 }
 
@@ -104,6 +90,22 @@ std::string reason_text(const Selected& s) {
 }
 
 } // namespace
+
+// One item of `selected`, as the output document and the lockfile write it.
+io::Node detail::selected_node(const Selected& s) {
+    io::Node e = io::Node::map();
+    e.set("package", io::Node::string(s.package));
+    e.set("bundle", io::Node::string(s.bundle));
+    e.set("version", io::Node::string(s.version));
+    e.set("channel", io::Node::string(s.channel));
+    e.set("catalog", io::Node::string(s.catalog));
+    e.set("image", io::Node::string(s.image));
+    e.set("action", io::Node::string(s.replaces.empty() ? "install" : "upgrade"));
+    e.set("reason", io::Node::string(s.reason));
+    if (!s.replaces.empty()) e.set("replaces", io::Node::string(s.replaces));
+    if (!s.path.empty()) e.set("path", strings(s.path));
+    return e;
+}
 
 io::Node resolution_node(const Resolution& r) {
     io::Node n = io::Node::map();
