@@ -521,8 +521,10 @@ TEST(CelLimits, EvaluationSteps) {
     // Big strings count by their size: 500 * 2 concatenations of 80,000 bytes.
     const std::string big = "'" + std::string(40000, 'x') + "'";
     std::string outer = "[0";
-    for (int k = 1; k < 500; ++k)
-        outer += "," + std::to_string(k);
+    for (int k = 1; k < 500; ++k) {
+        outer += ',';
+        outer += std::to_string(k);
+    }
     outer += "]";
     CelOutcome c = run(outer + ".all(i, [" + big + ", " + big + "].all(s, (s + s).size() > i))");
     EXPECT_EQ(c.kind, CelOutcome::Kind::error);
