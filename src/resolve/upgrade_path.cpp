@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <set>
 
 #include "kpkg/core/text.hpp"
@@ -23,28 +24,29 @@ struct Found {
 // A bundle of the package by name, or else a version.
 Result<Found> find(Index& index, const std::string& package, const std::string& what,
                    const char* flag) {
-    std::vector<std::string> names;
-    for (std::uint32_t c : index.order()) {
-        const model::Catalog& cat = index.cat(c);
-        const auto* pi = cat.package_info(package);
-        if (pi == nullptr) continue;
-        for (std::uint32_t b : pi->bundles) {
-            const BundleInfo& bi = index.info(c, b);
-            names.push_back(bi.name);
-            if (bi.name == what) return Found{bi.name, bi.version_text, index.catalogs()[c].name};
-        }
-    }
-    if (auto v = semver::Version::parse(what)) {
+    // The first bundle of the package, in catalog order, for which `pred` holds.
+    auto first = [&](auto pred) -> std::optional<Found> {
         for (std::uint32_t c : index.order()) {
-            const model::Catalog& cat = index.cat(c);
-            const auto* pi = cat.package_info(package);
+            const auto* pi = index.cat(c).package_info(package);
             if (pi == nullptr) continue;
             for (std::uint32_t b : pi->bundles) {
                 const BundleInfo& bi = index.info(c, b);
-                if (bi.version && semver::compare(*bi.version, *v) == 0)
-                    return Found{bi.name, bi.version_text, index.catalogs()[c].name};
+                if (pred(bi)) return Found{bi.name, bi.version_text, index.catalogs()[c].name};
             }
         }
+        return std::nullopt;
+    };
+    std::vector<std::string> names;
+    auto by_name = first([&](const BundleInfo& bi) {
+        names.push_back(bi.name);
+        return bi.name == what;
+    });
+    if (by_name) return *by_name;
+    if (auto v = semver::Version::parse(what)) {
+        auto by_version = first([&](const BundleInfo& bi) {
+            return bi.version && semver::compare(*bi.version, *v) == 0;
+        });
+        if (by_version) return *by_version;
         return Found{"", v->str(), ""};
     }
     Error e = unknown_name("bundle", what, names, " for " + std::string(flag));
