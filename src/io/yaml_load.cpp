@@ -38,25 +38,13 @@ bool is_yaml_bool(std::string_view s);
 bool is_yaml_int(std::string_view s);
 bool is_yaml_float(std::string_view s);
 Kind resolve_plain(std::string_view s);
+std::string hex_byte(unsigned char c);
+std::string code_point(char32_t cp);
 } // namespace detail
 
 namespace {
 
 constexpr std::size_t npos = std::string_view::npos;
-
-std::string hex_byte(unsigned char c) {
-    static const char digits[] = "0123456789ABCDEF";
-    return std::string("0x") + digits[c >> 4] + digits[c & 15];
-}
-
-std::string code_point(char32_t cp) {
-    static const char digits[] = "0123456789ABCDEF";
-    std::string s = "U+";
-    const int width = cp > 0xFFFF ? 6 : 4;
-    for (int i = width - 1; i >= 0; --i)
-        s += digits[(cp >> (4 * i)) & 15];
-    return s;
-}
 
 bool is_blank(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
@@ -216,7 +204,7 @@ std::optional<Error> prescan(std::string_view src, const std::string& file,
         const auto c = static_cast<unsigned char>(*p);
         if (c < 0x80) {
             if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
-                return Error::invalid("control character " + code_point(c) +
+                return Error::invalid("control character " + detail::code_point(c) +
                                           " is not allowed in YAML",
                                       pos_of(file, at(p), -1));
             }
@@ -226,9 +214,10 @@ std::optional<Error> prescan(std::string_view src, const std::string& file,
         char32_t cp = 0;
         const std::size_t len = detail::utf8_decode(p, end, cp);
         if (len == 0)
-            return Error::invalid("invalid UTF-8 byte " + hex_byte(c), pos_of(file, at(p), -1));
+            return Error::invalid("invalid UTF-8 byte " + detail::hex_byte(c),
+                                  pos_of(file, at(p), -1));
         if ((cp >= 0x80 && cp <= 0x9F && cp != 0x85) || cp == 0xFFFE || cp == 0xFFFF)
-            return Error::invalid("character " + code_point(cp) + " is not allowed in YAML",
+            return Error::invalid("character " + detail::code_point(cp) + " is not allowed in YAML",
                                   pos_of(file, at(p), -1));
         p += len;
     }
