@@ -386,7 +386,7 @@ private:
         };
         Type type = Type::scalar;
         Kind kind = Kind::null;
-        bool plain = false, tagged = false, empty = false;
+        bool plain = false, tagged = false;
         Mark mark;
         std::string text;
     };
@@ -506,7 +506,6 @@ private:
             r.kind = ev.kind;
             r.plain = ev.plain;
             r.tagged = ev.tagged;
-            r.empty = ev.empty;
             r.mark = ev.mark;
             r.text.assign(ev.text);
             records_.push_back(std::move(r));
@@ -732,10 +731,8 @@ private:
              false);
         if (!f.anchor.empty()) {
             --recording_;
+            // records_ is kept: anchors refer to it until the end of the document.
             anchors_[f.anchor] = AnchorRec{true, f.record_from, records_.size(), f.cost};
-            if (recording_ == 0 && anchors_.size() > 0) {
-                // records_ is kept: anchors refer to it until the end of the document.
-            }
         }
         completed(f.cost, f.mark, 0);
     }
