@@ -224,6 +224,12 @@ std::optional<Error> prescan(std::string_view src, const std::string& file,
     return std::nullopt;
 }
 
+// What a node costs against Limits::max_alias_nodes when an alias copies it: one per node, plus
+// one per 64 bytes of text, so that aliases of one huge string cannot exhaust memory either.
+std::size_t text_cost(std::string_view s) {
+    return s.size() / 64;
+}
+
 std::size_t start_of(fy_token* t) {
     const fy_mark* m = t != nullptr ? fy_token_start_mark(t) : nullptr;
     return m != nullptr ? m->input_pos : npos;
@@ -586,7 +592,7 @@ private:
         }
         see(anchor);
         see(tag);
-        const std::size_t cost = 1 + ev.text.size() / 64;
+        const std::size_t cost = 1 + text_cost(ev.text);
         const bool key = at_key();
         const std::size_t from = records_.size();
         emit(key ? Record::Type::key : Record::Type::scalar, ev, anchor != nullptr);
@@ -594,7 +600,7 @@ private:
             AnchorRec& a = anchors_[std::string(text_of(anchor))];
             a = AnchorRec{true, from, from + 1, cost};
         }
-        completed(cost, ev.mark, ev.text.size() / 64);
+        completed(cost, ev.mark, text_cost(ev.text));
     }
 
     void alias(fy_token* t) {
@@ -636,7 +642,7 @@ private:
             Record::Type type = r.type;
             if (i == 0 && !collection) {
                 type = key ? Record::Type::key : Record::Type::scalar;
-                key_cost = r.text.size() / 64;
+                key_cost = text_cost(r.text);
             }
             emit(type, ev, false);
         }
