@@ -819,7 +819,7 @@ public:
 
     void key(const ScalarEvent& k) override {
         Frame& f = frames_.back();
-        const std::string key(k.text);
+        std::string key(k.text);
         if (duplicate(f, key)) {
             std::string shown = key.size() > 80 ? key.substr(0, 80) + "..." : key;
             Error e =
@@ -830,7 +830,7 @@ public:
                            ", column " + std::to_string(prev.key_mark.column));
             throw Exception(std::move(e));
         }
-        f.key = key;
+        f.key = std::move(key);
         f.key_mark = k.mark;
     }
 
