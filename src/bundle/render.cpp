@@ -29,6 +29,7 @@
 #include <tuple>
 #include <utility>
 
+#include "kpkg/io/json_reader.hpp" // io::detail::utf8_decode
 #include "kpkg/io/load.hpp"
 
 namespace kpkg::bundle {
@@ -432,39 +433,6 @@ std::string go_format_g(double v) {
 
 const char kHex[] = "0123456789abcdef";
 
-// Go's utf8.DecodeRune: the length of the valid UTF-8 sequence at p (0 when invalid) and its code
-// point.
-std::size_t utf8_seq(const unsigned char* p, const unsigned char* end, char32_t& cp) {
-    const unsigned c = p[0];
-    const std::size_t avail = static_cast<std::size_t>(end - p);
-    auto cont = [&](std::size_t k) { return k < avail && (p[k] & 0xC0) == 0x80; };
-    if (c < 0x80) {
-        cp = c;
-        return 1;
-    }
-    if (c < 0xC2) return 0;
-    if (c < 0xE0) {
-        if (!cont(1)) return 0;
-        cp = ((c & 0x1F) << 6) | (p[1] & 0x3F);
-        return 2;
-    }
-    if (c < 0xF0) {
-        if (!cont(1) || !cont(2)) return 0;
-        if (c == 0xE0 && p[1] < 0xA0) return 0;  // overlong
-        if (c == 0xED && p[1] >= 0xA0) return 0; // surrogate
-        cp = ((c & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F);
-        return 3;
-    }
-    if (c < 0xF5) {
-        if (!cont(1) || !cont(2) || !cont(3)) return 0;
-        if (c == 0xF0 && p[1] < 0x90) return 0;
-        if (c == 0xF4 && p[1] >= 0x90) return 0;
-        cp = ((c & 0x07) << 18) | ((p[1] & 0x3F) << 12) | ((p[2] & 0x3F) << 6) | (p[3] & 0x3F);
-        return 4;
-    }
-    return 0;
-}
-
 struct EscapeTables {
     std::array<bool, 256> plain{}; // bytes copied as they are without HTML escaping
     std::array<bool, 256> html{};  // ... with HTML escaping
@@ -524,7 +492,8 @@ void append_go_string(std::string& out, std::string_view s, bool escape_html) {
             continue;
         }
         char32_t cp = 0;
-        const std::size_t len = utf8_seq(p, end, cp);
+        const std::size_t len = io::detail::utf8_decode(reinterpret_cast<const char*>(p),
+                                                        reinterpret_cast<const char*>(end), cp);
         if (len == 0 || cp == 0x2028 || cp == 0x2029) {
             out.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
             out += len == 0 ? "\\ufffd" : cp == 0x2028 ? "\\u2028" : "\\u2029";
@@ -1923,7 +1892,8 @@ std::u32string runes(std::string_view s) {
     const auto* end = p + s.size();
     while (p < end) {
         char32_t cp = 0;
-        std::size_t n = utf8_seq(p, end, cp);
+        std::size_t n = io::detail::utf8_decode(reinterpret_cast<const char*>(p),
+                                                reinterpret_cast<const char*>(end), cp);
         if (n == 0) {
             cp = 0xFFFD;
             n = 1;

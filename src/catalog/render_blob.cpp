@@ -10,6 +10,7 @@
 
 #include "go_sort.hpp"
 #include "kpkg/bundle/render.hpp"
+#include "kpkg/io/json_reader.hpp" // io::detail::utf8_decode, append_utf8
 #include "kpkg/io/load.hpp"
 
 namespace kpkg::catalog::detail {
@@ -22,44 +23,10 @@ bool is_digit(char c) {
     return c >= '0' && c <= '9';
 }
 
-// The length of the valid UTF-8 sequence at p as Go's utf8.DecodeRune accepts it (shortest
-// form, no surrogates, at most U+10FFFF), or 0.
-std::size_t utf8_len(const unsigned char* p, const unsigned char* end) {
-    const unsigned c = p[0];
-    auto cont = [&](std::size_t k, unsigned lo, unsigned hi) {
-        return p + k < end && p[k] >= lo && p[k] <= hi;
-    };
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) return cont(1, 0x80, 0xBF) ? 2 : 0;
-    if (c >= 0xE0 && c <= 0xEF) {
-        const unsigned lo = c == 0xE0 ? 0xA0 : 0x80;
-        const unsigned hi = c == 0xED ? 0x9F : 0xBF;
-        return cont(1, lo, hi) && cont(2, 0x80, 0xBF) ? 3 : 0;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-        const unsigned lo = c == 0xF0 ? 0x90 : 0x80;
-        const unsigned hi = c == 0xF4 ? 0x8F : 0xBF;
-        return cont(1, lo, hi) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
-    }
-    return 0;
-}
-
-void append_utf8(std::string& out, char32_t cp) {
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
+// The length of the valid UTF-8 sequence at p as Go's utf8.DecodeRune accepts it, or 0.
+std::size_t utf8_len(const char* p, const char* end) {
+    char32_t cp = 0;
+    return io::detail::utf8_decode(p, end, cp);
 }
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD"; // U+FFFD
@@ -380,7 +347,7 @@ bool JsonParser::parse(std::string_view in, std::size_t& pos, std::uint32_t& lin
                 ++q;
                 continue;
             }
-            const std::size_t len = utf8_len(u + q, u + in.size());
+            const std::size_t len = utf8_len(in.data() + q, in.data() + in.size());
             if (len == 0) break;
             q += len;
         }
@@ -471,7 +438,7 @@ bool JsonParser::parse(std::string_view in, std::size_t& pos, std::uint32_t& lin
                             v = 0xFFFD; // a lone surrogate, as Go decodes it
                         }
                     }
-                    append_utf8(a, v);
+                    io::detail::append_utf8(a, v);
                     continue;
                 }
                 default:
@@ -484,7 +451,7 @@ bool JsonParser::parse(std::string_view in, std::size_t& pos, std::uint32_t& lin
                 ++p;
                 continue;
             }
-            const std::size_t len = utf8_len(u + p, u + in.size());
+            const std::size_t len = utf8_len(in.data() + p, in.data() + in.size());
             if (len == 0) {
                 a.append(kReplacement); // invalid UTF-8: one U+FFFD per byte, as Go decodes it
                 ++p;
