@@ -13,6 +13,7 @@
 #include "kpkg/io/go_json.hpp"
 #include "kpkg/io/json_reader.hpp" // io::detail::utf8_decode, append_utf8
 #include "kpkg/io/load.hpp"
+#include "values.hpp" // fold_key
 
 namespace kpkg::catalog::detail {
 
@@ -40,29 +41,6 @@ std::string shown_char(std::string_view in, std::size_t pos) {
     s += kHex[c >> 4];
     s += kHex[c & 15];
     return s;
-}
-
-// ASCII letters compared ignoring case, plus the two non-ASCII letters Go's case folding maps
-// onto ASCII: U+017F (long s) is s, U+212A (Kelvin sign) is k.
-std::string fold_key(std::string_view k) {
-    std::string f;
-    f.reserve(k.size());
-    for (std::size_t i = 0; i < k.size(); ++i) {
-        const auto c = static_cast<unsigned char>(k[i]);
-        if (c >= 'A' && c <= 'Z') {
-            f += static_cast<char>(c - 'A' + 'a');
-        } else if (c == 0xC5 && i + 1 < k.size() && static_cast<unsigned char>(k[i + 1]) == 0xBF) {
-            f += 's';
-            ++i;
-        } else if (c == 0xE2 && i + 2 < k.size() && static_cast<unsigned char>(k[i + 1]) == 0x84 &&
-                   static_cast<unsigned char>(k[i + 2]) == 0xAA) {
-            f += 'k';
-            i += 2;
-        } else {
-            f += static_cast<char>(c);
-        }
-    }
-    return f;
 }
 
 // Whether a key of the blob fills the struct field `field` (all lower-case ASCII in fold form).
