@@ -1947,6 +1947,42 @@ private:
         indents_.pop_back();
     }
 
+    // What yaml.v2's analyzer makes of the first character of a scalar: an indicator there
+    // rules out the flow and/or block plain styles.
+    static void first_char_indicators(char c, bool followed_by_ws, bool& flow_ind,
+                                      bool& block_ind) {
+        switch (c) {
+        case '#':
+        case ',':
+        case '[':
+        case ']':
+        case '{':
+        case '}':
+        case '&':
+        case '*':
+        case '!':
+        case '|':
+        case '>':
+        case '\'':
+        case '"':
+        case '%':
+        case '@':
+        case '`':
+            flow_ind = block_ind = true;
+            break;
+        case '?':
+        case ':':
+            flow_ind = true;
+            if (followed_by_ws) block_ind = true;
+            break;
+        case '-':
+            if (followed_by_ws) flow_ind = block_ind = true;
+            break;
+        default:
+            break;
+        }
+    }
+
     // analyze() for text of printable ASCII only (no breaks, no tabs, nothing special), the
     // common case, in one pass without decoding.
     static bool analyze_ascii(std::string_view v, Analysis& a) {
@@ -1980,37 +2016,7 @@ private:
             block_ind = true;
             flow_ind = true;
         }
-        const bool followed_by_ws = n == 1 || v[1] == ' ';
-        switch (v[0]) {
-        case '#':
-        case ',':
-        case '[':
-        case ']':
-        case '{':
-        case '}':
-        case '&':
-        case '*':
-        case '!':
-        case '|':
-        case '>':
-        case '\'':
-        case '"':
-        case '%':
-        case '@':
-        case '`':
-            flow_ind = block_ind = true;
-            break;
-        case '?':
-        case ':':
-            flow_ind = true;
-            if (followed_by_ws) block_ind = true;
-            break;
-        case '-':
-            if (followed_by_ws) flow_ind = block_ind = true;
-            break;
-        default:
-            break;
-        }
+        first_char_indicators(v[0], n == 1 || v[1] == ' ', flow_ind, block_ind);
         const bool leading_space = v[0] == ' ', trailing_space = v[n - 1] == ' ';
         a.multiline = false;
         a.flow_plain_allowed = a.block_plain_allowed = a.single_quoted_allowed = a.block_allowed =
@@ -2074,36 +2080,7 @@ private:
             followed_by_ws = i + w >= v.size() || is_blankz(v, i + w);
             const char c = v[i];
             if (i == 0) {
-                switch (c) {
-                case '#':
-                case ',':
-                case '[':
-                case ']':
-                case '{':
-                case '}':
-                case '&':
-                case '*':
-                case '!':
-                case '|':
-                case '>':
-                case '\'':
-                case '"':
-                case '%':
-                case '@':
-                case '`':
-                    flow_ind = block_ind = true;
-                    break;
-                case '?':
-                case ':':
-                    flow_ind = true;
-                    if (followed_by_ws) block_ind = true;
-                    break;
-                case '-':
-                    if (followed_by_ws) flow_ind = block_ind = true;
-                    break;
-                default:
-                    break;
-                }
+                first_char_indicators(c, followed_by_ws, flow_ind, block_ind);
             } else {
                 switch (c) {
                 case ',':
