@@ -631,8 +631,6 @@ void prune(const fs::path& dir, std::size_t keep) {
 
 } // namespace
 
-namespace {
-
 Stamp stamp_from(const struct stat& sb, std::string rel, StampKind kind) {
     Stamp s;
     s.rel = std::move(rel);
@@ -644,6 +642,8 @@ Stamp stamp_from(const struct stat& sb, std::string rel, StampKind kind) {
     s.dev = sb.st_dev;
     return s;
 }
+
+namespace {
 
 // The stamp of rel under the directory open as dir_fd ("" for the directory itself).
 std::optional<Stamp> stamp_at(int dir_fd, const std::string& rel, StampKind kind) {

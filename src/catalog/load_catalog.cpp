@@ -217,30 +217,22 @@ Part read_part(const Job& job, const LoadOptions& opts) {
             detail::read_blobs(text, job.display, c, ro);
             return part;
         }
-        detail::Stamp st;
-        st.rel = job.rel;
-        st.kind = detail::StampKind::file;
-        st.size = static_cast<std::uint64_t>(sb.st_size);
-        st.mtime_ns = static_cast<std::uint64_t>(sb.st_mtim.tv_sec) * 1000000000ULL +
-                      static_cast<std::uint64_t>(sb.st_mtim.tv_nsec);
-        st.ino = sb.st_ino;
-        st.dev = sb.st_dev;
-        part.stamp = st;
-        part.size = st.size;
-        if (st.size > limit) {
+        part.stamp = detail::stamp_from(sb, job.rel, detail::StampKind::file);
+        part.size = part.stamp->size;
+        if (part.size > limit) {
             ::close(fd);
             add_problem(c, "catalog.too-large",
-                        "file is " + size_text(st.size) + ", larger than the limit of " +
+                        "file is " + size_text(part.size) + ", larger than the limit of " +
                             size_text(limit) + "; it was not read",
                         job.display);
             // The digest covers its size: a catalog holding it is not mistaken for another.
             Sha256 h;
-            h.update("too-large:" + std::to_string(st.size));
+            h.update("too-large:" + std::to_string(part.size));
             part.sha = h.finish();
             return part;
         }
         thread_local std::string buffer;
-        const bool ok = data.load(fd, static_cast<std::size_t>(st.size), buffer);
+        const bool ok = data.load(fd, static_cast<std::size_t>(part.size), buffer);
         const int e = errno;
         ::close(fd);
         if (!ok) {
