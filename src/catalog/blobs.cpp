@@ -605,7 +605,6 @@ private:
         case K::gvk:
         case K::gvk_required:
         case K::package_required:
-            return options_.keep_payloads;
         case K::bundle_object:
         case K::csv_metadata:
             return options_.keep_payloads;
