@@ -1,10 +1,7 @@
 #include "kpkg/catalog/load.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <optional>
 #include <system_error>
-#include <thread>
 
 #include "files.hpp"
 #include "kpkg/core/log.hpp"
@@ -163,62 +160,12 @@ Result<declcfg::DeclarativeConfig> load(const fs::path& src, const LoadOptions& 
         std::vector<fs::path> files;
         for (auto& f : KPKG_TRY(detail::list_files(src)).files)
             files.push_back(std::move(f.path));
-        // Files are parsed on up to `threads` workers; each file gets its own partial config,
-        // merged in path order afterwards, so blob order and the error reported (the first
-        // failing file in path order) do not depend on scheduling.
-        std::vector<std::optional<Result<declcfg::DeclarativeConfig>>> parts(files.size());
-        std::vector<std::size_t> doc_counts(files.size(), 0);
-        auto parse_one = [&](std::size_t i) {
-            auto docs = io::load_file(files[i], opts.limits);
-            if (!docs.ok()) {
-                parts[i].emplace(fail(docs.error()));
-                return;
-            }
-            doc_counts[i] = docs->size();
-            declcfg::DeclarativeConfig part;
-            auto added = add_documents(part, *docs, files[i].string());
-            if (!added.ok())
-                parts[i].emplace(fail(added.error()));
-            else
-                parts[i].emplace(std::move(part));
-        };
-        unsigned threads = opts.threads != 0 ? opts.threads : std::thread::hardware_concurrency();
-        if (threads == 0) threads = 1;
-        threads = static_cast<unsigned>(std::min<std::size_t>(threads, files.size()));
-        if (threads <= 1) {
-            for (std::size_t i = 0; i < files.size(); ++i)
-                parse_one(i);
-        } else {
-            std::atomic<std::size_t> next{0};
-            auto worker = [&] {
-                for (std::size_t i; (i = next.fetch_add(1)) < files.size();)
-                    parse_one(i);
-            };
-            std::vector<std::thread> pool;
-            for (unsigned t = 1; t < threads; ++t)
-                pool.emplace_back(worker);
-            worker();
-            for (auto& t : pool)
-                t.join();
-        }
-        for (std::size_t i = 0; i < files.size(); ++i) {
-            auto& r = *parts[i];
-            if (!r.ok()) return fail(r.error());
+        for (const auto& file : files) {
+            auto docs = KPKG_TRY(io::load_file(file, opts.limits));
             if (log::enabled(log::Level::debug))
-                log::debug("read " + files[i].string() + " (" + std::to_string(doc_counts[i]) +
+                log::debug("read " + file.string() + " (" + std::to_string(docs.size()) +
                            " documents)");
-            auto move_all = [](auto& to, auto& from) {
-                if (to.empty())
-                    to = std::move(from);
-                else
-                    to.insert(to.end(), std::make_move_iterator(from.begin()),
-                              std::make_move_iterator(from.end()));
-            };
-            move_all(cfg.packages, r->packages);
-            move_all(cfg.channels, r->channels);
-            move_all(cfg.bundles, r->bundles);
-            move_all(cfg.others, r->others);
-            parts[i].reset();
+            KPKG_TRY(add_documents(cfg, docs, file.string()));
         }
         return cfg;
     }

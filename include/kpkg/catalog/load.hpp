@@ -23,9 +23,8 @@ struct LoadInfo {
 
 struct LoadOptions {
     io::Limits limits;
-    // Files of a directory are parsed on this many threads (0: one per core); the result does
-    // not depend on it: blobs come out in path order, and an error is the one of the first
-    // failing file in path order.
+    // load_catalog: files of a directory are parsed on this many threads (0: one per core); the
+    // result does not depend on it: blobs come out in path order.
     unsigned threads = 0;
     // load_catalog: keep the values of olm.bundle.object and olm.csv.metadata properties (as
     // compact JSON in model::Property::json); without it only their size and digest are kept.
@@ -42,13 +41,11 @@ struct LoadOptions {
 // $HOME/.cache/kpkg; empty when none is set. (Turning the cache off is the caller's choice.)
 std::filesystem::path default_cache_dir();
 
-// Every blob of the catalog at `src`: a directory (all regular files below it, in path order,
-// hidden files and directories skipped, files matched by a `.indexignore` skipped: gitignore
-// patterns applying to the directory holding that file and everything below it, deeper files
-// after shallower ones, the last matching pattern winning, "!" re-including), each read as a YAML
-// stream or concatenated JSON whatever its extension), a single file, or "-" for standard input.
-// Blobs without a string `schema` are an error naming the file and position; so are wrong field
-// types of the known schemas.
+// Every blob of the catalog at `src` as document trees: a directory (the files load_catalog
+// reads, in path order, each read as a YAML stream or concatenated JSON whatever its extension),
+// a single file, or "-" for standard input. The first problem is the error: a blob without a
+// string `schema`, or a wrong field type of a known schema, named with its file and position.
+// The commands use load_catalog; this older loader serves tests that need the trees.
 Result<declcfg::DeclarativeConfig> load(const std::filesystem::path& src,
                                         const LoadOptions& opts = {});
 
