@@ -334,6 +334,12 @@ private:
 
     bool at(std::size_t k, char c) const { return i_ + k < s_.size() && s_[i_ + k] == c; }
     bool quote_at(std::size_t k) const { return at(k, '\'') || at(k, '"'); }
+    // Consumes c when it is the next character.
+    bool eat(char c) {
+        if (!at(0, c)) return false;
+        ++i_;
+        return true;
+    }
 
     void lex_one(Token& t) {
         const char c = s_[i_];
@@ -366,96 +372,37 @@ private:
             return lex_number(t);
         if (c == '\'' || c == '"') return lex_string(t, false, false);
         ++i_;
+        static constexpr std::pair<char, Tok> single[] = {
+            {'(', Tok::lparen}, {')', Tok::rparen},   {'[', Tok::lbracket}, {']', Tok::rbracket},
+            {'{', Tok::lbrace}, {'}', Tok::rbrace},   {'.', Tok::dot},      {',', Tok::comma},
+            {':', Tok::colon},  {'?', Tok::question}, {'+', Tok::plus},     {'-', Tok::minus},
+            {'*', Tok::star},   {'/', Tok::slash},    {'%', Tok::percent}};
+        for (const auto& [ch, tok] : single)
+            if (c == ch) {
+                t.t = tok;
+                return;
+            }
         switch (c) {
-        case '(':
-            t.t = Tok::lparen;
-            return;
-        case ')':
-            t.t = Tok::rparen;
-            return;
-        case '[':
-            t.t = Tok::lbracket;
-            return;
-        case ']':
-            t.t = Tok::rbracket;
-            return;
-        case '{':
-            t.t = Tok::lbrace;
-            return;
-        case '}':
-            t.t = Tok::rbrace;
-            return;
-        case '.':
-            t.t = Tok::dot;
-            return;
-        case ',':
-            t.t = Tok::comma;
-            return;
-        case ':':
-            t.t = Tok::colon;
-            return;
-        case '?':
-            t.t = Tok::question;
-            return;
-        case '+':
-            t.t = Tok::plus;
-            return;
-        case '-':
-            t.t = Tok::minus;
-            return;
-        case '*':
-            t.t = Tok::star;
-            return;
-        case '/':
-            t.t = Tok::slash;
-            return;
-        case '%':
-            t.t = Tok::percent;
-            return;
         case '|':
-            if (at(0, '|')) {
-                ++i_;
-                t.t = Tok::oror;
-                return;
-            }
-            fail_at(t.pos, "unexpected character '|'; the logical or is '||'");
+            if (!eat('|')) fail_at(t.pos, "unexpected character '|'; the logical or is '||'");
+            t.t = Tok::oror;
+            return;
         case '&':
-            if (at(0, '&')) {
-                ++i_;
-                t.t = Tok::andand;
-                return;
-            }
-            fail_at(t.pos, "unexpected character '&'; the logical and is '&&'");
+            if (!eat('&')) fail_at(t.pos, "unexpected character '&'; the logical and is '&&'");
+            t.t = Tok::andand;
+            return;
         case '!':
-            if (at(0, '=')) {
-                ++i_;
-                t.t = Tok::ne;
-                return;
-            }
-            t.t = Tok::bang;
+            t.t = eat('=') ? Tok::ne : Tok::bang;
             return;
         case '=':
-            if (at(0, '=')) {
-                ++i_;
-                t.t = Tok::eq;
-                return;
-            }
-            fail_at(t.pos, "'=' is not an operator; equality is '=='");
+            if (!eat('=')) fail_at(t.pos, "'=' is not an operator; equality is '=='");
+            t.t = Tok::eq;
+            return;
         case '<':
-            if (at(0, '=')) {
-                ++i_;
-                t.t = Tok::le;
-                return;
-            }
-            t.t = Tok::lt;
+            t.t = eat('=') ? Tok::le : Tok::lt;
             return;
         case '>':
-            if (at(0, '=')) {
-                ++i_;
-                t.t = Tok::ge;
-                return;
-            }
-            t.t = Tok::gt;
+            t.t = eat('=') ? Tok::ge : Tok::gt;
             return;
         default:
             break;
@@ -478,11 +425,7 @@ private:
             i_ += 2;
             while (i_ < s_.size() && is_hex(s_[i_]))
                 add_digit(16, hex_val(s_[i_++]));
-            t.t = Tok::int_lit;
-            if (at(0, 'u') || at(0, 'U')) {
-                ++i_;
-                t.t = Tok::uint_lit;
-            }
+            t.t = eat('u') || eat('U') ? Tok::uint_lit : Tok::int_lit;
             return;
         }
         while (i_ < s_.size() && is_digit(s_[i_]))
@@ -519,11 +462,7 @@ private:
             t.d = v;
             return;
         }
-        t.t = Tok::int_lit;
-        if (at(0, 'u') || at(0, 'U')) {
-            ++i_;
-            t.t = Tok::uint_lit;
-        }
+        t.t = eat('u') || eat('U') ? Tok::uint_lit : Tok::int_lit;
     }
 
     void lex_string(Token& t, bool raw, bool bytes) {
