@@ -972,10 +972,8 @@ private:
                     fail_at(peek().pos, "expected a field or method name after '.', found " +
                                             describe_token(peek()));
                 const Token& name = take();
-                if (peek().t == Tok::lparen) {
-                    const std::uint32_t open = take().pos;
-                    std::vector<std::uint32_t> args = arguments();
-                    e = receiver_call(name, open, e, std::move(args));
+                if (accept(Tok::lparen)) {
+                    e = receiver_call(name, e, arguments());
                 } else {
                     Expr s;
                     s.op = Op::select;
@@ -1011,12 +1009,12 @@ private:
         }
     }
 
-    std::uint32_t literal(LitKind k, std::uint32_t pos) {
+    static Expr literal(LitKind k, std::uint32_t pos) {
         Expr e;
         e.op = Op::lit;
         e.lit = k;
         e.pos = pos;
-        return add(std::move(e));
+        return e;
     }
 
     // Recursion goes through expr() (parentheses, lists, maps, arguments), which guards the depth.
@@ -1029,10 +1027,7 @@ private:
             if (t.overflow || t.mag > max + (negative ? 1 : 0))
                 fail_at(negative ? minus_pos : t.pos,
                         "invalid int literal: out of the 64-bit range");
-            Expr e;
-            e.op = Op::lit;
-            e.lit = LitKind::int_;
-            e.pos = negative ? minus_pos : t.pos;
+            Expr e = literal(LitKind::int_, negative ? minus_pos : t.pos);
             e.i = negative ? (t.mag == max + 1 ? std::numeric_limits<std::int64_t>::min()
                                                : -static_cast<std::int64_t>(t.mag))
                            : static_cast<std::int64_t>(t.mag);
@@ -1040,26 +1035,17 @@ private:
         }
         case Tok::uint_lit: {
             if (t.overflow) fail_at(t.pos, "invalid uint literal: out of the 64-bit range");
-            Expr e;
-            e.op = Op::lit;
-            e.lit = LitKind::uint_;
-            e.pos = t.pos;
+            Expr e = literal(LitKind::uint_, t.pos);
             e.u = t.mag;
             return add(std::move(e));
         }
         case Tok::dbl_lit: {
-            Expr e;
-            e.op = Op::lit;
-            e.lit = LitKind::dbl;
-            e.pos = negative ? minus_pos : t.pos;
+            Expr e = literal(LitKind::dbl, negative ? minus_pos : t.pos);
             e.d = negative ? -t.d : t.d;
             return add(std::move(e));
         }
         case Tok::str_lit: {
-            Expr e;
-            e.op = Op::lit;
-            e.lit = LitKind::str;
-            e.pos = t.pos;
+            Expr e = literal(LitKind::str, t.pos);
             e.text = t.text;
             return add(std::move(e));
         }
@@ -1067,15 +1053,12 @@ private:
             fail_at(t.pos, "bytes literals are not in the CEL subset kpkg evaluates");
         case Tok::kw_true:
         case Tok::kw_false: {
-            Expr e;
-            e.op = Op::lit;
-            e.lit = LitKind::boolean;
-            e.pos = t.pos;
+            Expr e = literal(LitKind::boolean, t.pos);
             e.b = t.t == Tok::kw_true;
             return add(std::move(e));
         }
         case Tok::kw_null:
-            return literal(LitKind::null, t.pos);
+            return add(literal(LitKind::null, t.pos));
         case Tok::lparen: {
             const std::uint32_t e = expr();
             expect(Tok::rparen, "')'");
@@ -1117,10 +1100,7 @@ private:
 
     std::uint32_t identifier(const Token& name, bool root) {
         if (reserved_word(name.text)) fail_at(name.pos, "reserved identifier '" + name.text + "'");
-        if (peek().t == Tok::lparen) {
-            const std::uint32_t open = take().pos;
-            return global_call(name, open, arguments());
-        }
+        if (accept(Tok::lparen)) return global_call(name, arguments());
         Expr e;
         e.op = Op::ident;
         e.pos = name.pos;
@@ -1138,9 +1118,7 @@ private:
                               shorten(name.text) + "'");
     }
 
-    std::uint32_t global_call(const Token& name, std::uint32_t open,
-                              std::vector<std::uint32_t> args) {
-        (void)open;
+    std::uint32_t global_call(const Token& name, std::vector<std::uint32_t> args) {
         const std::string& f = name.text;
         if (f == "has") {
             if (args.size() != 1 || ex_[args[0]].op != Op::select)
@@ -1170,9 +1148,8 @@ private:
         unknown_function(name, false);
     }
 
-    std::uint32_t receiver_call(const Token& name, std::uint32_t open, std::uint32_t target,
+    std::uint32_t receiver_call(const Token& name, std::uint32_t target,
                                 std::vector<std::uint32_t> args) {
-        (void)open;
         const std::string& f = name.text;
         if (f == "all" || f == "exists" || f == "exists_one") {
             if (args.size() != 2)
