@@ -1568,6 +1568,14 @@ Value v_str(std::string_view s) {
     v.s = s;
     return v;
 }
+// A list or map that evaluation built.
+Value v_owned(VT t, std::shared_ptr<const Owned> o) {
+    Value v;
+    v.t = t;
+    v.back = Back::owned;
+    v.own = std::move(o);
+    return v;
+}
 Value v_owned_str(std::string s) {
     auto o = std::make_shared<Owned>();
     o->text = std::move(s);
@@ -1987,11 +1995,7 @@ private:
                 if (v.t == VT::error) return v;
                 o->items.push_back(std::move(v));
             }
-            Value l;
-            l.t = VT::list;
-            l.back = Back::owned;
-            l.own = std::move(o);
-            return l;
+            return v_owned(VT::list, std::move(o));
         }
         case Op::map: {
             auto o = std::make_shared<Owned>();
@@ -2003,18 +2007,10 @@ private:
                 if (key.t != VT::str && key.t != VT::int_ && key.t != VT::uint_ &&
                     key.t != VT::boolean)
                     return v_err(std::string("unsupported map key type: ") + vt_name(key.t));
-                Value probe;
-                probe.t = VT::map;
-                probe.back = Back::owned;
-                probe.own = o;
-                if (find(probe, key)) return v_err("duplicate map key: " + show(key));
+                if (find(v_owned(VT::map, o), key)) return v_err("duplicate map key: " + show(key));
                 o->entries.emplace_back(std::move(key), std::move(val));
             }
-            Value m;
-            m.t = VT::map;
-            m.back = Back::owned;
-            m.own = std::move(o);
-            return m;
+            return v_owned(VT::map, std::move(o));
         }
         case Op::not_: {
             Value v = eval(e.kids[0]);
@@ -2257,11 +2253,7 @@ private:
                 o->items.push_back(list_at(a, k));
             for (std::size_t k = 0; k < nb; ++k)
                 o->items.push_back(list_at(b, k));
-            Value l;
-            l.t = VT::list;
-            l.back = Back::owned;
-            l.own = std::move(o);
-            return l;
+            return v_owned(VT::list, std::move(o));
         }
         default:
             break;
