@@ -2,11 +2,11 @@
 #include "kpkg/resolve/upgrade_path.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <optional>
 #include <set>
 
 #include "kpkg/core/text.hpp"
+#include "nodes.hpp"
 #include "universe.hpp"
 
 namespace kpkg::resolve {
@@ -258,19 +258,7 @@ io::Node upgrade_path_node(const UpgradePath& p) {
         steps.push(std::move(e));
     }
     n.set("steps", std::move(steps));
-    io::Node problems = io::Node::seq();
-    std::function<io::Node(const Problem&)> node = [&](const Problem& pr) {
-        io::Node m = io::Node::map();
-        m.set("message", io::Node::string(pr.message));
-        io::Node ch = io::Node::seq();
-        for (const auto& c : pr.children)
-            ch.push(node(c));
-        m.set("children", std::move(ch));
-        return m;
-    };
-    for (const auto& pr : p.problems)
-        problems.push(node(pr));
-    n.set("problems", std::move(problems));
+    n.set("problems", problems_node(p.problems));
     return n;
 }
 
