@@ -112,29 +112,18 @@ private:
     Queue q_;
 };
 
-struct PoolDeleter {
+// Frees a libsolv object through the loaded function `Free` (a member of Api).
+template <auto Free>
+struct Freer {
     const Api* a;
-    void operator()(Pool* p) const {
-        if (p != nullptr) a->pool_free(p);
+    template <class T>
+    void operator()(T* p) const {
+        if (p != nullptr) (a->*Free)(p);
     }
 };
-using PoolPtr = std::unique_ptr<Pool, PoolDeleter>;
-
-struct SolverDeleter {
-    const Api* a;
-    void operator()(Solver* s) const {
-        if (s != nullptr) a->solver_free(s);
-    }
-};
-using SolverPtr = std::unique_ptr<Solver, SolverDeleter>;
-
-struct TransactionDeleter {
-    const Api* a;
-    void operator()(Transaction* t) const {
-        if (t != nullptr) a->transaction_free(t);
-    }
-};
-using TransactionPtr = std::unique_ptr<Transaction, TransactionDeleter>;
+using PoolPtr = std::unique_ptr<Pool, Freer<&Api::pool_free>>;
+using SolverPtr = std::unique_ptr<Solver, Freer<&Api::solver_free>>;
+using TransactionPtr = std::unique_ptr<Transaction, Freer<&Api::transaction_free>>;
 
 } // namespace
 
@@ -252,7 +241,7 @@ Result<Engine> Engine::create() {
     if (!a) return fail(a.error());
     auto impl = std::make_unique<Impl>();
     impl->a = &a.value();
-    impl->pool = PoolPtr(impl->a->pool_create(), PoolDeleter{impl->a});
+    impl->pool = PoolPtr(impl->a->pool_create(), {impl->a});
     if (!impl->pool) return fail(Error::io("libsolv: cannot create a pool"));
     // Versions are only shown (kpkg orders candidates itself); rpm's comparison reads them best.
     if (impl->a->pool_setdisttype(impl->pool.get(), DISTTYPE_RPM) < 0 &&
@@ -315,11 +304,11 @@ Outcome Engine::solve(const std::vector<Job>& jobs, bool explain) {
     Outcome out;
     SolvQueue q(a);
     m.fill_jobs(jobs, q);
-    SolverPtr s(a.solver_create(m.pool.get()), SolverDeleter{m.a});
+    SolverPtr s(a.solver_create(m.pool.get()), {m.a});
     int problems = a.solver_solve(s.get(), q.get());
     if (problems == 0) {
         out.satisfiable = true;
-        TransactionPtr t(a.solver_create_transaction(s.get()), TransactionDeleter{m.a});
+        TransactionPtr t(a.solver_create_transaction(s.get()), {m.a});
         for (int i = 0; i < t->steps.count; ++i) {
             int idx = m.index(t->steps.elements[i]);
             if (idx >= 0) out.installed.push_back(idx);
@@ -340,7 +329,7 @@ Result<void> Engine::write_testcase(const std::vector<Job>& jobs,
     if (!writer) return fail(writer.error());
     SolvQueue q(a);
     m.fill_jobs(jobs, q);
-    SolverPtr s(a.solver_create(m.pool.get()), SolverDeleter{m.a});
+    SolverPtr s(a.solver_create(m.pool.get()), {m.a});
     a.solver_solve(s.get(), q.get());
 
     std::error_code ec;
