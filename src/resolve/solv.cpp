@@ -50,7 +50,6 @@ namespace {
     X(solver_problem_count)                                                                        \
     X(solver_findallproblemrules)                                                                  \
     X(solver_ruleinfo)                                                                             \
-    X(solver_ruleinfo2str)                                                                         \
     X(solver_rule2jobidx)                                                                          \
     X(solver_create_transaction)                                                                   \
     X(transaction_free)                                                                            \
@@ -135,7 +134,6 @@ struct Engine::Impl {
     std::vector<int> index_of;             // solvable id -> index (-1: not ours)
     std::map<std::vector<int>, Id> one_of; // candidate lists already turned into libsolv ids
     Id nothing = 0; // a capability no solvable provides: what an empty one-of asks for
-    bool finalized = false;
 
     Id str(const std::string& s) { return a->pool_str2id(pool.get(), s.c_str(), 1); }
 
@@ -224,7 +222,6 @@ struct Engine::Impl {
                     int idx = a->solver_rule2jobidx(s, rid);
                     r.job = idx >= 0 ? idx / 2 : -1;
                 }
-                r.text = a->solver_ruleinfo2str(s, type, source, target, dep);
                 out.rules.push_back(std::move(r));
             }
         }
@@ -291,11 +288,6 @@ void Engine::finalize() {
         m.a->repo_internalize(repo);
     m.nothing = m.str("kpkg-no-candidate");
     m.a->pool_createwhatprovides(m.pool.get());
-    m.finalized = true;
-}
-
-std::size_t Engine::size() const {
-    return impl_->ids.size();
 }
 
 Outcome Engine::solve(const std::vector<Job>& jobs, bool explain) {
