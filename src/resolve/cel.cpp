@@ -2316,7 +2316,6 @@ std::optional<std::size_t> invalid_utf8(std::string_view s) {
 } // namespace
 
 struct CelProgram::Impl {
-    std::string rule;
     std::vector<Expr> exprs;
     std::uint32_t root = 0;
     std::size_t slots = 0;
@@ -2356,14 +2355,9 @@ struct CelProgram::Impl {
 CelProgram::CelProgram(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 CelProgram::~CelProgram() = default;
 
-const std::string& CelProgram::rule() const {
-    return impl_->rule;
-}
-
 Result<std::shared_ptr<const CelProgram>> CelProgram::compile(std::string_view rule) {
     auto impl = std::make_unique<Impl>();
-    impl->rule = std::string(rule);
-    const std::string& src = impl->rule;
+    const std::string_view src = rule;
     try {
         if (auto bad = invalid_utf8(src))
             fail_at(static_cast<std::uint32_t>(*bad), "the rule is not valid UTF-8");
