@@ -1568,7 +1568,7 @@ Value v_str(std::string_view s) {
     v.s = s;
     return v;
 }
-// A list or map that evaluation built.
+// A value that evaluation built (a list, a map, or through v_text a string).
 Value v_owned(VT t, std::shared_ptr<const Owned> o) {
     Value v;
     v.t = t;
@@ -1576,25 +1576,17 @@ Value v_owned(VT t, std::shared_ptr<const Owned> o) {
     v.own = std::move(o);
     return v;
 }
-Value v_owned_str(std::string s) {
+// A string (VT::str) or an error message (VT::error) that evaluation made.
+Value v_text(VT t, std::string s) {
     auto o = std::make_shared<Owned>();
     o->text = std::move(s);
-    Value v;
-    v.t = VT::str;
-    v.back = Back::owned;
-    v.s = o->text;
-    v.own = std::move(o);
+    const std::string_view text = o->text;
+    Value v = v_owned(t, std::move(o));
+    v.s = text;
     return v;
 }
 Value v_err(std::string msg) {
-    auto o = std::make_shared<Owned>();
-    o->text = std::move(msg);
-    Value v;
-    v.t = VT::error;
-    v.back = Back::owned;
-    v.s = o->text;
-    v.own = std::move(o);
-    return v;
+    return v_text(VT::error, std::move(msg));
 }
 
 const char* vt_name(VT t) {
@@ -2242,7 +2234,7 @@ private:
         case VT::str:
             if (e.op != Op::add) break;
             charge(a.s.size() + b.s.size());
-            return v_owned_str(std::string(a.s) + std::string(b.s));
+            return v_text(VT::str, std::string(a.s) + std::string(b.s));
         case VT::list: {
             if (e.op != Op::add) break;
             auto o = std::make_shared<Owned>();
