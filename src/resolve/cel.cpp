@@ -1899,15 +1899,6 @@ private:
         }
     }
 
-    // The two operands of e, left first; the first error among them is the result.
-    std::optional<Value> operands(const Expr& e, Value& a, Value& b) {
-        a = eval(e.kids[0]);
-        if (a.t == VT::error) return a;
-        b = eval(e.kids[1]);
-        if (b.t == VT::error) return b;
-        return std::nullopt;
-    }
-
     Value eval(std::uint32_t id) {
         if (exhausted_ || ++steps_ > cel_max_steps) {
             exhausted_ = true;
@@ -1953,8 +1944,10 @@ private:
             return *v;
         }
         case Op::index: {
-            Value c, k;
-            if (auto err = operands(e, c, k)) return *err;
+            Value c = eval(e.kids[0]);
+            if (c.t == VT::error) return c;
+            Value k = eval(e.kids[1]);
+            if (k.t == VT::error) return k;
             if (c.t == VT::list) {
                 std::int64_t idx = 0;
                 if (k.t == VT::int_)
@@ -2046,16 +2039,20 @@ private:
         }
         case Op::eq:
         case Op::ne: {
-            Value a, b;
-            if (auto err = operands(e, a, b)) return *err;
+            Value a = eval(e.kids[0]);
+            if (a.t == VT::error) return a;
+            Value b = eval(e.kids[1]);
+            if (b.t == VT::error) return b;
             return v_bool(equal(a, b) == (e.op == Op::eq));
         }
         case Op::lt:
         case Op::le:
         case Op::gt:
         case Op::ge: {
-            Value a, b;
-            if (auto err = operands(e, a, b)) return *err;
+            Value a = eval(e.kids[0]);
+            if (a.t == VT::error) return a;
+            Value b = eval(e.kids[1]);
+            if (b.t == VT::error) return b;
             int c = 0;
             if (is_num(a) && is_num(b)) {
                 auto r = cmp_num(a, b);
@@ -2082,8 +2079,10 @@ private:
             }
         }
         case Op::in: {
-            Value a, b;
-            if (auto err = operands(e, a, b)) return *err;
+            Value a = eval(e.kids[0]);
+            if (a.t == VT::error) return a;
+            Value b = eval(e.kids[1]);
+            if (b.t == VT::error) return b;
             if (b.t == VT::list) {
                 const std::size_t n = list_len(b);
                 for (std::size_t k = 0; k < n; ++k)
@@ -2117,8 +2116,10 @@ private:
         case Op::starts_with:
         case Op::ends_with:
         case Op::contains: {
-            Value a, b;
-            if (auto err = operands(e, a, b)) return *err;
+            Value a = eval(e.kids[0]);
+            if (a.t == VT::error) return a;
+            Value b = eval(e.kids[1]);
+            if (b.t == VT::error) return b;
             if (a.t != VT::str || b.t != VT::str) return no_overload(op_text(e.op), a, b);
             charge(a.s.size() + b.s.size());
             if (e.op == Op::starts_with) return v_bool(a.s.substr(0, b.s.size()) == b.s);
@@ -2129,8 +2130,10 @@ private:
             return v_bool(a.s.find(b.s) != std::string_view::npos);
         }
         case Op::semver_compare: {
-            Value a, b;
-            if (auto err = operands(e, a, b)) return *err;
+            Value a = eval(e.kids[0]);
+            if (a.t == VT::error) return a;
+            Value b = eval(e.kids[1]);
+            if (b.t == VT::error) return b;
             std::optional<semver::Version> va = as_semver(a), vb = as_semver(b);
             if (!va) return v_err("unable to parse " + show(a) + " to semver format");
             if (!vb) return v_err("unable to parse " + show(b) + " to semver format");
@@ -2166,8 +2169,10 @@ private:
     }
 
     Value arithmetic(const Expr& e) {
-        Value a, b;
-        if (auto err = operands(e, a, b)) return *err;
+        Value a = eval(e.kids[0]);
+        if (a.t == VT::error) return a;
+        Value b = eval(e.kids[1]);
+        if (b.t == VT::error) return b;
         const char* op = op_text(e.op);
         if (a.t != b.t) return no_overload(op, a, b);
         switch (a.t) {
