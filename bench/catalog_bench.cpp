@@ -14,7 +14,6 @@
 //     /dev/null): median wall time and peak RSS, list both without the cache and with a warm one.
 // Then the same validate figures against opm's, as issue 4 quotes them for this machine.
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,7 +24,6 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -35,27 +33,10 @@
 #include "kpkg/catalog/load.hpp"
 
 namespace fs = std::filesystem;
-using clk = std::chrono::steady_clock;
 
 namespace {
 
 using Run = bench::Measured;
-
-// Runs fn in a child; its wall time (from fork to exit) and peak RSS.
-template <class F>
-Run in_child(F fn) {
-    auto t0 = clk::now();
-    pid_t pid = fork();
-    if (pid == 0) _exit(fn());
-    int status = 0;
-    rusage ru{};
-    wait4(pid, &status, 0, &ru);
-    Run r;
-    r.seconds = std::chrono::duration<double>(clk::now() - t0).count();
-    r.max_rss_kb = ru.ru_maxrss;
-    r.status = status;
-    return r;
-}
 
 // `kpkg ARGS` with stdout to /dev/null and the given environment additions.
 Run spawn(const std::vector<std::string>& args, const std::vector<std::string>& env) {
@@ -68,32 +49,15 @@ Run spawn(const std::vector<std::string>& args, const std::vector<std::string>& 
     });
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
-}
-
-// The median wall time; the largest peak RSS; failed when any run failed.
-Run median_run(std::vector<Run> v) {
-    std::sort(v.begin(), v.end(), [](const Run& a, const Run& b) { return a.seconds < b.seconds; });
-    Run m = v[v.size() / 2];
-    for (const auto& r : v) {
-        m.max_rss_kb = std::max(m.max_rss_kb, r.max_rss_kb);
-        if (r.status != 0 && !(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 3))
-            m.status = r.status;
-    }
-    return m;
-}
-
 template <class F>
 double time_median(int runs, F fn) {
     std::vector<double> t;
     for (int i = 0; i < runs; ++i) {
-        auto t0 = clk::now();
+        auto t0 = bench::Clock::now();
         fn();
-        t.push_back(std::chrono::duration<double>(clk::now() - t0).count());
+        t.push_back(bench::seconds_since(t0));
     }
-    return median(t);
+    return bench::median(t);
 }
 
 std::uintmax_t tree_bytes(const fs::path& p, std::size_t& files) {
@@ -111,14 +75,6 @@ std::uintmax_t tree_bytes(const fs::path& p, std::size_t& files) {
             ++files;
         }
     return n;
-}
-
-std::string cpu_model() {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-    return "unknown CPU";
 }
 
 struct Row {
@@ -185,8 +141,8 @@ int main(int argc, char** argv) {
     const std::time_t now = std::time(nullptr);
     std::strftime(date, sizeof date, "%Y-%m-%d", std::localtime(&now));
     std::printf("kpkg-bench-catalog: %s, %ld cores, %s %s, %s; %d runs, medians\n",
-                cpu_model().c_str(), sysconf(_SC_NPROCESSORS_ONLN), u.sysname, u.release, date,
-                runs);
+                bench::cpu_model().c_str(), sysconf(_SC_NPROCESSORS_ONLN), u.sysname, u.release,
+                date, runs);
 
     std::vector<Row> rows;
     int rc = 0;
@@ -208,8 +164,9 @@ int main(int argc, char** argv) {
             }
         }
         row.load = time_median(runs, [&] { (void)kpkg::catalog::load_catalog(c, plain); });
-        row.load_rss_kb =
-            in_child([&] { return kpkg::catalog::load_catalog(c, plain).ok() ? 0 : 1; }).max_rss_kb;
+        row.load_rss_kb = bench::in_child([&] {
+                              return kpkg::catalog::load_catalog(c, plain).ok() ? 0 : 1;
+                          }).max_rss_kb;
         kpkg::catalog::LoadOptions cached = plain;
         cached.cache_dir = cache;
         row.cold = time_median(runs, [&] {
@@ -233,9 +190,9 @@ int main(int argc, char** argv) {
             list_warm.push_back(spawn({"catalog", "list", "packages", c.string()}, with_cache));
             validate.push_back(spawn({"catalog", "validate", c.string()}, no_cache));
         }
-        row.list = median_run(list);
-        row.list_warm = median_run(list_warm);
-        row.validate = median_run(validate);
+        row.list = bench::median_run(list, 3);
+        row.list_warm = bench::median_run(list_warm, 3);
+        row.validate = bench::median_run(validate, 3);
         auto exited = [](const Run& r, int code) {
             return WIFEXITED(r.status) && WEXITSTATUS(r.status) == code;
         };

@@ -13,7 +13,6 @@
 // For the catalogs issue 4 measured opm on, the opm figures it quotes (same machines, opm v1.26.5,
 // median of 3) are printed beside kpkg's with the ratio.
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,7 +22,6 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -32,48 +30,16 @@
 #include "kpkg/catalog/render.hpp"
 
 namespace fs = std::filesystem;
-using clk = std::chrono::steady_clock;
 
 namespace {
 
 using Run = bench::Measured;
-
-// Runs fn in a child; returns its wall time and peak RSS.
-template <class F>
-Run in_child(F fn) {
-    const auto t0 = clk::now();
-    const pid_t pid = fork();
-    if (pid == 0) _exit(fn());
-    int status = 0;
-    rusage ru{};
-    wait4(pid, &status, 0, &ru);
-    Run r;
-    r.seconds = std::chrono::duration<double>(clk::now() - t0).count();
-    r.max_rss_kb = ru.ru_maxrss;
-    r.status = status;
-    return r;
-}
 
 double fastest(const std::vector<Run>& v) {
     double m = v.empty() ? 0 : v[0].seconds;
     for (const auto& r : v)
         m = std::min(m, r.seconds);
     return m;
-}
-
-Run median(std::vector<Run> v) {
-    std::sort(v.begin(), v.end(), [](const Run& a, const Run& b) { return a.seconds < b.seconds; });
-    Run m = v[v.size() / 2];
-    for (const auto& r : v) {
-        m.max_rss_kb = std::max(m.max_rss_kb, r.max_rss_kb);
-        if (r.status != 0) m.status = r.status;
-    }
-    return m;
-}
-
-double median_of(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
 }
 
 Run kpkg_render(const fs::path& cat, bool yaml) {
@@ -90,25 +56,25 @@ Run kpkg_render(const fs::path& cat, bool yaml) {
 bool phases(const fs::path& cat, unsigned threads, double out[3], double bytes[2]) {
     int fds[2];
     if (pipe(fds) != 0) return false;
-    Run r = in_child([&] {
+    Run r = bench::in_child([&] {
         close(fds[0]);
         double res[5] = {0, 0, 0, 0, 0};
         kpkg::catalog::RenderOptions o;
         o.threads = threads;
-        auto t0 = clk::now();
+        auto t0 = bench::Clock::now();
         auto prepared = kpkg::catalog::prepare_render({cat.string()}, o);
         if (!prepared.ok()) {
             std::fprintf(stderr, "%s\n", prepared.error().str().c_str());
             return 1;
         }
-        res[0] = std::chrono::duration<double>(clk::now() - t0).count();
+        res[0] = bench::seconds_since(t0);
         for (int f = 0; f < 2; ++f) {
             std::size_t n = 0;
-            t0 = clk::now();
+            t0 = bench::Clock::now();
             prepared->write(
                 f == 0 ? kpkg::catalog::RenderFormat::json : kpkg::catalog::RenderFormat::yaml,
                 [&](std::string_view s) { n += s.size(); }, threads);
-            res[1 + f] = std::chrono::duration<double>(clk::now() - t0).count();
+            res[1 + f] = bench::seconds_since(t0);
             res[3 + f] = static_cast<double>(n);
         }
         return write(fds[1], res, sizeof res) == static_cast<ssize_t>(sizeof res) ? 0 : 1;
@@ -123,13 +89,6 @@ bool phases(const fs::path& cat, unsigned threads, double out[3], double bytes[2
     bytes[0] = res[3];
     bytes[1] = res[4];
     return true;
-}
-
-std::string cpu_model() {
-    std::ifstream in("/proc/cpuinfo");
-    for (std::string line; std::getline(in, line);)
-        if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-    return "unknown CPU";
 }
 
 } // namespace
@@ -171,7 +130,7 @@ int main(int argc, char** argv) {
     char date[32];
     std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
     std::printf("kpkg catalog render, %s, %ld cores (%s), median of %d runs\n", date,
-                sysconf(_SC_NPROCESSORS_ONLN), cpu_model().c_str(), runs);
+                sysconf(_SC_NPROCESSORS_ONLN), bench::cpu_model().c_str(), runs);
     std::printf("%-20s %7s %7s %7s %7s %7s %7s | %9s %9s %9s %8s %8s\n", "catalog", "json s",
                 "(min)", "json MB", "yaml s", "(min)", "yaml MB", "prepare s", "write j s",
                 "write y s", "out MB j", "out MB y");
@@ -200,14 +159,14 @@ int main(int argc, char** argv) {
                 rc = 1;
             }
         }
-        const Run j = median(js), y = median(ys);
+        const Run j = bench::median_run(js), y = bench::median_run(ys);
         if (j.status != 0 || y.status != 0) rc = 1;
         const std::string name =
             c == gen_dir ? std::string("generated-100k") : c.filename().string();
         std::printf("%-20s %7.3f %7.3f %7.1f %7.3f %7.3f %7.1f | %9.3f %9.3f %9.3f %8.1f %8.1f%s\n",
                     name.c_str(), j.seconds, fastest(js), j.max_rss_kb / 1024.0, y.seconds,
-                    fastest(ys), y.max_rss_kb / 1024.0, median_of(prep), median_of(wj),
-                    median_of(wy), bytes[0] / 1e6, bytes[1] / 1e6,
+                    fastest(ys), y.max_rss_kb / 1024.0, bench::median(prep), bench::median(wj),
+                    bench::median(wy), bytes[0] / 1e6, bytes[1] / 1e6,
                     (j.status != 0 || y.status != 0) ? "  (FAILED)" : "");
         for (const auto& o : opm)
             if (name == o.name)

@@ -27,13 +27,8 @@
 #include "kpkg/catalog/validate.hpp"
 
 namespace fs = std::filesystem;
-using clk = std::chrono::steady_clock;
 
 namespace {
-
-double since(clk::time_point t0) {
-    return std::chrono::duration<double>(clk::now() - t0).count();
-}
 
 using Run = bench::Measured;
 
@@ -50,12 +45,6 @@ Run kpkg_validate(const fs::path& cat, const fs::path& cache_dir) {
         int devnull = open("/dev/null", O_WRONLY);
         dup2(devnull, 1);
     });
-}
-
-template <class T>
-T median(std::vector<T> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
 }
 
 } // namespace
@@ -92,9 +81,9 @@ int main(int argc, char** argv) {
                 "pass ms", "min ms", "errors", "warns", "cold s", "cold MB", "warm s", "warm MB");
     int rc = 0;
     for (const auto& c : cats) {
-        auto t0 = clk::now();
+        auto t0 = bench::Clock::now();
         auto cat = kpkg::catalog::load_catalog(c);
-        double load = since(t0);
+        double load = bench::seconds_since(t0);
         if (!cat) {
             std::fprintf(stderr, "%s: %s\n", c.c_str(), cat.error().str().c_str());
             rc = 1;
@@ -103,9 +92,9 @@ int main(int argc, char** argv) {
         std::vector<double> pass;
         std::size_t errors = 0, warnings = 0;
         for (int i = 0; i < runs; ++i) {
-            auto p0 = clk::now();
+            auto p0 = bench::Clock::now();
             auto issues = kpkg::catalog::validate(*cat);
-            pass.push_back(since(p0) * 1000);
+            pass.push_back(bench::ms_since(p0));
             errors = kpkg::catalog::count(issues, kpkg::catalog::Severity::error);
             warnings = kpkg::catalog::count(issues, kpkg::catalog::Severity::warning);
         }
@@ -122,7 +111,7 @@ int main(int argc, char** argv) {
                     wall.push_back(r.seconds);
                     rss = std::max(rss, r.max_rss_kb);
                 }
-                secs = median(wall);
+                secs = bench::median(wall);
                 mb = static_cast<double>(rss) / 1024.0;
             };
             measure({}, cold_s, cold_mb);
@@ -134,7 +123,7 @@ int main(int argc, char** argv) {
             name = c.parent_path().filename().string() + "/" + name;
         if (c == tmp) name = "generated-100k";
         std::printf("%-32s %8zu %8.3f %9.2f %9.2f %8zu %8zu %8.3f %8.1f %8.3f %8.1f\n",
-                    name.c_str(), cat->bundles.size(), load, median(pass),
+                    name.c_str(), cat->bundles.size(), load, bench::median(pass),
                     *std::min_element(pass.begin(), pass.end()), errors, warnings, cold_s, cold_mb,
                     warm_s, warm_mb);
     }

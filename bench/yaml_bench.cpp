@@ -25,6 +25,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "measure.hpp"
+
 #include "kpkg/io/events.hpp"
 #include "kpkg/io/load.hpp"
 
@@ -176,7 +178,7 @@ std::size_t parse_yaml_cpp(const Input& in) {
 // Parses every file of the set with `threads` threads taking files in turn; wall seconds.
 template <class Parse>
 double run_once(const Set& s, Parse parse, int threads) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = bench::Clock::now();
     if (threads <= 1) {
         for (const auto& f : s.files)
             parse(f);
@@ -191,7 +193,7 @@ double run_once(const Set& s, Parse parse, int threads) {
         for (auto& t : pool)
             t.join();
     }
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return bench::seconds_since(t0);
 }
 
 template <class Parse>
@@ -200,8 +202,7 @@ double median_seconds(const Set& s, Parse parse, int runs, int threads) {
     std::vector<double> t;
     for (int i = 0; i < runs; ++i)
         t.push_back(run_once(s, parse, threads));
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
+    return bench::median(t);
 }
 
 void report(const char* what, double seconds, std::size_t bytes, long long instructions) {

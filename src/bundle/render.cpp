@@ -29,6 +29,8 @@
 #include <tuple>
 #include <utility>
 
+#include "kpkg/io/go_json.hpp"
+#include "kpkg/io/json_reader.hpp" // io::detail::utf8_decode
 #include "kpkg/io/load.hpp"
 
 namespace kpkg::bundle {
@@ -356,59 +358,6 @@ GoScalar go_scalar(const io::Node& n) {
 // ------------------------------------------------------------------------------------------------
 // Go number formatting
 
-// The shortest digits that read back as v, laid out without an exponent (Go's %f with
-// precision -1: 1.2345678901234567e19 is "12345678901234567000", not the exact integer).
-void append_fixed_shortest(std::string& out, double v) {
-    char buf[64];
-    auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-    const std::string_view sci(buf, static_cast<std::size_t>(r.ptr - buf));
-    const std::size_t e = sci.find('e');
-    int exp = 0;
-    std::from_chars(sci.data() + e + (sci[e + 1] == '+' ? 2 : 1), sci.data() + sci.size(), exp);
-    std::string digits;
-    std::size_t i = 0;
-    if (sci[0] == '-') {
-        out += '-';
-        i = 1;
-    }
-    for (; i < e; ++i)
-        if (sci[i] != '.') digits += sci[i];
-    if (digits == "0") {
-        out += '0';
-        return;
-    }
-    const int n = static_cast<int>(digits.size());
-    if (exp >= n - 1) {
-        out += digits;
-        out.append(static_cast<std::size_t>(exp - (n - 1)), '0');
-    } else if (exp >= 0) {
-        out.append(digits, 0, static_cast<std::size_t>(exp + 1));
-        out += '.';
-        out.append(digits, static_cast<std::size_t>(exp + 1), std::string::npos);
-    } else {
-        out += "0.";
-        out.append(static_cast<std::size_t>(-exp - 1), '0');
-        out += digits;
-    }
-}
-
-// encoding/json's float64: %f below 1e21 and from 1e-6, else %e with "e-07" shortened to "e-7".
-void append_json_float(std::string& out, double v) {
-    const double a = std::fabs(v);
-    if (a != 0 && (a < 1e-6 || a >= 1e21)) {
-        char buf[64];
-        auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-        std::size_t len = static_cast<std::size_t>(r.ptr - buf);
-        if (len >= 4 && buf[len - 4] == 'e' && buf[len - 3] == '-' && buf[len - 2] == '0') {
-            buf[len - 2] = buf[len - 1];
-            --len;
-        }
-        out.append(buf, len);
-    } else {
-        append_fixed_shortest(out, v);
-    }
-}
-
 // strconv.FormatFloat(v, 'g', -1, 64): shortest digits, %e when the exponent is below -4 or
 // at least 6 (yaml.v2 writes floats so).
 std::string go_format_g(double v) {
@@ -423,150 +372,8 @@ std::string go_format_g(double v) {
     if (v == 0) exp = 0;
     if (exp < -4 || exp >= 6) return std::string(sci);
     std::string out;
-    append_fixed_shortest(out, v);
+    io::go::append_fixed(out, v);
     return out;
-}
-
-// ------------------------------------------------------------------------------------------------
-// encoding/json strings
-
-const char kHex[] = "0123456789abcdef";
-
-// Go's utf8.DecodeRune: the length of the valid UTF-8 sequence at p (0 when invalid) and its code
-// point.
-std::size_t utf8_seq(const unsigned char* p, const unsigned char* end, char32_t& cp) {
-    const unsigned c = p[0];
-    const std::size_t avail = static_cast<std::size_t>(end - p);
-    auto cont = [&](std::size_t k) { return k < avail && (p[k] & 0xC0) == 0x80; };
-    if (c < 0x80) {
-        cp = c;
-        return 1;
-    }
-    if (c < 0xC2) return 0;
-    if (c < 0xE0) {
-        if (!cont(1)) return 0;
-        cp = ((c & 0x1F) << 6) | (p[1] & 0x3F);
-        return 2;
-    }
-    if (c < 0xF0) {
-        if (!cont(1) || !cont(2)) return 0;
-        if (c == 0xE0 && p[1] < 0xA0) return 0;  // overlong
-        if (c == 0xED && p[1] >= 0xA0) return 0; // surrogate
-        cp = ((c & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F);
-        return 3;
-    }
-    if (c < 0xF5) {
-        if (!cont(1) || !cont(2) || !cont(3)) return 0;
-        if (c == 0xF0 && p[1] < 0x90) return 0;
-        if (c == 0xF4 && p[1] >= 0x90) return 0;
-        cp = ((c & 0x07) << 18) | ((p[1] & 0x3F) << 12) | ((p[2] & 0x3F) << 6) | (p[3] & 0x3F);
-        return 4;
-    }
-    return 0;
-}
-
-struct EscapeTables {
-    std::array<bool, 256> plain{}; // bytes copied as they are without HTML escaping
-    std::array<bool, 256> html{};  // ... with HTML escaping
-    EscapeTables() {
-        for (int c = 0x20; c < 0x80; ++c)
-            plain[static_cast<std::size_t>(c)] = c != '"' && c != '\\';
-        html = plain;
-        html['<'] = html['>'] = html['&'] = false;
-    }
-};
-const EscapeTables kEscape;
-
-// A JSON string literal as Go's encoding/json (1.22 and later) writes it.
-void append_go_string(std::string& out, std::string_view s, bool escape_html) {
-    const auto& safe = escape_html ? kEscape.html : kEscape.plain;
-    out.reserve(out.size() + s.size() + 2);
-    out += '"';
-    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-    const auto* const end = p + s.size();
-    const auto* run = p;
-    while (p < end) {
-        const unsigned c = *p;
-        if (safe[c]) {
-            ++p;
-            continue;
-        }
-        if (c < 0x80) {
-            out.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
-            switch (c) {
-            case '"':
-                out += "\\\"";
-                break;
-            case '\\':
-                out += "\\\\";
-                break;
-            case '\b':
-                out += "\\b";
-                break;
-            case '\f':
-                out += "\\f";
-                break;
-            case '\n':
-                out += "\\n";
-                break;
-            case '\r':
-                out += "\\r";
-                break;
-            case '\t':
-                out += "\\t";
-                break;
-            default: {
-                const char esc[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
-                out.append(esc, sizeof esc);
-            }
-            }
-            run = ++p;
-            continue;
-        }
-        char32_t cp = 0;
-        const std::size_t len = utf8_seq(p, end, cp);
-        if (len == 0 || cp == 0x2028 || cp == 0x2029) {
-            out.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
-            out += len == 0 ? "\\ufffd" : cp == 0x2028 ? "\\u2028" : "\\u2029";
-            p += len == 0 ? 1 : len;
-            run = p;
-            continue;
-        }
-        p += len;
-    }
-    out.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
-    out += '"';
-}
-
-// ------------------------------------------------------------------------------------------------
-// base64
-
-const char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-void append_base64(std::string& out, std::string_view in) {
-    const std::size_t n = in.size();
-    const std::size_t start = out.size();
-    out.resize(start + (n + 2) / 3 * 4);
-    char* o = out.data() + start;
-    const auto* p = reinterpret_cast<const unsigned char*>(in.data());
-    std::size_t i = 0;
-    for (; i + 3 <= n; i += 3) {
-        const std::uint32_t v =
-            (std::uint32_t{p[i]} << 16) | (std::uint32_t{p[i + 1]} << 8) | p[i + 2];
-        o[0] = kB64[v >> 18];
-        o[1] = kB64[(v >> 12) & 63];
-        o[2] = kB64[(v >> 6) & 63];
-        o[3] = kB64[v & 63];
-        o += 4;
-    }
-    if (i < n) {
-        std::uint32_t v = std::uint32_t{p[i]} << 16;
-        if (i + 1 < n) v |= std::uint32_t{p[i + 1]} << 8;
-        o[0] = kB64[v >> 18];
-        o[1] = kB64[(v >> 12) & 63];
-        o[2] = i + 1 < n ? kB64[(v >> 6) & 63] : '=';
-        o[3] = '=';
-    }
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -597,7 +404,7 @@ public:
             return mapping(n);
         case io::Kind::string:
             if (!n.plain) {
-                append_go_string(out_, n.text, html_);
+                io::go::append_string(out_, n.text, html_);
                 return true;
             }
             [[fallthrough]];
@@ -616,7 +423,7 @@ public:
     // Encodes what is left (with padding); call once the value is written.
     void finish_base64() {
         if (base64_ == nullptr) return;
-        append_base64(*base64_, out_);
+        io::go::append_base64(*base64_, out_);
         out_.clear();
     }
 
@@ -625,7 +432,7 @@ private:
 
     void flush_base64() {
         const std::size_t n = out_.size() / 3 * 3;
-        append_base64(*base64_, std::string_view(out_).substr(0, n));
+        io::go::append_base64(*base64_, std::string_view(out_).substr(0, n));
         out_.erase(0, n);
     }
 
@@ -645,7 +452,7 @@ private:
         for (std::size_t i = base; i < base + n.fields.size(); ++i) {
             if (i > base) out_ += ',';
             const io::MapEntry* e = scratch_[i];
-            append_go_string(out_, e->key, html_);
+            io::go::append_string(out_, e->key, html_);
             out_ += ':';
             if (!value(e->value)) {
                 ok = false;
@@ -679,15 +486,15 @@ private:
             return true;
         }
         case GoType::uint64: // beyond int64: unstructured decoding makes it a float64
-            append_json_float(out_, static_cast<double>(s.u));
+            io::go::append_float(out_, static_cast<double>(s.u));
             return true;
         case GoType::float64:
             if (!std::isfinite(s.f)) return false;
-            append_json_float(out_, s.f);
+            io::go::append_float(out_, s.f);
             return true;
         case GoType::string:
         case GoType::timestamp:
-            append_go_string(out_, n.text, html_);
+            io::go::append_string(out_, n.text, html_);
             return true;
         }
         return true;
@@ -1010,7 +817,7 @@ private:
     void key(std::string_view k) {
         if (!first_) out_ += ',';
         first_ = false;
-        append_go_string(out_, k, false);
+        io::go::append_string(out_, k, false);
         out_ += ':';
     }
 
@@ -1020,16 +827,16 @@ private:
         if (v.empty() && !always) return;
         if (!first) dst += ',';
         first = false;
-        append_go_string(dst, k, false);
+        io::go::append_string(dst, k, false);
         dst += ':';
-        append_go_string(dst, v, false);
+        io::go::append_string(dst, v, false);
     }
 
     Result<bool> opt_string(std::string_view k, const io::Node* n) {
         std::string v = KPKG_TRY(r_.str(n, "spec." + std::string(k)));
         if (!v.empty()) {
             key(k);
-            append_go_string(out_, v, false);
+            io::go::append_string(out_, v, false);
         }
         return true;
     }
@@ -1041,7 +848,7 @@ private:
         out_ += '[';
         for (std::size_t i = 0; i < items->size(); ++i) {
             if (i > 0) out_ += ',';
-            append_go_string(out_, KPKG_TRY(r_.str(&(*items)[i], k)), false);
+            io::go::append_string(out_, KPKG_TRY(r_.str(&(*items)[i], k)), false);
         }
         out_ += ']';
         return true;
@@ -1060,9 +867,9 @@ private:
         out_ += '{';
         for (std::size_t i = 0; i < entries.size(); ++i) {
             if (i > 0) out_ += ',';
-            append_go_string(out_, entries[i].first, false);
+            io::go::append_string(out_, entries[i].first, false);
             out_ += ':';
-            append_go_string(out_, entries[i].second, false);
+            io::go::append_string(out_, entries[i].second, false);
         }
         out_ += '}';
         return true;
@@ -1078,8 +885,8 @@ private:
             KPKG_TRY(r_.object_or_null(&m, "spec.installModes[]"));
             if (i > 0) out_ += ',';
             out_ += "{\"type\":";
-            append_go_string(out_, KPKG_TRY(r_.str(field(&m, "type"), "installModes[].type")),
-                             false);
+            io::go::append_string(out_, KPKG_TRY(r_.str(field(&m, "type"), "installModes[].type")),
+                                  false);
             out_ += ",\"supported\":";
             const io::Node* s = field(&m, "supported");
             bool supported = false;
@@ -1155,7 +962,7 @@ private:
             if (items->empty()) continue;
             if (!first) out_ += ',';
             first = false;
-            append_go_string(out_, part, false);
+            io::go::append_string(out_, part, false);
             out_ += ":[";
             for (std::size_t i = 0; i < items->size(); ++i) {
                 if (i > 0) out_ += ',';
@@ -1241,8 +1048,8 @@ private:
                     desc += ",\"x-descriptors\":[";
                     for (std::size_t j = 0; j < xd->size(); ++j) {
                         if (j > 0) desc += ',';
-                        append_go_string(desc, KPKG_TRY(r_.str(&(*xd)[j], "x-descriptors[]")),
-                                         false);
+                        io::go::append_string(desc, KPKG_TRY(r_.str(&(*xd)[j], "x-descriptors[]")),
+                                              false);
                     }
                     desc += ']';
                 }
@@ -1281,11 +1088,11 @@ struct GvkKey {
 
 std::string gvk_value(const GvkKey& k) {
     std::string v = "{\"group\":";
-    append_go_string(v, k.group, false);
+    io::go::append_string(v, k.group, false);
     v += ",\"kind\":";
-    append_go_string(v, k.kind, false);
+    io::go::append_string(v, k.kind, false);
     v += ",\"version\":";
-    append_go_string(v, k.version, false);
+    io::go::append_string(v, k.version, false);
     v += '}';
     return v;
 }
@@ -1293,12 +1100,12 @@ std::string gvk_value(const GvkKey& k) {
 std::string package_value(const std::string& name, const std::string& version,
                           const std::string& release) {
     std::string v = "{\"packageName\":";
-    append_go_string(v, name, false);
+    io::go::append_string(v, name, false);
     v += ",\"version\":";
-    append_go_string(v, version, false);
+    io::go::append_string(v, version, false);
     if (!release.empty()) {
         v += ",\"release\":";
-        append_go_string(v, release, false);
+        io::go::append_string(v, release, false);
     }
     v += '}';
     return v;
@@ -1462,7 +1269,7 @@ GoScalarKind append_go_scalar(std::string& out, const io::Node& n) {
     }
     case GoType::float64:
         if (!std::isfinite(s.f)) return GoScalarKind::invalid;
-        append_json_float(out, s.f);
+        io::go::append_float(out, s.f);
         return GoScalarKind::literal;
     case GoType::string:
     case GoType::timestamp:
@@ -1473,7 +1280,7 @@ GoScalarKind append_go_scalar(std::string& out, const io::Node& n) {
 
 std::string base64_encode(std::string_view data) {
     std::string out;
-    append_base64(out, data);
+    io::go::append_base64(out, data);
     return out;
 }
 
@@ -1682,9 +1489,10 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
         } else if (tv.type == "olm.package") {
             KPKG_TRY(dr.object_or_null(v, "value"));
             std::string pv = "{\"packageName\":";
-            append_go_string(pv, KPKG_TRY(dr.str(field(v, "packageName"), "packageName")), false);
+            io::go::append_string(pv, KPKG_TRY(dr.str(field(v, "packageName"), "packageName")),
+                                  false);
             pv += ",\"versionRange\":";
-            append_go_string(pv, KPKG_TRY(dr.str(field(v, "version"), "version")), false);
+            io::go::append_string(pv, KPKG_TRY(dr.str(field(v, "version"), "version")), false);
             pv += '}';
             package_required.push_back(make_prop("olm.package.required", std::move(pv)));
         } else {
@@ -1805,7 +1613,7 @@ namespace {
 template <class Out>
 void put_go_string(Out& out, std::string_view v) {
     std::string tmp;
-    append_go_string(tmp, v, false);
+    io::go::append_string(tmp, v, false);
     out.put(std::string_view(tmp));
 }
 
@@ -1919,11 +1727,11 @@ bool is_digit_rune(char32_t c) {
 std::u32string runes(std::string_view s) {
     std::u32string r;
     r.reserve(s.size());
-    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-    const auto* end = p + s.size();
+    const char* p = s.data();
+    const char* const end = p + s.size();
     while (p < end) {
         char32_t cp = 0;
-        std::size_t n = utf8_seq(p, end, cp);
+        std::size_t n = io::detail::utf8_decode(p, end, cp);
         if (n == 0) {
             cp = 0xFFFD;
             n = 1;
@@ -2139,6 +1947,42 @@ private:
         indents_.pop_back();
     }
 
+    // What yaml.v2's analyzer makes of the first character of a scalar: an indicator there
+    // rules out the flow and/or block plain styles.
+    static void first_char_indicators(char c, bool followed_by_ws, bool& flow_ind,
+                                      bool& block_ind) {
+        switch (c) {
+        case '#':
+        case ',':
+        case '[':
+        case ']':
+        case '{':
+        case '}':
+        case '&':
+        case '*':
+        case '!':
+        case '|':
+        case '>':
+        case '\'':
+        case '"':
+        case '%':
+        case '@':
+        case '`':
+            flow_ind = block_ind = true;
+            break;
+        case '?':
+        case ':':
+            flow_ind = true;
+            if (followed_by_ws) block_ind = true;
+            break;
+        case '-':
+            if (followed_by_ws) flow_ind = block_ind = true;
+            break;
+        default:
+            break;
+        }
+    }
+
     // analyze() for text of printable ASCII only (no breaks, no tabs, nothing special), the
     // common case, in one pass without decoding.
     static bool analyze_ascii(std::string_view v, Analysis& a) {
@@ -2172,37 +2016,7 @@ private:
             block_ind = true;
             flow_ind = true;
         }
-        const bool followed_by_ws = n == 1 || v[1] == ' ';
-        switch (v[0]) {
-        case '#':
-        case ',':
-        case '[':
-        case ']':
-        case '{':
-        case '}':
-        case '&':
-        case '*':
-        case '!':
-        case '|':
-        case '>':
-        case '\'':
-        case '"':
-        case '%':
-        case '@':
-        case '`':
-            flow_ind = block_ind = true;
-            break;
-        case '?':
-        case ':':
-            flow_ind = true;
-            if (followed_by_ws) block_ind = true;
-            break;
-        case '-':
-            if (followed_by_ws) flow_ind = block_ind = true;
-            break;
-        default:
-            break;
-        }
+        first_char_indicators(v[0], n == 1 || v[1] == ' ', flow_ind, block_ind);
         const bool leading_space = v[0] == ' ', trailing_space = v[n - 1] == ' ';
         a.multiline = false;
         a.flow_plain_allowed = a.block_plain_allowed = a.single_quoted_allowed = a.block_allowed =
@@ -2266,36 +2080,7 @@ private:
             followed_by_ws = i + w >= v.size() || is_blankz(v, i + w);
             const char c = v[i];
             if (i == 0) {
-                switch (c) {
-                case '#':
-                case ',':
-                case '[':
-                case ']':
-                case '{':
-                case '}':
-                case '&':
-                case '*':
-                case '!':
-                case '|':
-                case '>':
-                case '\'':
-                case '"':
-                case '%':
-                case '@':
-                case '`':
-                    flow_ind = block_ind = true;
-                    break;
-                case '?':
-                case ':':
-                    flow_ind = true;
-                    if (followed_by_ws) block_ind = true;
-                    break;
-                case '-':
-                    if (followed_by_ws) flow_ind = block_ind = true;
-                    break;
-                default:
-                    break;
-                }
+                first_char_indicators(c, followed_by_ws, flow_ind, block_ind);
             } else {
                 switch (c) {
                 case ',':

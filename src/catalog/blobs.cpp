@@ -605,7 +605,6 @@ private:
         case K::gvk:
         case K::gvk_required:
         case K::package_required:
-            return options_.keep_payloads;
         case K::bundle_object:
         case K::csv_metadata:
             return options_.keep_payloads;
@@ -773,13 +772,11 @@ private:
             } else if (p.mismatch) {
                 if (bundle) {
                     const Mismatch& mm = *p.mismatch;
-                    std::string msg = label + ": ";
-                    if (mm.found.empty())
-                        msg += (mm.path.empty() ? std::string("value") : "\"" + mm.path + "\"") +
-                               " is not valid base64";
-                    else
-                        msg += (mm.path.empty() ? std::string("value") : "\"" + mm.path + "\"") +
-                               " must be " + mm.want + ", not " + mm.found;
+                    std::string msg =
+                        label + ": " +
+                        (mm.path.empty() ? std::string("value") : "\"" + mm.path + "\"");
+                    msg += mm.found.empty() ? " is not valid base64"
+                                            : " must be " + mm.want + ", not " + mm.found;
                     problem(sc.scope, "bundle.property", msg, mm.mark, sc.package, sc.channel,
                             sc.bundle);
                     continue;

@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <concepts>
 #include <cstring>
 #include <system_error>
 #include <thread>
+#include <type_traits>
 
 #include "kpkg/core/atomic_file.hpp"
 #include "kpkg/core/digest.hpp"
@@ -272,6 +274,152 @@ fs::path stamp_path(const Paths& p, const std::string& rel) {
 
 // --- the image ---------------------------------------------------------------------------------
 
+// The fields of each kind of record, in file order, for writing, reading and sizing alike:
+// v.ids() string ids, v.nums() 32-bit numbers, v.u64() a 64-bit one, v.pos() a position, v.kind()
+// an enum (one byte, at most `last`).
+template <class T, class U>
+concept Is = std::same_as<std::remove_const_t<T>, U>;
+
+template <class V, Is<model::Package> T>
+void fields(V& v, T& p) {
+    v.ids(p.name, p.default_channel, p.description);
+    v.nums(p.props_begin, p.props_count);
+    v.pos(p.pos);
+}
+template <class V, Is<model::Channel> T>
+void fields(V& v, T& ch) {
+    v.ids(ch.package, ch.name);
+    v.nums(ch.entries_begin, ch.entries_count, ch.props_begin, ch.props_count);
+    v.pos(ch.pos);
+}
+template <class V, Is<model::Bundle> T>
+void fields(V& v, T& b) {
+    v.ids(b.package, b.name, b.image, b.version);
+    v.nums(b.props_begin, b.props_count, b.images_begin, b.images_count);
+    v.pos(b.pos);
+}
+template <class V, Is<model::Deprecation> T>
+void fields(V& v, T& d) {
+    v.ids(d.package);
+    v.nums(d.entries_begin, d.entries_count);
+    v.pos(d.pos);
+}
+template <class V, Is<model::Other> T>
+void fields(V& v, T& o) {
+    v.ids(o.schema, o.package, o.name);
+    v.pos(o.pos);
+}
+template <class V, Is<model::Entry> T>
+void fields(V& v, T& e) {
+    v.ids(e.name, e.replaces, e.skip_range);
+    v.nums(e.skips_begin, e.skips_count);
+    v.pos(e.pos);
+}
+template <class V, Is<Str> T> // a skip
+void fields(V& v, T& s) {
+    v.ids(s);
+}
+template <class V, Is<model::Property> T>
+void fields(V& v, T& p) {
+    v.kind(p.kind, model::PropKind::other);
+    v.ids(p.type, p.a, p.b, p.c, p.json);
+    v.nums(p.value_bytes);
+    v.u64(p.digest);
+}
+template <class V, Is<model::RelatedImage> T>
+void fields(V& v, T& r) {
+    v.ids(r.name, r.image);
+}
+template <class V, Is<model::DeprecationEntry> T>
+void fields(V& v, T& d) {
+    v.ids(d.schema, d.name, d.message);
+    v.pos(d.pos);
+}
+
+struct Encoder {
+    Writer& w;
+    template <class... N>
+    void ids(N... x) {
+        (w.u32(x), ...);
+    }
+    template <class... N>
+    void nums(N... x) {
+        (w.u32(x), ...);
+    }
+    void u64(std::uint64_t x) { w.u64(x); }
+    void pos(const model::Pos& p) { w.pos(p); }
+    template <class E>
+    void kind(E k, E) {
+        w.u8(static_cast<std::uint8_t>(k));
+    }
+    // A count, then the records.
+    template <class T>
+    void table(const std::vector<T>& v) {
+        w.u64(v.size());
+        for (const T& x : v)
+            fields(*this, x);
+    }
+};
+
+// Reads what Encoder wrote; `good` goes false on an id, file or kind out of range.
+struct Decoder {
+    Reader& r;
+    std::size_t nstrings;
+    std::size_t nfiles;
+    bool good = true;
+    template <class... N>
+    void ids(N&... x) {
+        ((x = r.u32(), good = good && x < nstrings), ...);
+    }
+    template <class... N>
+    void nums(N&... x) {
+        ((x = r.u32()), ...);
+    }
+    void u64(std::uint64_t& x) { x = r.u64(); }
+    void pos(model::Pos& p) {
+        p = r.pos();
+        if (p.file >= nfiles) good = false;
+    }
+    template <class E>
+    void kind(E& k, E last) {
+        const std::uint8_t b = r.u8();
+        if (b > static_cast<std::uint8_t>(last)) good = false;
+        k = static_cast<E>(b);
+    }
+    // A count (checked against what is left), then the records.
+    template <class T>
+    void table(std::vector<T>& v);
+};
+
+// The bytes one record takes.
+struct Sizer {
+    std::size_t bytes = 0;
+    template <class... N>
+    void ids(N...) {
+        bytes += 4 * sizeof...(N);
+    }
+    template <class... N>
+    void nums(N...) {
+        bytes += 4 * sizeof...(N);
+    }
+    void u64(std::uint64_t) { bytes += 8; }
+    void pos(const model::Pos&) { bytes += 16; }
+    template <class E>
+    void kind(E, E) {
+        bytes += 1;
+    }
+};
+
+template <class T>
+void Decoder::table(std::vector<T>& v) {
+    Sizer s;
+    const T record{};
+    fields(s, record);
+    v.resize(r.count(s.bytes));
+    for (T& x : v)
+        fields(*this, x);
+}
+
 std::string encode_image(const model::Catalog& c, const std::vector<std::string>& rels, bool dir) {
     Writer w;
     w.str(c.content_digest);
@@ -291,86 +439,17 @@ std::string encode_image(const model::Catalog& c, const std::vector<std::string>
         w.u32(id);
     w.u64(flat.text.size());
     w.buf += flat.text;
-    w.u64(c.packages.size());
-    for (const auto& p : c.packages) {
-        w.u32(p.name);
-        w.u32(p.default_channel);
-        w.u32(p.description);
-        w.u32(p.props_begin);
-        w.u32(p.props_count);
-        w.pos(p.pos);
-    }
-    w.u64(c.channels.size());
-    for (const auto& ch : c.channels) {
-        w.u32(ch.package);
-        w.u32(ch.name);
-        w.u32(ch.entries_begin);
-        w.u32(ch.entries_count);
-        w.u32(ch.props_begin);
-        w.u32(ch.props_count);
-        w.pos(ch.pos);
-    }
-    w.u64(c.bundles.size());
-    for (const auto& b : c.bundles) {
-        w.u32(b.package);
-        w.u32(b.name);
-        w.u32(b.image);
-        w.u32(b.version);
-        w.u32(b.props_begin);
-        w.u32(b.props_count);
-        w.u32(b.images_begin);
-        w.u32(b.images_count);
-        w.pos(b.pos);
-    }
-    w.u64(c.deprecations.size());
-    for (const auto& d : c.deprecations) {
-        w.u32(d.package);
-        w.u32(d.entries_begin);
-        w.u32(d.entries_count);
-        w.pos(d.pos);
-    }
-    w.u64(c.others.size());
-    for (const auto& o : c.others) {
-        w.u32(o.schema);
-        w.u32(o.package);
-        w.u32(o.name);
-        w.pos(o.pos);
-    }
-    w.u64(c.entries.size());
-    for (const auto& e : c.entries) {
-        w.u32(e.name);
-        w.u32(e.replaces);
-        w.u32(e.skip_range);
-        w.u32(e.skips_begin);
-        w.u32(e.skips_count);
-        w.pos(e.pos);
-    }
-    w.u64(c.skips.size());
-    for (Str s : c.skips)
-        w.u32(s);
-    w.u64(c.properties.size());
-    for (const auto& p : c.properties) {
-        w.u8(static_cast<std::uint8_t>(p.kind));
-        w.u32(p.type);
-        w.u32(p.a);
-        w.u32(p.b);
-        w.u32(p.c);
-        w.u32(p.json);
-        w.u32(p.value_bytes);
-        w.u64(p.digest);
-    }
-    w.u64(c.related_images.size());
-    for (const auto& r : c.related_images) {
-        w.u32(r.name);
-        w.u32(r.image);
-    }
-    w.u64(c.deprecation_entries.size());
-    for (const auto& d : c.deprecation_entries) {
-        w.u32(d.schema);
-        w.u32(d.name);
-        w.u32(d.message);
-        w.pos(d.pos);
-    }
+    Encoder e{w};
+    e.table(c.packages);
+    e.table(c.channels);
+    e.table(c.bundles);
+    e.table(c.deprecations);
+    e.table(c.others);
+    e.table(c.entries);
+    e.table(c.skips);
+    e.table(c.properties);
+    e.table(c.related_images);
+    e.table(c.deprecation_entries);
     w.u64(c.problems.size());
     for (const auto& f : c.problems) {
         w.u8(static_cast<std::uint8_t>(f.scope));
@@ -429,102 +508,20 @@ std::optional<model::Catalog> decode_image(std::string_view payload, const fs::p
         if (model::StringPool::hash(c.strings[i]) != c.strings.hash_of(i)) return std::nullopt;
     if (!r.ok()) return std::nullopt;
 
-    bool good = true;
-    auto S = [&](Str s) {
-        if (s >= nstrings) good = false;
-        return s;
-    };
-    auto P = [&](model::Pos p) {
-        if (p.file >= c.files.size()) good = false;
-        return p;
-    };
-    c.packages.resize(r.count(36));
-    for (auto& p : c.packages) {
-        p.name = S(r.u32());
-        p.default_channel = S(r.u32());
-        p.description = S(r.u32());
-        p.props_begin = r.u32();
-        p.props_count = r.u32();
-        p.pos = P(r.pos());
-    }
-    c.channels.resize(r.count(40));
-    for (auto& ch : c.channels) {
-        ch.package = S(r.u32());
-        ch.name = S(r.u32());
-        ch.entries_begin = r.u32();
-        ch.entries_count = r.u32();
-        ch.props_begin = r.u32();
-        ch.props_count = r.u32();
-        ch.pos = P(r.pos());
-    }
-    c.bundles.resize(r.count(48));
-    for (auto& b : c.bundles) {
-        b.package = S(r.u32());
-        b.name = S(r.u32());
-        b.image = S(r.u32());
-        b.version = S(r.u32());
-        b.props_begin = r.u32();
-        b.props_count = r.u32();
-        b.images_begin = r.u32();
-        b.images_count = r.u32();
-        b.pos = P(r.pos());
-    }
-    c.deprecations.resize(r.count(28));
-    for (auto& d : c.deprecations) {
-        d.package = S(r.u32());
-        d.entries_begin = r.u32();
-        d.entries_count = r.u32();
-        d.pos = P(r.pos());
-    }
-    c.others.resize(r.count(28));
-    for (auto& o : c.others) {
-        o.schema = S(r.u32());
-        o.package = S(r.u32());
-        o.name = S(r.u32());
-        o.pos = P(r.pos());
-    }
-    c.entries.resize(r.count(36));
-    for (auto& e : c.entries) {
-        e.name = S(r.u32());
-        e.replaces = S(r.u32());
-        e.skip_range = S(r.u32());
-        e.skips_begin = r.u32();
-        e.skips_count = r.u32();
-        e.pos = P(r.pos());
-    }
-    c.skips.resize(r.count(4));
-    for (auto& s : c.skips)
-        s = S(r.u32());
-    c.properties.resize(r.count(33));
-    for (auto& p : c.properties) {
-        const std::uint8_t k = r.u8();
-        if (k > static_cast<std::uint8_t>(model::PropKind::other)) good = false;
-        p.kind = static_cast<model::PropKind>(k);
-        p.type = S(r.u32());
-        p.a = S(r.u32());
-        p.b = S(r.u32());
-        p.c = S(r.u32());
-        p.json = S(r.u32());
-        p.value_bytes = r.u32();
-        p.digest = r.u64();
-    }
-    c.related_images.resize(r.count(8));
-    for (auto& ri : c.related_images) {
-        ri.name = S(r.u32());
-        ri.image = S(r.u32());
-    }
-    c.deprecation_entries.resize(r.count(28));
-    for (auto& d : c.deprecation_entries) {
-        d.schema = S(r.u32());
-        d.name = S(r.u32());
-        d.message = S(r.u32());
-        d.pos = P(r.pos());
-    }
+    Decoder d{r, nstrings, c.files.size()};
+    d.table(c.packages);
+    d.table(c.channels);
+    d.table(c.bundles);
+    d.table(c.deprecations);
+    d.table(c.others);
+    d.table(c.entries);
+    d.table(c.skips);
+    d.table(c.properties);
+    d.table(c.related_images);
+    d.table(c.deprecation_entries);
     c.problems.resize(r.count(37));
     for (auto& f : c.problems) {
-        const std::uint8_t scope = r.u8();
-        if (scope > static_cast<std::uint8_t>(model::Scope::deprecation)) good = false;
-        f.scope = static_cast<model::Scope>(scope);
+        d.kind(f.scope, model::Scope::deprecation);
         f.rule = r.str();
         f.package = r.str();
         f.channel = r.str();
@@ -536,12 +533,12 @@ std::optional<model::Catalog> decode_image(std::string_view payload, const fs::p
         else if (file < c.files.size())
             f.pos.file = c.files[file];
         else
-            good = false;
+            d.good = false;
         f.pos.line = r.u32();
         f.pos.column = r.u32();
         f.pos.document = static_cast<int>(r.u32());
     }
-    if (!r.ok() || !r.at_end() || !good) return std::nullopt;
+    if (!r.ok() || !r.at_end() || !d.good) return std::nullopt;
 
     // Every range inside its vector.
     auto in = [](std::uint64_t begin, std::uint64_t count, std::size_t size) {
@@ -634,8 +631,6 @@ void prune(const fs::path& dir, std::size_t keep) {
 
 } // namespace
 
-namespace {
-
 Stamp stamp_from(const struct stat& sb, std::string rel, StampKind kind) {
     Stamp s;
     s.rel = std::move(rel);
@@ -647,6 +642,8 @@ Stamp stamp_from(const struct stat& sb, std::string rel, StampKind kind) {
     s.dev = sb.st_dev;
     return s;
 }
+
+namespace {
 
 // The stamp of rel under the directory open as dir_fd ("" for the directory itself).
 std::optional<Stamp> stamp_at(int dir_fd, const std::string& rel, StampKind kind) {

@@ -13,6 +13,8 @@
 // is ignored (and rewritten by the next cold load), never trusted.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -32,6 +34,9 @@ struct Stamp {
     StampKind kind = StampKind::file;
     std::uint64_t size = 0, mtime_ns = 0, ino = 0, dev = 0;
 };
+
+// The stamp of what `sb` describes.
+Stamp stamp_from(const struct stat& sb, std::string rel, StampKind kind);
 
 // The stamp of `path` now (stat, following symbolic links); nullopt when it cannot be stat'ed.
 std::optional<Stamp> stamp_of(const std::filesystem::path& path, std::string rel, StampKind kind);

@@ -135,10 +135,12 @@ CatalogDiff diff(const model::Catalog& oc, const model::Catalog& nc) {
         const Side& n = ni->second;
         pc.old_default_channel = o.package ? oc.string(o.package->default_channel) : "";
         pc.new_default_channel = n.package ? nc.string(n.package->default_channel) : "";
-        pc.channels_added = minus(keys(n.channels), keys(o.channels));
-        pc.channels_removed = minus(keys(o.channels), keys(n.channels));
-        pc.bundles_added = minus(keys(n.bundles), keys(o.bundles));
-        pc.bundles_removed = minus(keys(o.bundles), keys(n.bundles));
+        const auto old_channels = keys(o.channels), new_channels = keys(n.channels);
+        const auto old_bundles = keys(o.bundles), new_bundles = keys(n.bundles);
+        pc.channels_added = minus(new_channels, old_channels);
+        pc.channels_removed = minus(old_channels, new_channels);
+        pc.bundles_added = minus(new_bundles, old_bundles);
+        pc.bundles_removed = minus(old_bundles, new_bundles);
 
         const auto old_versions = versions_of(oc, name);
         const auto new_versions = versions_of(nc, name);

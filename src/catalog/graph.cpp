@@ -26,9 +26,9 @@ const char* edge_kind_name(EdgeKind k) {
 
 VersionMap bundle_versions(const model::Catalog& c, model::Str package) {
     VersionMap out;
-    const auto* info = c.package_info(c.str(package));
-    if (info == nullptr) return out;
-    for (std::uint32_t i : info->bundles) {
+    const auto it = c.by_package().find(package);
+    if (it == c.by_package().end()) return out;
+    for (std::uint32_t i : it->second.bundles) {
         const model::Bundle& b = c.bundles[i];
         if (b.version != 0) out.emplace(b.name, b.version);
     }

@@ -191,60 +191,41 @@ Part read_part(const Job& job, const LoadOptions& opts) {
                           (S_ISDIR(sb.st_mode) ? "it is a directory" : "not a regular file"));
             return part;
         }
-        if (!S_ISREG(sb.st_mode)) {
+        bool ok = true;
+        bool too_large = false;
+        if (S_ISREG(sb.st_mode)) {
+            part.stamp = detail::stamp_from(sb, job.rel, detail::StampKind::file);
+            part.size = part.stamp->size;
+            if (part.size > limit) {
+                ::close(fd);
+                add_problem(c, "catalog.too-large",
+                            "file is " + size_text(part.size) + ", larger than the limit of " +
+                                size_text(limit) + "; it was not read",
+                            job.display);
+                // The digest covers its size: a catalog holding it is not mistaken for another.
+                Sha256 h;
+                h.update("too-large:" + std::to_string(part.size));
+                part.sha = h.finish();
+                return part;
+            }
+            thread_local std::string buffer;
+            ok = data.load(fd, static_cast<std::size_t>(part.size), buffer);
+        } else {
             // A pipe (kpkg ... <(cmd)) or a device: read as a stream, never cached.
             part.cacheable = false;
-            bool too_large = false;
-            const bool ok = data.load_stream(fd, limit, too_large);
-            const int e = errno;
-            ::close(fd);
-            if (!ok) {
-                part.error = Error::io("cannot read " + job.path.string() + ": " + errno_text(e));
-                return part;
-            }
-            if (too_large) {
-                add_problem(c, "catalog.too-large",
-                            "input is larger than the limit of " + size_text(limit) +
-                                "; it was not read",
-                            job.display);
-                return part;
-            }
-            const std::string_view text = data.text();
-            part.size = text.size();
-            Sha256 h;
-            h.update(text);
-            part.sha = h.finish();
-            detail::read_blobs(text, job.display, c, ro);
-            return part;
+            ok = data.load_stream(fd, limit, too_large);
         }
-        detail::Stamp st;
-        st.rel = job.rel;
-        st.kind = detail::StampKind::file;
-        st.size = static_cast<std::uint64_t>(sb.st_size);
-        st.mtime_ns = static_cast<std::uint64_t>(sb.st_mtim.tv_sec) * 1000000000ULL +
-                      static_cast<std::uint64_t>(sb.st_mtim.tv_nsec);
-        st.ino = sb.st_ino;
-        st.dev = sb.st_dev;
-        part.stamp = st;
-        part.size = st.size;
-        if (st.size > limit) {
-            ::close(fd);
-            add_problem(c, "catalog.too-large",
-                        "file is " + size_text(st.size) + ", larger than the limit of " +
-                            size_text(limit) + "; it was not read",
-                        job.display);
-            // The digest covers its size: a catalog holding it is not mistaken for another.
-            Sha256 h;
-            h.update("too-large:" + std::to_string(st.size));
-            part.sha = h.finish();
-            return part;
-        }
-        thread_local std::string buffer;
-        const bool ok = data.load(fd, static_cast<std::size_t>(st.size), buffer);
         const int e = errno;
         ::close(fd);
         if (!ok) {
             part.error = Error::io("cannot read " + job.path.string() + ": " + errno_text(e));
+            return part;
+        }
+        if (too_large) {
+            add_problem(c, "catalog.too-large",
+                        "input is larger than the limit of " + size_text(limit) +
+                            "; it was not read",
+                        job.display);
             return part;
         }
     }

@@ -35,6 +35,7 @@
 #include "go_sort.hpp"
 #include "kpkg/bundle/bundle.hpp"
 #include "kpkg/bundle/render.hpp"
+#include "kpkg/io/go_json.hpp"
 #include "kpkg/io/load.hpp"
 #include "render_blob.hpp"
 
@@ -359,20 +360,20 @@ void rendered_bundle_json(const bundle::Rendered& r, std::string& out) {
     out += "{\"schema\":\"olm.bundle\"";
     if (!r.name.empty()) {
         out += ",\"name\":";
-        detail::append_go_string(out, r.name);
+        io::go::append_string(out, r.name, false);
     }
     if (!r.package.empty()) {
         out += ",\"package\":";
-        detail::append_go_string(out, r.package);
+        io::go::append_string(out, r.package, false);
     }
     out += ",\"image\":";
-    detail::append_go_string(out, r.image);
+    io::go::append_string(out, r.image, false);
     if (!r.properties.empty()) {
         out += ",\"properties\":[";
         for (std::size_t i = 0; i < r.properties.size(); ++i) {
             if (i > 0) out += ',';
             out += "{\"type\":";
-            detail::append_go_string(out, r.properties[i].type);
+            io::go::append_string(out, r.properties[i].type, false);
             out += ",\"value\":";
             out += r.properties[i].value;
             out += '}';
@@ -384,9 +385,9 @@ void rendered_bundle_json(const bundle::Rendered& r, std::string& out) {
         for (std::size_t i = 0; i < r.related_images.size(); ++i) {
             if (i > 0) out += ',';
             out += "{\"name\":";
-            detail::append_go_string(out, r.related_images[i].name);
+            io::go::append_string(out, r.related_images[i].name, false);
             out += ",\"image\":";
-            detail::append_go_string(out, r.related_images[i].image);
+            io::go::append_string(out, r.related_images[i].image, false);
             out += '}';
         }
         out += ']';

@@ -10,7 +10,10 @@
 
 #include "go_sort.hpp"
 #include "kpkg/bundle/render.hpp"
+#include "kpkg/io/go_json.hpp"
+#include "kpkg/io/json_reader.hpp" // io::detail::utf8_decode, append_utf8
 #include "kpkg/io/load.hpp"
+#include "values.hpp" // fold_key
 
 namespace kpkg::catalog::detail {
 
@@ -22,44 +25,10 @@ bool is_digit(char c) {
     return c >= '0' && c <= '9';
 }
 
-// The length of the valid UTF-8 sequence at p as Go's utf8.DecodeRune accepts it (shortest
-// form, no surrogates, at most U+10FFFF), or 0.
-std::size_t utf8_len(const unsigned char* p, const unsigned char* end) {
-    const unsigned c = p[0];
-    auto cont = [&](std::size_t k, unsigned lo, unsigned hi) {
-        return p + k < end && p[k] >= lo && p[k] <= hi;
-    };
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) return cont(1, 0x80, 0xBF) ? 2 : 0;
-    if (c >= 0xE0 && c <= 0xEF) {
-        const unsigned lo = c == 0xE0 ? 0xA0 : 0x80;
-        const unsigned hi = c == 0xED ? 0x9F : 0xBF;
-        return cont(1, lo, hi) && cont(2, 0x80, 0xBF) ? 3 : 0;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-        const unsigned lo = c == 0xF0 ? 0x90 : 0x80;
-        const unsigned hi = c == 0xF4 ? 0x8F : 0xBF;
-        return cont(1, lo, hi) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
-    }
-    return 0;
-}
-
-void append_utf8(std::string& out, char32_t cp) {
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
+// The length of the valid UTF-8 sequence at p as Go's utf8.DecodeRune accepts it, or 0.
+std::size_t utf8_len(const char* p, const char* end) {
+    char32_t cp = 0;
+    return io::detail::utf8_decode(p, end, cp);
 }
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD"; // U+FFFD
@@ -72,62 +41,6 @@ std::string shown_char(std::string_view in, std::size_t pos) {
     s += kHex[c >> 4];
     s += kHex[c & 15];
     return s;
-}
-
-// Go's float64 formatting with precision -1 in 'f' form: the shortest digits that read back as
-// v, laid out without an exponent (1.2345678901234567e19 is "12345678901234567000").
-void append_fixed(std::string& out, double v) {
-    char buf[64];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-    std::string_view s(buf, static_cast<std::size_t>(end - buf));
-    if (!s.empty() && s[0] == '-') {
-        out += '-';
-        s.remove_prefix(1);
-    }
-    const std::size_t e = s.find('e');
-    std::string digits;
-    digits += s[0];
-    if (e > 1) digits.append(s.substr(2, e - 2)); // after "d."
-    int exp = 0;
-    std::from_chars(s.data() + e + (s[e + 1] == '+' ? 2 : 1), s.data() + s.size(), exp);
-    const int n = static_cast<int>(digits.size());
-    if (exp >= 0) {
-        if (n <= exp + 1) {
-            out += digits;
-            out.append(static_cast<std::size_t>(exp + 1 - n), '0');
-        } else {
-            out.append(digits, 0, static_cast<std::size_t>(exp + 1));
-            out += '.';
-            out.append(digits, static_cast<std::size_t>(exp + 1));
-        }
-    } else {
-        out += "0.";
-        out.append(static_cast<std::size_t>(-exp - 1), '0');
-        out += digits;
-    }
-}
-
-// ASCII letters compared ignoring case, plus the two non-ASCII letters Go's case folding maps
-// onto ASCII: U+017F (long s) is s, U+212A (Kelvin sign) is k.
-std::string fold_key(std::string_view k) {
-    std::string f;
-    f.reserve(k.size());
-    for (std::size_t i = 0; i < k.size(); ++i) {
-        const auto c = static_cast<unsigned char>(k[i]);
-        if (c >= 'A' && c <= 'Z') {
-            f += static_cast<char>(c - 'A' + 'a');
-        } else if (c == 0xC5 && i + 1 < k.size() && static_cast<unsigned char>(k[i + 1]) == 0xBF) {
-            f += 's';
-            ++i;
-        } else if (c == 0xE2 && i + 2 < k.size() && static_cast<unsigned char>(k[i + 1]) == 0x84 &&
-                   static_cast<unsigned char>(k[i + 2]) == 0xAA) {
-            f += 'k';
-            i += 2;
-        } else {
-            f += static_cast<char>(c);
-        }
-    }
-    return f;
 }
 
 // Whether a key of the blob fills the struct field `field` (all lower-case ASCII in fold form).
@@ -191,79 +104,6 @@ bool is_json_space_prefix_brace(std::string_view data) {
 // ------------------------------------------------------------------------------------------------
 // Strings and numbers as encoding/json writes them
 
-void append_go_string(std::string& out, std::string_view s) {
-    out.reserve(out.size() + s.size() + 2);
-    out += '"';
-    const char* p = s.data();
-    const char* const end = p + s.size();
-    const char* run = p;
-    while (p < end) {
-        // Eight bytes at a time while none needs a look: no control character, quote,
-        // backslash or 0xE2 (the first byte of U+2028 and U+2029).
-        while (end - p >= 8) {
-            std::uint64_t x;
-            std::memcpy(&x, p, 8);
-            constexpr std::uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
-            auto zero_byte = [&](std::uint64_t v) { return (v - ones) & ~v & high; };
-            const std::uint64_t special =
-                ((x - ones * 0x20) & ~x & high) | zero_byte(x ^ (ones * '"')) |
-                zero_byte(x ^ (ones * '\\')) | zero_byte(x ^ (ones * 0xE2));
-            if (special != 0) break;
-            p += 8;
-        }
-        if (p >= end) break;
-        const auto c = static_cast<unsigned char>(*p);
-        if (c >= 0x20 && c != '"' && c != '\\' && c != 0xE2) {
-            ++p;
-            continue;
-        }
-        if (c == 0xE2) { // U+2028 and U+2029 are escaped even without HTML escaping
-            if (end - p >= 3 && static_cast<unsigned char>(p[1]) == 0x80 &&
-                (static_cast<unsigned char>(p[2]) == 0xA8 ||
-                 static_cast<unsigned char>(p[2]) == 0xA9)) {
-                out.append(run, static_cast<std::size_t>(p - run));
-                out += static_cast<unsigned char>(p[2]) == 0xA8 ? "\\u2028" : "\\u2029";
-                p += 3;
-                run = p;
-            } else {
-                ++p;
-            }
-            continue;
-        }
-        out.append(run, static_cast<std::size_t>(p - run));
-        switch (c) {
-        case '"':
-            out += "\\\"";
-            break;
-        case '\\':
-            out += "\\\\";
-            break;
-        case '\b':
-            out += "\\b";
-            break;
-        case '\f':
-            out += "\\f";
-            break;
-        case '\n':
-            out += "\\n";
-            break;
-        case '\r':
-            out += "\\r";
-            break;
-        case '\t':
-            out += "\\t";
-            break;
-        default:
-            out += "\\u00";
-            out += kHex[c >> 4];
-            out += kHex[c & 15];
-        }
-        run = ++p;
-    }
-    out.append(run, static_cast<std::size_t>(p - run));
-    out += '"';
-}
-
 bool append_go_number(std::string& out, std::string_view lit) {
     // Integers of up to 15 digits are exact in a float64 and Go prints them as written.
     if (lit.size() <= 16 && lit.find_first_of(".eE") == std::string_view::npos) {
@@ -288,25 +128,7 @@ bool append_go_number(std::string& out, std::string_view lit) {
     } else if (ec != std::errc() || ptr != last || !std::isfinite(v)) {
         return false;
     }
-    if (v == 0) {
-        out += std::signbit(v) ? "-0" : "0";
-        return true;
-    }
-    const double a = std::fabs(v);
-    if (a < 1e-6 || a >= 1e21) {
-        char buf[64];
-        auto [end, ec2] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-        (void)ec2;
-        std::size_t n = static_cast<std::size_t>(end - buf);
-        // "e-07" -> "e-7", as encoding/json shortens it.
-        if (n >= 4 && buf[n - 4] == 'e' && buf[n - 3] == '-' && buf[n - 2] == '0') {
-            buf[n - 2] = buf[n - 1];
-            --n;
-        }
-        out.append(buf, n);
-    } else {
-        append_fixed(out, v);
-    }
+    io::go::append_float(out, v);
     return true;
 }
 
@@ -380,7 +202,7 @@ bool JsonParser::parse(std::string_view in, std::size_t& pos, std::uint32_t& lin
                 ++q;
                 continue;
             }
-            const std::size_t len = utf8_len(u + q, u + in.size());
+            const std::size_t len = utf8_len(in.data() + q, in.data() + in.size());
             if (len == 0) break;
             q += len;
         }
@@ -471,7 +293,7 @@ bool JsonParser::parse(std::string_view in, std::size_t& pos, std::uint32_t& lin
                             v = 0xFFFD; // a lone surrogate, as Go decodes it
                         }
                     }
-                    append_utf8(a, v);
+                    io::detail::append_utf8(a, v);
                     continue;
                 }
                 default:
@@ -484,7 +306,7 @@ bool JsonParser::parse(std::string_view in, std::size_t& pos, std::uint32_t& lin
                 ++p;
                 continue;
             }
-            const std::size_t len = utf8_len(u + p, u + in.size());
+            const std::size_t len = utf8_len(in.data() + p, in.data() + in.size());
             if (len == 0) {
                 a.append(kReplacement); // invalid UTF-8: one U+FFFD per byte, as Go decodes it
                 ++p;
@@ -953,30 +775,6 @@ bool decode_base64(std::string_view in, std::string* decoded, std::size_t& at) {
     return true;
 }
 
-void append_base64(std::string& out, std::string_view data) {
-    static const char alphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    out.reserve(out.size() + (data.size() + 2) / 3 * 4);
-    std::size_t i = 0;
-    for (; i + 3 <= data.size(); i += 3) {
-        const unsigned w = (static_cast<unsigned char>(data[i]) << 16) |
-                           (static_cast<unsigned char>(data[i + 1]) << 8) |
-                           static_cast<unsigned char>(data[i + 2]);
-        out += alphabet[(w >> 18) & 63];
-        out += alphabet[(w >> 12) & 63];
-        out += alphabet[(w >> 6) & 63];
-        out += alphabet[w & 63];
-    }
-    if (i < data.size()) {
-        unsigned w = static_cast<unsigned char>(data[i]) << 16;
-        if (i + 1 < data.size()) w |= static_cast<unsigned char>(data[i + 1]) << 8;
-        out += alphabet[(w >> 18) & 63];
-        out += alphabet[(w >> 12) & 63];
-        out += i + 1 < data.size() ? alphabet[(w >> 6) & 63] : '=';
-        out += '=';
-    }
-}
-
 // ------------------------------------------------------------------------------------------------
 // The converter
 
@@ -1013,7 +811,7 @@ void BlobConverter::write_value(const JsonTree& t, std::size_t i, std::string& o
         out += t.text(n);
         return;
     case JsonTree::Type::string:
-        append_go_string(out, t.text(n));
+        io::go::append_string(out, t.text(n), false);
         return;
     case JsonTree::Type::array: {
         out += '[';
@@ -1038,7 +836,7 @@ void BlobConverter::write_value(const JsonTree& t, std::size_t i, std::string& o
         for (std::size_t m = 0; m < member_scratch_[d].size(); ++m) {
             const std::size_t key = member_scratch_[d][m];
             if (m > 0) out += ',';
-            append_go_string(out, t.text(key));
+            io::go::append_string(out, t.text(key), false);
             out += ':';
             write_value(t, key + 1, out);
         }
@@ -1208,7 +1006,7 @@ void put_key(std::string& out, bool& first, std::string_view key) {
 
 void put_str(std::string& out, bool& first, std::string_view key, std::string_view value) {
     put_key(out, first, key);
-    append_go_string(out, value);
+    io::go::append_string(out, value, false);
 }
 
 } // namespace
@@ -1296,7 +1094,7 @@ bool BlobConverter::convert(const JsonTree& t, std::string& out, BlobInfo& info,
             for (std::size_t p = 0; p < list.size(); ++p) {
                 if (p > 0) out += ',';
                 out += "{\"type\":";
-                append_go_string(out, list[p].type);
+                io::go::append_string(out, list[p].type, false);
                 out += ",\"value\":";
                 if (list[p].value == Decoder::npos) {
                     out += "null";
@@ -1361,11 +1159,11 @@ bool BlobConverter::convert(const JsonTree& t, std::string& out, BlobInfo& info,
                                            std::to_string(at) + ")");
                     }
                     out += '"';
-                    append_base64(out, bytes);
+                    io::go::append_base64(out, bytes);
                     out += '"';
                 }
                 out += ",\"mediatype\":";
-                append_go_string(out, td.str(fi[1], "mediatype"));
+                io::go::append_string(out, td.str(fi[1], "mediatype"), false);
                 out += '}';
                 td.pop();
             }
@@ -1416,7 +1214,7 @@ bool BlobConverter::convert(const JsonTree& t, std::string& out, BlobInfo& info,
                         for (std::size_t s = 0; s < skips.size(); ++s) {
                             if (s > 0) out += ',';
                             td.push(static_cast<std::int64_t>(s));
-                            append_go_string(out, td.str(skips[s], "skips[]"));
+                            io::go::append_string(out, td.str(skips[s], "skips[]"), false);
                             td.pop();
                         }
                         out += ']';
@@ -1524,7 +1322,7 @@ bool BlobConverter::convert(const JsonTree& t, std::string& out, BlobInfo& info,
                     put_str(out, rfirst, "schema", ref_schema);
                     if (!ref_name.empty()) put_str(out, rfirst, "name", ref_name);
                     out += "},\"message\":";
-                    append_go_string(out, td.str(fe[1], "message"));
+                    io::go::append_string(out, td.str(fe[1], "message"), false);
                     out += '}';
                     td.pop();
                 }

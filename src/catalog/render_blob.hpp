@@ -170,9 +170,6 @@ private:
     std::size_t depth_ = 0;
 };
 
-// encoding/json's spelling of a string (no HTML escaping), quotes included.
-void append_go_string(std::string& out, std::string_view s);
-
 // Go's float64 spelling (encoding/json) of a JSON number literal; false when it overflows.
 bool append_go_number(std::string& out, std::string_view literal);
 
@@ -183,8 +180,5 @@ void append_indented(std::string& out, std::string_view compact);
 // ignored); appends the decoded bytes when `decoded` is not null. On error, `at` is the offset
 // of the offending character in `in`.
 bool decode_base64(std::string_view in, std::string* decoded, std::size_t& at);
-
-// Standard base64 with padding.
-void append_base64(std::string& out, std::string_view data);
 
 } // namespace kpkg::catalog::detail

@@ -454,14 +454,11 @@ private:
             }
             package_of_[p.name] = i;
             auto why = dns1123_label_problems(c_.str(p.name));
-            if (!why.empty()) {
-                std::string list;
-                for (const auto& w : why)
-                    list += (list.empty() ? "" : " ") + w;
+            if (!why.empty())
                 package_error(rule::package_name, p.name,
-                              "invalid package name " + q(c_.str(p.name)) + ": [" + list + "]",
+                              "invalid package name " + q(c_.str(p.name)) + ": [" +
+                                  text::join(why, " ") + "]",
                               p.pos);
-            }
         }
     }
 

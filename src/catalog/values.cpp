@@ -336,6 +336,10 @@ bool valid_base64(std::string_view s) {
     return true;
 }
 
+namespace {
+
+// Go's JSON encoding of a string (quotes included), HTML characters not escaped; unlike
+// io::append_json_string, '\b' and '\f' are written as Go 1.22 writes them ("\b", "\f").
 void append_json_string(std::string& out, std::string_view s) {
     static const char hex[] = "0123456789abcdef";
     out += '"';
@@ -438,6 +442,8 @@ std::size_t json_string_size(std::string_view s) {
     }
     return size;
 }
+
+} // namespace
 
 // --- scalars -----------------------------------------------------------------------------------
 

@@ -52,10 +52,6 @@ std::string fold_key(std::string_view key);
 // '\n' are ignored, anything else outside the alphabet is an error.
 bool valid_base64(std::string_view s);
 
-// Go's JSON encoding of a string (quotes included), HTML characters not escaped.
-void append_json_string(std::string& out, std::string_view s);
-std::size_t json_string_size(std::string_view s);
-
 // A 64-bit hash of bytes (not cryptographic; for change detection).
 std::uint64_t hash_bytes(std::string_view s, std::uint64_t seed = 0);
 

@@ -7,8 +7,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
-#include <cstring>
-#include <optional>
 #include <string_view>
 #include <system_error>
 #include <unordered_map>

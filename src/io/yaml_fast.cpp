@@ -293,10 +293,9 @@ private:
         const std::string_view l = line(i);
         if (c >= l.size()) return false;
         if (l[c] == '"' || l[c] == '\'') {
+            // Only the end of the key is wanted: scratch_ holds nothing live between nodes.
             std::size_t k = c, li = i;
-            const std::string saved = scratch_;
             quoted(li, k, -1, true);
-            scratch_ = saved;
             while (k < l.size() && l[k] == ' ')
                 ++k;
             if (k < l.size() && l[k] == ':' && is_space_or_end(l, k + 1)) {

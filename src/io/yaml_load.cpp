@@ -38,25 +38,13 @@ bool is_yaml_bool(std::string_view s);
 bool is_yaml_int(std::string_view s);
 bool is_yaml_float(std::string_view s);
 Kind resolve_plain(std::string_view s);
+std::string hex_byte(unsigned char c);
+std::string code_point(char32_t cp);
 } // namespace detail
 
 namespace {
 
 constexpr std::size_t npos = std::string_view::npos;
-
-std::string hex_byte(unsigned char c) {
-    static const char digits[] = "0123456789ABCDEF";
-    return std::string("0x") + digits[c >> 4] + digits[c & 15];
-}
-
-std::string code_point(char32_t cp) {
-    static const char digits[] = "0123456789ABCDEF";
-    std::string s = "U+";
-    const int width = cp > 0xFFFF ? 6 : 4;
-    for (int i = width - 1; i >= 0; --i)
-        s += digits[(cp >> (4 * i)) & 15];
-    return s;
-}
 
 bool is_blank(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
@@ -216,7 +204,7 @@ std::optional<Error> prescan(std::string_view src, const std::string& file,
         const auto c = static_cast<unsigned char>(*p);
         if (c < 0x80) {
             if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
-                return Error::invalid("control character " + code_point(c) +
+                return Error::invalid("control character " + detail::code_point(c) +
                                           " is not allowed in YAML",
                                       pos_of(file, at(p), -1));
             }
@@ -226,13 +214,20 @@ std::optional<Error> prescan(std::string_view src, const std::string& file,
         char32_t cp = 0;
         const std::size_t len = detail::utf8_decode(p, end, cp);
         if (len == 0)
-            return Error::invalid("invalid UTF-8 byte " + hex_byte(c), pos_of(file, at(p), -1));
+            return Error::invalid("invalid UTF-8 byte " + detail::hex_byte(c),
+                                  pos_of(file, at(p), -1));
         if ((cp >= 0x80 && cp <= 0x9F && cp != 0x85) || cp == 0xFFFE || cp == 0xFFFF)
-            return Error::invalid("character " + code_point(cp) + " is not allowed in YAML",
+            return Error::invalid("character " + detail::code_point(cp) + " is not allowed in YAML",
                                   pos_of(file, at(p), -1));
         p += len;
     }
     return std::nullopt;
+}
+
+// What a node costs against Limits::max_alias_nodes when an alias copies it: one per node, plus
+// one per 64 bytes of text, so that aliases of one huge string cannot exhaust memory either.
+std::size_t text_cost(std::string_view s) {
+    return s.size() / 64;
 }
 
 std::size_t start_of(fy_token* t) {
@@ -397,7 +392,7 @@ private:
         };
         Type type = Type::scalar;
         Kind kind = Kind::null;
-        bool plain = false, tagged = false, empty = false;
+        bool plain = false, tagged = false;
         Mark mark;
         std::string text;
     };
@@ -517,7 +512,6 @@ private:
             r.kind = ev.kind;
             r.plain = ev.plain;
             r.tagged = ev.tagged;
-            r.empty = ev.empty;
             r.mark = ev.mark;
             r.text.assign(ev.text);
             records_.push_back(std::move(r));
@@ -598,7 +592,7 @@ private:
         }
         see(anchor);
         see(tag);
-        const std::size_t cost = 1 + ev.text.size() / 64;
+        const std::size_t cost = 1 + text_cost(ev.text);
         const bool key = at_key();
         const std::size_t from = records_.size();
         emit(key ? Record::Type::key : Record::Type::scalar, ev, anchor != nullptr);
@@ -606,7 +600,7 @@ private:
             AnchorRec& a = anchors_[std::string(text_of(anchor))];
             a = AnchorRec{true, from, from + 1, cost};
         }
-        completed(cost, ev.mark, ev.text.size() / 64);
+        completed(cost, ev.mark, text_cost(ev.text));
     }
 
     void alias(fy_token* t) {
@@ -648,7 +642,7 @@ private:
             Record::Type type = r.type;
             if (i == 0 && !collection) {
                 type = key ? Record::Type::key : Record::Type::scalar;
-                key_cost = r.text.size() / 64;
+                key_cost = text_cost(r.text);
             }
             emit(type, ev, false);
         }
@@ -743,10 +737,8 @@ private:
              false);
         if (!f.anchor.empty()) {
             --recording_;
+            // records_ is kept: anchors refer to it until the end of the document.
             anchors_[f.anchor] = AnchorRec{true, f.record_from, records_.size(), f.cost};
-            if (recording_ == 0 && anchors_.size() > 0) {
-                // records_ is kept: anchors refer to it until the end of the document.
-            }
         }
         completed(f.cost, f.mark, 0);
     }
@@ -827,7 +819,7 @@ public:
 
     void key(const ScalarEvent& k) override {
         Frame& f = frames_.back();
-        const std::string key(k.text);
+        std::string key(k.text);
         if (duplicate(f, key)) {
             std::string shown = key.size() > 80 ? key.substr(0, 80) + "..." : key;
             Error e =
@@ -838,7 +830,7 @@ public:
                            ", column " + std::to_string(prev.key_mark.column));
             throw Exception(std::move(e));
         }
-        f.key = key;
+        f.key = std::move(key);
         f.key_mark = k.mark;
     }
 

@@ -27,8 +27,7 @@ struct StringPool::Impl {
     static constexpr std::size_t block_size = 64 * 1024;
     std::vector<std::unique_ptr<char[]>> blocks;
     std::vector<std::unique_ptr<char[]>> big;
-    std::size_t used = 0; // in the last block
-    std::size_t text_bytes = 0;
+    std::size_t used = 0;              // in the last block
     std::vector<Str> slots;            // 0: empty (the empty string is never in the table)
     std::vector<std::uint64_t> hashes; // by id
     std::size_t mask = 0;
@@ -40,7 +39,6 @@ struct StringPool::Impl {
         if (s.size() > block_size / 4) { // a big string gets a block of its own
             big.emplace_back(new char[s.size()]);
             std::memcpy(big.back().get(), s.data(), s.size());
-            text_bytes += s.size();
             return {big.back().get(), s.size()};
         }
         if (blocks.empty() || used + s.size() > current) {
@@ -54,7 +52,6 @@ struct StringPool::Impl {
         char* p = blocks.back().get() + used;
         std::memcpy(p, s.data(), s.size());
         used += s.size();
-        text_bytes += s.size();
         return {p, s.size()};
     }
 
@@ -116,16 +113,6 @@ std::optional<Str> StringPool::find(std::string_view s) const {
     }
 }
 
-void StringPool::reserve(std::size_t strings) {
-    Impl& im = *impl_;
-    views_.reserve(strings + 1);
-    im.hashes.reserve(strings + 1);
-    std::size_t capacity = im.slots.size();
-    while (capacity < 2 * (strings + 1))
-        capacity *= 2;
-    if (capacity != im.slots.size()) im.rehash(capacity);
-}
-
 StringPool::Flat StringPool::flatten() const {
     Flat f;
     const Impl& im = *impl_;
@@ -153,7 +140,6 @@ std::optional<StringPool> StringPool::from_flat(Flat&& f) {
     im.big.emplace_back(new char[f.text.size() == 0 ? 1 : f.text.size()]);
     char* base = im.big.back().get();
     std::memcpy(base, f.text.data(), f.text.size());
-    im.text_bytes = f.text.size();
     pool.views_.reserve(n);
     std::size_t at = 0;
     for (std::uint32_t size : f.sizes) {
@@ -173,11 +159,6 @@ std::optional<StringPool> StringPool::from_flat(Flat&& f) {
     im.slots = std::move(f.slots);
     im.mask = cap - 1;
     return pool;
-}
-
-std::size_t StringPool::bytes() const {
-    return impl_->text_bytes + views_.capacity() * sizeof(std::string_view) +
-           impl_->hashes.capacity() * sizeof(std::uint64_t) + impl_->slots.size() * sizeof(Str);
 }
 
 SourcePos Catalog::source_pos(const Pos& p) const {

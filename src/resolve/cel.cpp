@@ -25,6 +25,7 @@
 #include <utility>
 
 #include "kpkg/core/semver.hpp"
+#include "kpkg/io/json_reader.hpp" // io::detail::append_utf8
 #include "kpkg/io/node.hpp"
 
 namespace kpkg::resolve {
@@ -92,23 +93,7 @@ std::string hex4(std::uint32_t cp) {
     return out;
 }
 
-void append_utf8(std::string& out, std::uint32_t cp) {
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-}
+using io::detail::append_utf8;
 
 // A value or a piece of the rule for messages: at most 60 characters, control bytes escaped.
 std::string shorten(std::string_view s) {

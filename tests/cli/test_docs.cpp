@@ -325,8 +325,10 @@ bash_complete(const std::vector<std::vector<std::string>>& lines) {
                          "      echo \"${COMPREPLY[*]}\"; }\n";
     for (const auto& words : lines) {
         script += "q";
-        for (const auto& w : words)
-            script += " " + shell_quote(w);
+        for (const auto& w : words) {
+            script += ' ';
+            script += shell_quote(w);
+        }
         script += "\n";
     }
     kpkg::test::TempDir dir;

@@ -460,7 +460,6 @@ private:
     bool parse_value() {
         State st = State::value;
         bool after_comma = false; // for the message when an object key is missing
-        std::string_view text;
         for (;;) {
             switch (st) {
             case State::value: {

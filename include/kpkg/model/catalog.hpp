@@ -63,10 +63,6 @@ public:
     std::optional<Str> find(std::string_view s) const;
     std::string_view operator[](Str id) const { return views_[id]; }
     std::size_t size() const { return views_.size(); }
-    // Makes room for this many strings in all (no effect on ids).
-    void reserve(std::size_t strings);
-    // Bytes held (text, views and hash table), for memory reports.
-    std::size_t bytes() const;
 
     // The pool as flat arrays, and a pool made back of them, for the binary catalog cache: the
     // texts of ids 1.. concatenated, their sizes and hashes, and the open-addressing table of
