@@ -2,6 +2,7 @@
 #include <cstdlib>
 
 #include "command.hpp"
+#include "kpkg/resolve/resolve.hpp"
 
 namespace kpkg::cli {
 
@@ -17,6 +18,23 @@ model::Catalog load_clean_catalog(const Globals& g, const std::string& src) {
     model::Catalog c = catalog::load_catalog(src, catalog_options(g)).take();
     c.check().take();
     return c;
+}
+
+std::vector<resolve::CatalogSource> load_catalog_sources(const Globals& g,
+                                                         const std::vector<std::string>& specs,
+                                                         const std::vector<std::string>& priorities,
+                                                         std::deque<model::Catalog>& store) {
+    std::vector<resolve::CatalogSource> out;
+    for (const auto& spec : specs) {
+        auto [name, path] = resolve::parse_catalog_spec(spec).take();
+        store.push_back(catalog::load_catalog(path, catalog_options(g)).take());
+        out.push_back({name, &store.back(), 0});
+    }
+    std::vector<std::pair<std::string, int>> prios;
+    for (const auto& p : priorities)
+        prios.push_back(resolve::parse_priority(p).take());
+    resolve::check_catalogs(out, prios).take();
+    return out;
 }
 
 } // namespace kpkg::cli

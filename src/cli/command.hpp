@@ -2,6 +2,7 @@
 // adding a command is adding one file (and its line in commands/meson.build).
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <string>
 #include <vector>
@@ -11,6 +12,10 @@
 #include "kpkg/catalog/load.hpp"
 #include "kpkg/io/node.hpp"
 #include "kpkg/model/catalog.hpp"
+
+namespace kpkg::resolve {
+struct CatalogSource;
+} // namespace kpkg::resolve
 
 namespace kpkg::cli {
 
@@ -77,5 +82,12 @@ catalog::LoadOptions catalog_options(const Globals& g);
 // The catalog at `src`; throws Exception: exit 1 when it cannot be read, 3 when it has load
 // problems (the first one, with a count of the others).
 model::Catalog load_clean_catalog(const Globals& g, const std::string& src);
+// The catalogs of resolve and upgrade-path: each --catalog [NAME=]PATH loaded as above, the
+// --priority NAME=N applied, then resolve::check_catalogs; `store` keeps the catalogs the
+// sources point to. Throws Exception (exit 2 for bad arguments, 1 or 3 for the catalogs).
+std::vector<resolve::CatalogSource> load_catalog_sources(const Globals& g,
+                                                         const std::vector<std::string>& specs,
+                                                         const std::vector<std::string>& priorities,
+                                                         std::deque<model::Catalog>& store);
 
 } // namespace kpkg::cli

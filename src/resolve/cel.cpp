@@ -319,6 +319,12 @@ private:
 
     bool at(std::size_t k, char c) const { return i_ + k < s_.size() && s_[i_ + k] == c; }
     bool quote_at(std::size_t k) const { return at(k, '\'') || at(k, '"'); }
+    // Consumes c when it is the next character.
+    bool eat(char c) {
+        if (!at(0, c)) return false;
+        ++i_;
+        return true;
+    }
 
     void lex_one(Token& t) {
         const char c = s_[i_];
@@ -351,96 +357,37 @@ private:
             return lex_number(t);
         if (c == '\'' || c == '"') return lex_string(t, false, false);
         ++i_;
+        static constexpr std::pair<char, Tok> single[] = {
+            {'(', Tok::lparen}, {')', Tok::rparen},   {'[', Tok::lbracket}, {']', Tok::rbracket},
+            {'{', Tok::lbrace}, {'}', Tok::rbrace},   {'.', Tok::dot},      {',', Tok::comma},
+            {':', Tok::colon},  {'?', Tok::question}, {'+', Tok::plus},     {'-', Tok::minus},
+            {'*', Tok::star},   {'/', Tok::slash},    {'%', Tok::percent}};
+        for (const auto& [ch, tok] : single)
+            if (c == ch) {
+                t.t = tok;
+                return;
+            }
         switch (c) {
-        case '(':
-            t.t = Tok::lparen;
-            return;
-        case ')':
-            t.t = Tok::rparen;
-            return;
-        case '[':
-            t.t = Tok::lbracket;
-            return;
-        case ']':
-            t.t = Tok::rbracket;
-            return;
-        case '{':
-            t.t = Tok::lbrace;
-            return;
-        case '}':
-            t.t = Tok::rbrace;
-            return;
-        case '.':
-            t.t = Tok::dot;
-            return;
-        case ',':
-            t.t = Tok::comma;
-            return;
-        case ':':
-            t.t = Tok::colon;
-            return;
-        case '?':
-            t.t = Tok::question;
-            return;
-        case '+':
-            t.t = Tok::plus;
-            return;
-        case '-':
-            t.t = Tok::minus;
-            return;
-        case '*':
-            t.t = Tok::star;
-            return;
-        case '/':
-            t.t = Tok::slash;
-            return;
-        case '%':
-            t.t = Tok::percent;
-            return;
         case '|':
-            if (at(0, '|')) {
-                ++i_;
-                t.t = Tok::oror;
-                return;
-            }
-            fail_at(t.pos, "unexpected character '|'; the logical or is '||'");
+            if (!eat('|')) fail_at(t.pos, "unexpected character '|'; the logical or is '||'");
+            t.t = Tok::oror;
+            return;
         case '&':
-            if (at(0, '&')) {
-                ++i_;
-                t.t = Tok::andand;
-                return;
-            }
-            fail_at(t.pos, "unexpected character '&'; the logical and is '&&'");
+            if (!eat('&')) fail_at(t.pos, "unexpected character '&'; the logical and is '&&'");
+            t.t = Tok::andand;
+            return;
         case '!':
-            if (at(0, '=')) {
-                ++i_;
-                t.t = Tok::ne;
-                return;
-            }
-            t.t = Tok::bang;
+            t.t = eat('=') ? Tok::ne : Tok::bang;
             return;
         case '=':
-            if (at(0, '=')) {
-                ++i_;
-                t.t = Tok::eq;
-                return;
-            }
-            fail_at(t.pos, "'=' is not an operator; equality is '=='");
+            if (!eat('=')) fail_at(t.pos, "'=' is not an operator; equality is '=='");
+            t.t = Tok::eq;
+            return;
         case '<':
-            if (at(0, '=')) {
-                ++i_;
-                t.t = Tok::le;
-                return;
-            }
-            t.t = Tok::lt;
+            t.t = eat('=') ? Tok::le : Tok::lt;
             return;
         case '>':
-            if (at(0, '=')) {
-                ++i_;
-                t.t = Tok::ge;
-                return;
-            }
-            t.t = Tok::gt;
+            t.t = eat('=') ? Tok::ge : Tok::gt;
             return;
         default:
             break;
@@ -463,11 +410,7 @@ private:
             i_ += 2;
             while (i_ < s_.size() && is_hex(s_[i_]))
                 add_digit(16, hex_val(s_[i_++]));
-            t.t = Tok::int_lit;
-            if (at(0, 'u') || at(0, 'U')) {
-                ++i_;
-                t.t = Tok::uint_lit;
-            }
+            t.t = eat('u') || eat('U') ? Tok::uint_lit : Tok::int_lit;
             return;
         }
         while (i_ < s_.size() && is_digit(s_[i_]))
@@ -504,11 +447,7 @@ private:
             t.d = v;
             return;
         }
-        t.t = Tok::int_lit;
-        if (at(0, 'u') || at(0, 'U')) {
-            ++i_;
-            t.t = Tok::uint_lit;
-        }
+        t.t = eat('u') || eat('U') ? Tok::uint_lit : Tok::int_lit;
     }
 
     void lex_string(Token& t, bool raw, bool bytes) {
@@ -1018,10 +957,8 @@ private:
                     fail_at(peek().pos, "expected a field or method name after '.', found " +
                                             describe_token(peek()));
                 const Token& name = take();
-                if (peek().t == Tok::lparen) {
-                    const std::uint32_t open = take().pos;
-                    std::vector<std::uint32_t> args = arguments();
-                    e = receiver_call(name, open, e, std::move(args));
+                if (accept(Tok::lparen)) {
+                    e = receiver_call(name, e, arguments());
                 } else {
                     Expr s;
                     s.op = Op::select;
@@ -1057,12 +994,12 @@ private:
         }
     }
 
-    std::uint32_t literal(LitKind k, std::uint32_t pos) {
+    static Expr literal(LitKind k, std::uint32_t pos) {
         Expr e;
         e.op = Op::lit;
         e.lit = k;
         e.pos = pos;
-        return add(std::move(e));
+        return e;
     }
 
     // Recursion goes through expr() (parentheses, lists, maps, arguments), which guards the depth.
@@ -1075,10 +1012,7 @@ private:
             if (t.overflow || t.mag > max + (negative ? 1 : 0))
                 fail_at(negative ? minus_pos : t.pos,
                         "invalid int literal: out of the 64-bit range");
-            Expr e;
-            e.op = Op::lit;
-            e.lit = LitKind::int_;
-            e.pos = negative ? minus_pos : t.pos;
+            Expr e = literal(LitKind::int_, negative ? minus_pos : t.pos);
             e.i = negative ? (t.mag == max + 1 ? std::numeric_limits<std::int64_t>::min()
                                                : -static_cast<std::int64_t>(t.mag))
                            : static_cast<std::int64_t>(t.mag);
@@ -1086,26 +1020,17 @@ private:
         }
         case Tok::uint_lit: {
             if (t.overflow) fail_at(t.pos, "invalid uint literal: out of the 64-bit range");
-            Expr e;
-            e.op = Op::lit;
-            e.lit = LitKind::uint_;
-            e.pos = t.pos;
+            Expr e = literal(LitKind::uint_, t.pos);
             e.u = t.mag;
             return add(std::move(e));
         }
         case Tok::dbl_lit: {
-            Expr e;
-            e.op = Op::lit;
-            e.lit = LitKind::dbl;
-            e.pos = negative ? minus_pos : t.pos;
+            Expr e = literal(LitKind::dbl, negative ? minus_pos : t.pos);
             e.d = negative ? -t.d : t.d;
             return add(std::move(e));
         }
         case Tok::str_lit: {
-            Expr e;
-            e.op = Op::lit;
-            e.lit = LitKind::str;
-            e.pos = t.pos;
+            Expr e = literal(LitKind::str, t.pos);
             e.text = t.text;
             return add(std::move(e));
         }
@@ -1113,15 +1038,12 @@ private:
             fail_at(t.pos, "bytes literals are not in the CEL subset kpkg evaluates");
         case Tok::kw_true:
         case Tok::kw_false: {
-            Expr e;
-            e.op = Op::lit;
-            e.lit = LitKind::boolean;
-            e.pos = t.pos;
+            Expr e = literal(LitKind::boolean, t.pos);
             e.b = t.t == Tok::kw_true;
             return add(std::move(e));
         }
         case Tok::kw_null:
-            return literal(LitKind::null, t.pos);
+            return add(literal(LitKind::null, t.pos));
         case Tok::lparen: {
             const std::uint32_t e = expr();
             expect(Tok::rparen, "')'");
@@ -1163,10 +1085,7 @@ private:
 
     std::uint32_t identifier(const Token& name, bool root) {
         if (reserved_word(name.text)) fail_at(name.pos, "reserved identifier '" + name.text + "'");
-        if (peek().t == Tok::lparen) {
-            const std::uint32_t open = take().pos;
-            return global_call(name, open, arguments());
-        }
+        if (accept(Tok::lparen)) return global_call(name, arguments());
         Expr e;
         e.op = Op::ident;
         e.pos = name.pos;
@@ -1184,9 +1103,7 @@ private:
                               shorten(name.text) + "'");
     }
 
-    std::uint32_t global_call(const Token& name, std::uint32_t open,
-                              std::vector<std::uint32_t> args) {
-        (void)open;
+    std::uint32_t global_call(const Token& name, std::vector<std::uint32_t> args) {
         const std::string& f = name.text;
         if (f == "has") {
             if (args.size() != 1 || ex_[args[0]].op != Op::select)
@@ -1216,9 +1133,8 @@ private:
         unknown_function(name, false);
     }
 
-    std::uint32_t receiver_call(const Token& name, std::uint32_t open, std::uint32_t target,
+    std::uint32_t receiver_call(const Token& name, std::uint32_t target,
                                 std::vector<std::uint32_t> args) {
-        (void)open;
         const std::string& f = name.text;
         if (f == "all" || f == "exists" || f == "exists_one") {
             if (args.size() != 2)
@@ -1637,25 +1553,25 @@ Value v_str(std::string_view s) {
     v.s = s;
     return v;
 }
-Value v_owned_str(std::string s) {
-    auto o = std::make_shared<Owned>();
-    o->text = std::move(s);
+// A value that evaluation built (a list, a map, or through v_text a string).
+Value v_owned(VT t, std::shared_ptr<const Owned> o) {
     Value v;
-    v.t = VT::str;
+    v.t = t;
     v.back = Back::owned;
-    v.s = o->text;
     v.own = std::move(o);
     return v;
 }
-Value v_err(std::string msg) {
+// A string (VT::str) or an error message (VT::error) that evaluation made.
+Value v_text(VT t, std::string s) {
     auto o = std::make_shared<Owned>();
-    o->text = std::move(msg);
-    Value v;
-    v.t = VT::error;
-    v.back = Back::owned;
-    v.s = o->text;
-    v.own = std::move(o);
+    o->text = std::move(s);
+    const std::string_view text = o->text;
+    Value v = v_owned(t, std::move(o));
+    v.s = text;
     return v;
+}
+Value v_err(std::string msg) {
+    return v_text(VT::error, std::move(msg));
 }
 
 const char* vt_name(VT t) {
@@ -2049,11 +1965,7 @@ private:
                 if (v.t == VT::error) return v;
                 o->items.push_back(std::move(v));
             }
-            Value l;
-            l.t = VT::list;
-            l.back = Back::owned;
-            l.own = std::move(o);
-            return l;
+            return v_owned(VT::list, std::move(o));
         }
         case Op::map: {
             auto o = std::make_shared<Owned>();
@@ -2065,18 +1977,10 @@ private:
                 if (key.t != VT::str && key.t != VT::int_ && key.t != VT::uint_ &&
                     key.t != VT::boolean)
                     return v_err(std::string("unsupported map key type: ") + vt_name(key.t));
-                Value probe;
-                probe.t = VT::map;
-                probe.back = Back::owned;
-                probe.own = o;
-                if (find(probe, key)) return v_err("duplicate map key: " + show(key));
+                if (find(v_owned(VT::map, o), key)) return v_err("duplicate map key: " + show(key));
                 o->entries.emplace_back(std::move(key), std::move(val));
             }
-            Value m;
-            m.t = VT::map;
-            m.back = Back::owned;
-            m.own = std::move(o);
-            return m;
+            return v_owned(VT::map, std::move(o));
         }
         case Op::not_: {
             Value v = eval(e.kids[0]);
@@ -2320,7 +2224,7 @@ private:
         case VT::str:
             if (e.op != Op::add) break;
             charge(a.s.size() + b.s.size());
-            return v_owned_str(std::string(a.s) + std::string(b.s));
+            return v_text(VT::str, std::string(a.s) + std::string(b.s));
         case VT::list: {
             if (e.op != Op::add) break;
             auto o = std::make_shared<Owned>();
@@ -2331,11 +2235,7 @@ private:
                 o->items.push_back(list_at(a, k));
             for (std::size_t k = 0; k < nb; ++k)
                 o->items.push_back(list_at(b, k));
-            Value l;
-            l.t = VT::list;
-            l.back = Back::owned;
-            l.own = std::move(o);
-            return l;
+            return v_owned(VT::list, std::move(o));
         }
         default:
             break;
@@ -2398,7 +2298,6 @@ std::optional<std::size_t> invalid_utf8(std::string_view s) {
 } // namespace
 
 struct CelProgram::Impl {
-    std::string rule;
     std::vector<Expr> exprs;
     std::uint32_t root = 0;
     std::size_t slots = 0;
@@ -2438,14 +2337,9 @@ struct CelProgram::Impl {
 CelProgram::CelProgram(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 CelProgram::~CelProgram() = default;
 
-const std::string& CelProgram::rule() const {
-    return impl_->rule;
-}
-
 Result<std::shared_ptr<const CelProgram>> CelProgram::compile(std::string_view rule) {
     auto impl = std::make_unique<Impl>();
-    impl->rule = std::string(rule);
-    const std::string& src = impl->rule;
+    const std::string_view src = rule;
     try {
         if (auto bad = invalid_utf8(src))
             fail_at(static_cast<std::uint32_t>(*bad), "the rule is not valid UTF-8");

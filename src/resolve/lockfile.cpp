@@ -23,13 +23,6 @@ std::string q(std::string_view s) {
     return text::quote(s);
 }
 
-io::Node strings(const std::vector<std::string>& v) {
-    io::Node n = io::Node::seq();
-    for (const auto& s : v)
-        n.push(io::Node::string(s));
-    return n;
-}
-
 std::vector<std::string> sorted_specs(const Request& r) {
     std::vector<std::string> v;
     for (const auto& s : r.subscriptions)

@@ -6,14 +6,10 @@
 
 namespace kpkg::resolve {
 
-namespace {
+using detail::problems_node;
+using detail::strings;
 
-io::Node strings(const std::vector<std::string>& v) {
-    io::Node n = io::Node::seq();
-    for (const auto& s : v)
-        n.push(io::Node::string(s));
-    return n;
-}
+namespace {
 
 io::Node problem_node(const Problem& p) {
     io::Node n = io::Node::map();
@@ -22,13 +18,6 @@ io::Node problem_node(const Problem& p) {
     for (const auto& c : p.children)
         ch.push(problem_node(c));
     n.set("children", std::move(ch));
-    return n;
-}
-
-io::Node problems_node(const std::vector<Problem>& ps) {
-    io::Node n = io::Node::seq();
-    for (const auto& p : ps)
-        n.push(problem_node(p));
     return n;
 }
 
@@ -90,6 +79,20 @@ std::string reason_text(const Selected& s) {
 }
 
 } // namespace
+
+io::Node detail::strings(const std::vector<std::string>& v) {
+    io::Node n = io::Node::seq();
+    for (const auto& s : v)
+        n.push(io::Node::string(s));
+    return n;
+}
+
+io::Node detail::problems_node(const std::vector<Problem>& ps) {
+    io::Node n = io::Node::seq();
+    for (const auto& p : ps)
+        n.push(problem_node(p));
+    return n;
+}
 
 // One item of `selected`, as the output document and the lockfile write it.
 io::Node detail::selected_node(const Selected& s) {

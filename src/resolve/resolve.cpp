@@ -315,10 +315,6 @@ struct Choice {
     std::string reason; // for the bundle chosen
 };
 
-std::string bundle_name(Universe& u, VarId v) {
-    return u.info(v).name;
-}
-
 // The libsolv encodings of a round, from a small part of the candidates to all of them.
 //
 // OLM builds every variable reachable from the request: every candidate of every requirement,
@@ -420,7 +416,7 @@ Result<void> choose(Stages& stages, const std::vector<VarId>& mandatory,
         out.chosen.push_back(v);
         out.reasons.emplace(v, std::move(reason));
         for (std::uint32_t l : u.var(v).lists)
-            queue.push_back({u.list(l).vars, "required by " + bundle_name(u, v) + " for " +
+            queue.push_back({u.list(l).vars, "required by " + u.info(v).name + " for " +
                                                  u.index().dep(u.list(l).dep).words()});
     };
     // The anchors: installed CSVs without a subscription, then the subscriptions.

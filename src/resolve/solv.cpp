@@ -50,7 +50,6 @@ namespace {
     X(solver_problem_count)                                                                        \
     X(solver_findallproblemrules)                                                                  \
     X(solver_ruleinfo)                                                                             \
-    X(solver_ruleinfo2str)                                                                         \
     X(solver_rule2jobidx)                                                                          \
     X(solver_create_transaction)                                                                   \
     X(transaction_free)                                                                            \
@@ -112,29 +111,18 @@ private:
     Queue q_;
 };
 
-struct PoolDeleter {
+// Frees a libsolv object through the loaded function `Free` (a member of Api).
+template <auto Free>
+struct Freer {
     const Api* a;
-    void operator()(Pool* p) const {
-        if (p != nullptr) a->pool_free(p);
+    template <class T>
+    void operator()(T* p) const {
+        if (p != nullptr) (a->*Free)(p);
     }
 };
-using PoolPtr = std::unique_ptr<Pool, PoolDeleter>;
-
-struct SolverDeleter {
-    const Api* a;
-    void operator()(Solver* s) const {
-        if (s != nullptr) a->solver_free(s);
-    }
-};
-using SolverPtr = std::unique_ptr<Solver, SolverDeleter>;
-
-struct TransactionDeleter {
-    const Api* a;
-    void operator()(Transaction* t) const {
-        if (t != nullptr) a->transaction_free(t);
-    }
-};
-using TransactionPtr = std::unique_ptr<Transaction, TransactionDeleter>;
+using PoolPtr = std::unique_ptr<Pool, Freer<&Api::pool_free>>;
+using SolverPtr = std::unique_ptr<Solver, Freer<&Api::solver_free>>;
+using TransactionPtr = std::unique_ptr<Transaction, Freer<&Api::transaction_free>>;
 
 } // namespace
 
@@ -146,7 +134,6 @@ struct Engine::Impl {
     std::vector<int> index_of;             // solvable id -> index (-1: not ours)
     std::map<std::vector<int>, Id> one_of; // candidate lists already turned into libsolv ids
     Id nothing = 0; // a capability no solvable provides: what an empty one-of asks for
-    bool finalized = false;
 
     Id str(const std::string& s) { return a->pool_str2id(pool.get(), s.c_str(), 1); }
 
@@ -235,7 +222,6 @@ struct Engine::Impl {
                     int idx = a->solver_rule2jobidx(s, rid);
                     r.job = idx >= 0 ? idx / 2 : -1;
                 }
-                r.text = a->solver_ruleinfo2str(s, type, source, target, dep);
                 out.rules.push_back(std::move(r));
             }
         }
@@ -252,7 +238,7 @@ Result<Engine> Engine::create() {
     if (!a) return fail(a.error());
     auto impl = std::make_unique<Impl>();
     impl->a = &a.value();
-    impl->pool = PoolPtr(impl->a->pool_create(), PoolDeleter{impl->a});
+    impl->pool = PoolPtr(impl->a->pool_create(), {impl->a});
     if (!impl->pool) return fail(Error::io("libsolv: cannot create a pool"));
     // Versions are only shown (kpkg orders candidates itself); rpm's comparison reads them best.
     if (impl->a->pool_setdisttype(impl->pool.get(), DISTTYPE_RPM) < 0 &&
@@ -302,11 +288,6 @@ void Engine::finalize() {
         m.a->repo_internalize(repo);
     m.nothing = m.str("kpkg-no-candidate");
     m.a->pool_createwhatprovides(m.pool.get());
-    m.finalized = true;
-}
-
-std::size_t Engine::size() const {
-    return impl_->ids.size();
 }
 
 Outcome Engine::solve(const std::vector<Job>& jobs, bool explain) {
@@ -315,11 +296,11 @@ Outcome Engine::solve(const std::vector<Job>& jobs, bool explain) {
     Outcome out;
     SolvQueue q(a);
     m.fill_jobs(jobs, q);
-    SolverPtr s(a.solver_create(m.pool.get()), SolverDeleter{m.a});
+    SolverPtr s(a.solver_create(m.pool.get()), {m.a});
     int problems = a.solver_solve(s.get(), q.get());
     if (problems == 0) {
         out.satisfiable = true;
-        TransactionPtr t(a.solver_create_transaction(s.get()), TransactionDeleter{m.a});
+        TransactionPtr t(a.solver_create_transaction(s.get()), {m.a});
         for (int i = 0; i < t->steps.count; ++i) {
             int idx = m.index(t->steps.elements[i]);
             if (idx >= 0) out.installed.push_back(idx);
@@ -340,7 +321,7 @@ Result<void> Engine::write_testcase(const std::vector<Job>& jobs,
     if (!writer) return fail(writer.error());
     SolvQueue q(a);
     m.fill_jobs(jobs, q);
-    SolverPtr s(a.solver_create(m.pool.get()), SolverDeleter{m.a});
+    SolverPtr s(a.solver_create(m.pool.get()), {m.a});
     a.solver_solve(s.get(), q.get());
 
     std::error_code ec;

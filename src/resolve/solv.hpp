@@ -55,7 +55,6 @@ struct Rule {
     int target = -1;
     std::string dep;
     int job = -1;
-    std::string text; // libsolv's own wording, for kpkg's internal errors only
 };
 
 struct Outcome {
@@ -78,7 +77,6 @@ public:
     int add(const SolvableSpec& s);
     // Builds libsolv's provider index; solve() needs it.
     void finalize();
-    std::size_t size() const;
 
     // Solves the jobs. With `explain`, an unsolvable outcome carries the rules of its problems.
     Outcome solve(const std::vector<Job>& jobs, bool explain = false);

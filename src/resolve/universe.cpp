@@ -296,6 +296,12 @@ std::uint32_t Index::info_id(std::uint32_t c, std::uint32_t b) {
         }
         case model::PropKind::constraint: {
             std::string json = cat.string(p.json);
+            // The same constraint on many bundles (every version of an operator, say) is parsed
+            // and its rule compiled once.
+            if (auto it = dep_ids_.find("constraint|" + json); it != dep_ids_.end()) {
+                bi.deps.push_back(it->second);
+                break;
+            }
             auto c = parse_constraint(json, where);
             if (!c) {
                 if (bi.deps_ok) {

@@ -2,11 +2,11 @@
 #include "kpkg/resolve/upgrade_path.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <optional>
 #include <set>
 
 #include "kpkg/core/text.hpp"
+#include "nodes.hpp"
 #include "universe.hpp"
 
 namespace kpkg::resolve {
@@ -117,6 +117,11 @@ Result<std::vector<Hop>> hops(Index& index, const Subscription& sub, const Found
     return out;
 }
 
+// Identity of a bundle (or version) for the walks' visited sets.
+std::string key(const Found& f) {
+    return f.catalog + "\n" + f.name + "\n" + f.version;
+}
+
 std::string who(const Found& f) {
     return f.name.empty() ? "version " + f.version : f.name + " (" + f.version + ")";
 }
@@ -152,15 +157,14 @@ Result<UpgradePath> upgrade_path(const std::vector<CatalogSource>& catalogs,
     // OLM's walk: the first candidate at every hop, until none or the target.
     std::vector<UpgradeStep> walk;
     Found cur = *from;
-    std::set<std::string> seen{cur.catalog + "\n" + cur.name + "\n" + cur.version};
+    std::set<std::string> seen{key(cur)};
     bool walk_reached = to && matches(*to, cur.name, cur.version);
     while (!walk_reached) {
         auto h = hops(index, sub, cur);
         if (!h) return fail(std::move(h).error());
         if (h->empty()) break;
         Hop& first = h->front();
-        if (!seen.insert(first.next.catalog + "\n" + first.next.name + "\n" + first.next.version)
-                 .second)
+        if (!seen.insert(key(first.next)).second)
             return fail(Error::invalid("the upgrades of package " + req.package +
                                        " go round in a cycle: " + first.next.name +
                                        " comes back after " + cur.name));
@@ -182,14 +186,13 @@ Result<UpgradePath> upgrade_path(const std::vector<CatalogSource>& catalogs,
             UpgradeStep step;
         };
         std::vector<Node> nodes{{*from, -1, {}}};
-        std::set<std::string> visited{from->catalog + "\n" + from->name + "\n" + from->version};
+        std::set<std::string> visited{key(*from)};
         long found = matches(target, from->name, from->version) ? 0 : -1;
         for (std::size_t i = 0; i < nodes.size() && found < 0; ++i) {
             auto h = hops(index, sub, nodes[i].at);
             if (!h) return fail(std::move(h).error());
             for (auto& hop : *h) {
-                std::string key = hop.next.catalog + "\n" + hop.next.name + "\n" + hop.next.version;
-                if (!visited.insert(key).second) continue;
+                if (!visited.insert(key(hop.next)).second) continue;
                 nodes.push_back({hop.next, static_cast<long>(i), hop.step});
                 if (matches(target, hop.next.name, hop.next.version)) {
                     found = static_cast<long>(nodes.size() - 1);
@@ -258,19 +261,7 @@ io::Node upgrade_path_node(const UpgradePath& p) {
         steps.push(std::move(e));
     }
     n.set("steps", std::move(steps));
-    io::Node problems = io::Node::seq();
-    std::function<io::Node(const Problem&)> node = [&](const Problem& pr) {
-        io::Node m = io::Node::map();
-        m.set("message", io::Node::string(pr.message));
-        io::Node ch = io::Node::seq();
-        for (const auto& c : pr.children)
-            ch.push(node(c));
-        m.set("children", std::move(ch));
-        return m;
-    };
-    for (const auto& pr : p.problems)
-        problems.push(node(pr));
-    n.set("problems", std::move(problems));
+    n.set("problems", problems_node(p.problems));
     return n;
 }
 

@@ -76,8 +76,6 @@ public:
     // Evaluates the rule against one bundle's properties. Never throws on any input; thread-safe.
     CelOutcome evaluate(const std::vector<PropertyValue>& properties) const;
 
-    const std::string& rule() const;
-
     struct Impl;
     explicit CelProgram(std::unique_ptr<Impl> impl);
     ~CelProgram();

@@ -3,7 +3,6 @@
 #include <optional>
 
 #include "command.hpp"
-#include "kpkg/catalog/load.hpp"
 #include "kpkg/core/atomic_file.hpp"
 #include "kpkg/core/log.hpp"
 #include "kpkg/resolve/lockfile.hpp"
@@ -27,23 +26,6 @@ struct ResolveCliOptions {
     std::string locked;
 };
 
-// Loads the --catalog arguments (through the binary cache unless --no-cache); the deque keeps
-// the catalogs where the sources point.
-std::vector<resolve::CatalogSource> load_catalogs(const Globals& g, const ResolveCliOptions& o,
-                                                  std::deque<model::Catalog>& store) {
-    std::vector<resolve::CatalogSource> out;
-    for (const auto& spec : o.catalogs) {
-        auto [name, path] = resolve::parse_catalog_spec(spec).take();
-        store.push_back(catalog::load_catalog(path, catalog_options(g)).take());
-        out.push_back({name, &store.back(), 0});
-    }
-    std::vector<std::pair<std::string, int>> prios;
-    for (const auto& p : o.priorities)
-        prios.push_back(resolve::parse_priority(p).take());
-    resolve::check_catalogs(out, prios).take();
-    return out;
-}
-
 int run_resolve(const Globals& g, const ResolveCliOptions& o) {
     if (o.all_packages &&
         (!o.requests.empty() || !o.installed.empty() || o.upgrade || !o.starting_csvs.empty()))
@@ -65,7 +47,7 @@ int run_resolve(const Globals& g, const ResolveCliOptions& o) {
 
     if (o.all_packages) {
         std::deque<model::Catalog> store;
-        auto catalogs = load_catalogs(g, o, store);
+        auto catalogs = load_catalog_sources(g, o.catalogs, o.priorities, store);
         auto reports = resolve::resolve_all_packages(catalogs, opts).take();
         if (g.format == Format::text)
             print(resolve::packages_text(reports));
@@ -89,7 +71,7 @@ int run_resolve(const Globals& g, const ResolveCliOptions& o) {
     std::optional<resolve::Lock> lock;
     if (!o.locked.empty()) lock = resolve::load_lock(o.locked).take();
     std::deque<model::Catalog> store;
-    auto catalogs = load_catalogs(g, o, store);
+    auto catalogs = load_catalog_sources(g, o.catalogs, o.priorities, store);
     if (lock) {
         auto check = resolve::resolve_locked(catalogs, req, *lock).take();
         if (!check.holds) {

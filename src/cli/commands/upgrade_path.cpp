@@ -3,7 +3,6 @@
 #include <deque>
 
 #include "command.hpp"
-#include "kpkg/catalog/load.hpp"
 #include "kpkg/resolve/upgrade_path.hpp"
 
 namespace kpkg::cli {
@@ -17,16 +16,7 @@ struct UpgradePathCliOptions {
 
 int run_upgrade_path(const Globals& g, const UpgradePathCliOptions& o) {
     std::deque<model::Catalog> store;
-    std::vector<resolve::CatalogSource> catalogs;
-    for (const auto& spec : o.catalogs) {
-        auto [name, path] = resolve::parse_catalog_spec(spec).take();
-        store.push_back(catalog::load_catalog(path, catalog_options(g)).take());
-        catalogs.push_back({name, &store.back(), 0});
-    }
-    std::vector<std::pair<std::string, int>> prios;
-    for (const auto& p : o.priorities)
-        prios.push_back(resolve::parse_priority(p).take());
-    resolve::check_catalogs(catalogs, prios).take();
+    const auto catalogs = load_catalog_sources(g, o.catalogs, o.priorities, store);
     auto path = resolve::upgrade_path(catalogs, o.req).take();
     if (g.format == Format::text)
         print(resolve::upgrade_path_text(path));
