@@ -69,9 +69,6 @@ CLI::App* group(CLI::App& root, const std::string& name, const std::string& desc
 // Writes structured output (json/yaml per the global format) to stdout.
 void print_structured(const Globals& g, const io::Node& doc);
 
-// An aligned text table: the first row is the header.
-std::string format_table(const std::vector<std::vector<std::string>>& rows);
-
 // Writes to stdout in one call.
 void print(const std::string& s);
 

@@ -80,4 +80,33 @@ std::string quote(std::string_view s) {
     return out;
 }
 
+std::size_t display_width(std::string_view s) {
+    std::size_t w = 0;
+    for (unsigned char c : s)
+        if ((c & 0xC0) != 0x80) ++w;
+    return w;
+}
+
+std::string table(const std::vector<std::vector<std::string>>& rows) {
+    std::vector<std::size_t> widths;
+    for (const auto& r : rows) {
+        if (widths.size() < r.size()) widths.resize(r.size(), 0);
+        for (std::size_t i = 0; i < r.size(); ++i)
+            widths[i] = std::max(widths[i], display_width(r[i]));
+    }
+    std::string out;
+    for (const auto& r : rows) {
+        std::string line;
+        for (std::size_t i = 0; i < r.size(); ++i) {
+            line += r[i];
+            if (i + 1 < r.size()) line.append(widths[i] - display_width(r[i]) + 2, ' ');
+        }
+        while (!line.empty() && line.back() == ' ')
+            line.pop_back();
+        out += line;
+        out += '\n';
+    }
+    return out;
+}
+
 } // namespace kpkg::text

@@ -1,6 +1,7 @@
 // Resolutions as text for people and as the documented json/yaml documents (man kpkg-resolve).
 #include <algorithm>
 
+#include "kpkg/core/text.hpp"
 #include "kpkg/resolve/resolve.hpp"
 #include "nodes.hpp"
 
@@ -37,34 +38,6 @@ void tree(const Problem& p, const std::string& prefix, bool last, bool root, std
     std::string child_prefix = root ? prefix : prefix + (last ? "   " : "│  ");
     for (std::size_t i = 0; i < p.children.size(); ++i)
         tree(p.children[i], child_prefix, i + 1 == p.children.size(), false, out);
-}
-
-// Aligned columns; the last one is not padded.
-std::string table(const std::vector<std::vector<std::string>>& rows) {
-    std::vector<std::size_t> w;
-    auto width = [](const std::string& s) {
-        std::size_t n = 0;
-        for (unsigned char c : s)
-            if ((c & 0xC0) != 0x80) ++n;
-        return n;
-    };
-    for (const auto& r : rows) {
-        if (w.size() < r.size()) w.resize(r.size(), 0);
-        for (std::size_t i = 0; i < r.size(); ++i)
-            w[i] = std::max(w[i], width(r[i]));
-    }
-    std::string out;
-    for (const auto& r : rows) {
-        std::string line;
-        for (std::size_t i = 0; i < r.size(); ++i) {
-            line += r[i];
-            if (i + 1 < r.size()) line.append(w[i] - width(r[i]) + 2, ' ');
-        }
-        while (!line.empty() && line.back() == ' ')
-            line.pop_back();
-        out += line + "\n";
-    }
-    return out;
 }
 
 std::string reason_text(const Selected& s) {
@@ -138,7 +111,7 @@ std::string resolution_text(const Resolution& r) {
         for (const auto& s : r.selected)
             rows.push_back({s.replaces.empty() ? "install" : "upgrade", s.package, s.bundle,
                             s.version, s.channel, s.catalog, reason_text(s)});
-        out += table(rows);
+        out += text::table(rows);
     }
     if (!r.unchanged.empty()) {
         out += "unchanged:";
@@ -189,7 +162,7 @@ std::string packages_text(const std::vector<PackageReport>& reports) {
         }
         rows.push_back({rep.package, status_name(rep.status), what});
     }
-    std::string out = table(rows);
+    std::string out = text::table(rows);
     if (!details.empty()) {
         out += '\n';
         out += details;

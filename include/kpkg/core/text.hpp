@@ -25,4 +25,11 @@ std::optional<std::string> closest(std::string_view word,
 // `s` quoted for messages: "name".
 std::string quote(std::string_view s);
 
+// Display width of UTF-8 text: code points, not bytes (good enough for names and versions).
+std::size_t display_width(std::string_view s);
+
+// Rows as aligned columns for people: each column as wide as its widest cell plus two spaces,
+// the last one not padded, no trailing blanks, a newline after every row.
+std::string table(const std::vector<std::vector<std::string>>& rows);
+
 } // namespace kpkg::text

@@ -78,7 +78,7 @@ int run_list(const Globals& g, const ListOptions& o) {
         }
     }
     if (g.format == Format::text)
-        print(format_table(rows));
+        print(text::table(rows));
     else
         print_structured(g, doc);
     return 0;

@@ -1,6 +1,7 @@
 // kpkg version: the version and the libraries in use.
 #include "command.hpp"
 #include "kpkg/core/about.hpp"
+#include "kpkg/core/text.hpp"
 
 namespace kpkg::cli {
 namespace {
@@ -35,7 +36,7 @@ int run_version(const Globals& g, const VersionOptions& o) {
         std::vector<std::vector<std::string>> rows{{"LIBRARY", "VERSION", "LINKAGE", "DETAIL"}};
         for (const auto& c : a.components)
             rows.push_back({c.name, c.version.empty() ? "-" : c.version, c.linkage, c.detail});
-        out += format_table(rows);
+        out += text::table(rows);
     }
     print(out);
     return 0;
