@@ -6,9 +6,8 @@
 #include <cmath>
 #include <cstring>
 
-namespace kpkg::io::detail {
-std::size_t utf8_decode(const char* p, const char* end, char32_t& cp); // node.cpp
-} // namespace kpkg::io::detail
+#include "kpkg/io/go_json.hpp"
+#include "kpkg/io/scalars.hpp"
 
 namespace kpkg::catalog::detail {
 
@@ -338,72 +337,7 @@ bool valid_base64(std::string_view s) {
 
 namespace {
 
-// Go's JSON encoding of a string (quotes included), HTML characters not escaped; unlike
-// io::append_json_string, '\b' and '\f' are written as Go 1.22 writes them ("\b", "\f").
-void append_json_string(std::string& out, std::string_view s) {
-    static const char hex[] = "0123456789abcdef";
-    out += '"';
-    const char* p = s.data();
-    const char* end = p + s.size();
-    while (p < end) {
-        const auto c = static_cast<unsigned char>(*p);
-        if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
-            const char* q = p + 1;
-            while (q < end) {
-                const auto d = static_cast<unsigned char>(*q);
-                if (d < 0x20 || d == '"' || d == '\\' || d >= 0x80) break;
-                ++q;
-            }
-            out.append(p, static_cast<std::size_t>(q - p));
-            p = q;
-            continue;
-        }
-        if (c < 0x80) {
-            out += '\\';
-            switch (c) {
-            case '"':
-            case '\\':
-                out += static_cast<char>(c);
-                break;
-            case '\b':
-                out += 'b';
-                break;
-            case '\f':
-                out += 'f';
-                break;
-            case '\n':
-                out += 'n';
-                break;
-            case '\r':
-                out += 'r';
-                break;
-            case '\t':
-                out += 't';
-                break;
-            default:
-                out += "u00";
-                out += hex[c >> 4];
-                out += hex[c & 15];
-            }
-            ++p;
-            continue;
-        }
-        char32_t cp = 0;
-        const std::size_t len = io::detail::utf8_decode(p, end, cp);
-        if (len == 0) {
-            out += "\\ufffd";
-            ++p;
-        } else if (cp == 0x2028 || cp == 0x2029) {
-            out += cp == 0x2028 ? "\\u2028" : "\\u2029";
-            p += len;
-        } else {
-            out.append(p, len);
-            p += len;
-        }
-    }
-    out += '"';
-}
-
+// The size of io::go::append_string(out, s, false)'s output, without writing it.
 std::size_t json_string_size(std::string_view s) {
     constexpr std::uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
     std::size_t size = 2 + s.size();
@@ -608,7 +542,7 @@ void JsonWriter::write(std::string& out, std::uint32_t id) const {
     const Node& n = nodes_[id];
     switch (n.kind) {
     case VKind::string:
-        append_json_string(out, n.text);
+        io::go::append_string(out, n.text, false);
         return;
     case VKind::object: {
         std::vector<std::size_t> order(n.members.size());
@@ -625,7 +559,7 @@ void JsonWriter::write(std::string& out, std::uint32_t id) const {
                 continue;
             if (!first) out += ',';
             first = false;
-            append_json_string(out, n.members[order[i]].first);
+            io::go::append_string(out, n.members[order[i]].first, false);
             out += ':';
             write(out, n.members[order[i]].second);
         }

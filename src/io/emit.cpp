@@ -21,16 +21,9 @@
 #include <string_view>
 #include <vector>
 
-namespace kpkg::io {
+#include "kpkg/io/scalars.hpp"
 
-namespace detail { // node.cpp
-std::size_t utf8_decode(const char* p, const char* end, char32_t& cp);
-bool is_yaml_int(std::string_view s);
-bool is_yaml_float(std::string_view s);
-Kind resolve_plain(std::string_view s);
-std::optional<std::string> decimal_integer(std::string_view s);
-std::optional<double> parse_float(std::string_view s);
-} // namespace detail
+namespace kpkg::io {
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Node accessors, builders and comparison, plus the scalar helpers shared by the io sources
+// Node accessors, builders and comparison, plus the scalar helpers of kpkg/io/scalars.hpp
 // (YAML core-schema resolution, number literals, UTF-8 decoding).
 #include "kpkg/io/node.hpp"
 
@@ -8,24 +8,12 @@
 #include <limits>
 #include <utility>
 
+#include "kpkg/io/scalars.hpp"
+
 namespace kpkg::io {
 
-// Helpers used by yaml_load.cpp, json_load.cpp and emit.cpp. They have no header of their own:
-// each user repeats the declarations it needs (the signatures are checked by the linker).
+// The helpers kpkg/io/scalars.hpp declares.
 namespace detail {
-
-std::size_t utf8_decode(const char* p, const char* end, char32_t& cp);
-bool is_yaml_null(std::string_view s);
-bool is_yaml_bool(std::string_view s);
-bool is_yaml_int(std::string_view s);
-bool is_yaml_float(std::string_view s);
-Kind resolve_plain(std::string_view s);
-std::optional<std::string> decimal_integer(std::string_view s);
-std::optional<double> parse_float(std::string_view s);
-
-void append_utf8(std::string& out, char32_t cp);
-std::string hex_byte(unsigned char c);
-std::string code_point(char32_t cp);
 
 void append_utf8(std::string& out, char32_t cp) {
     if (cp < 0x80) {

@@ -5,11 +5,9 @@
 #include <string>
 #include <vector>
 
-namespace kpkg::io::detail {
+#include "kpkg/io/scalars.hpp"
 
-Kind resolve_plain(std::string_view s);                                // node.cpp
-void append_utf8(std::string& out, char32_t cp);                       // node.cpp
-std::size_t utf8_decode(const char* p, const char* end, char32_t& cp); // node.cpp
+namespace kpkg::io::detail {
 
 namespace {
 

@@ -29,18 +29,9 @@
 #include <unordered_set>
 #include <vector>
 
-namespace kpkg::io {
+#include "kpkg/io/scalars.hpp"
 
-namespace detail { // node.cpp
-std::size_t utf8_decode(const char* p, const char* end, char32_t& cp);
-bool is_yaml_null(std::string_view s);
-bool is_yaml_bool(std::string_view s);
-bool is_yaml_int(std::string_view s);
-bool is_yaml_float(std::string_view s);
-Kind resolve_plain(std::string_view s);
-std::string hex_byte(unsigned char c);
-std::string code_point(char32_t cp);
-} // namespace detail
+namespace kpkg::io {
 
 namespace {
 

@@ -25,8 +25,8 @@
 #include <utility>
 
 #include "kpkg/core/semver.hpp"
-#include "kpkg/io/json_reader.hpp" // io::detail::append_utf8
 #include "kpkg/io/node.hpp"
+#include "kpkg/io/scalars.hpp"
 
 namespace kpkg::resolve {
 

@@ -21,13 +21,9 @@
 
 #include "kpkg/core/error.hpp"
 #include "kpkg/io/events.hpp"
+#include "kpkg/io/scalars.hpp"
 
 namespace kpkg::io::detail {
-
-std::size_t utf8_decode(const char* p, const char* end, char32_t& cp); // node.cpp
-void append_utf8(std::string& out, char32_t cp);                       // node.cpp
-std::string hex_byte(unsigned char c);                                 // node.cpp: "0x1F"
-std::string code_point(char32_t cp);                                   // node.cpp: "U+001F"
 
 template <class Handler>
 class JsonReader {
