@@ -14,27 +14,19 @@
 #include <string>
 #include <vector>
 
+#include "measure.hpp"
+
 #include "kpkg/io/load.hpp"
 #include "kpkg/resolve/cel.hpp"
 #include "kpkg/resolve/constraint.hpp"
 
 namespace fs = std::filesystem;
-using clk = std::chrono::steady_clock;
+using clk = bench::Clock;
 using kpkg::resolve::Constraint;
 using kpkg::resolve::PropertyValue;
 
-namespace {
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
-double seconds_since(clk::time_point t0) {
-    return std::chrono::duration<double>(clk::now() - t0).count();
-}
-
-} // namespace
+using bench::median;
+using bench::seconds_since;
 
 int main(int argc, char** argv) {
     int runs = 21;

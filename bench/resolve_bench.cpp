@@ -29,7 +29,6 @@
 #include "kpkg/resolve/resolve.hpp"
 
 namespace fs = std::filesystem;
-using clk = std::chrono::steady_clock;
 
 namespace {
 
@@ -102,13 +101,13 @@ void end_to_end(const std::string& label, const std::vector<std::string>& args, 
 }
 
 double in_process(int runs, const std::function<void()>& fn) {
-    std::vector<Run> v;
+    std::vector<double> v;
     for (int i = 0; i < runs; ++i) {
-        auto t0 = clk::now();
+        auto t0 = bench::Clock::now();
         fn();
-        v.push_back({std::chrono::duration<double>(clk::now() - t0).count(), 0, 0});
+        v.push_back(bench::seconds_since(t0));
     }
-    return stats(v).median;
+    return bench::median(v);
 }
 
 } // namespace
