@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "kpkg/core/text.hpp"
 #include "kpkg/io/events.hpp"
 #include "kpkg/io/json_reader.hpp"
 #include "values.hpp"
@@ -995,37 +996,6 @@ private:
 
 // --- the file: JSON or YAML, and YAML cut into documents -----------------------------------------
 
-// unicode.IsSpace for the code point starting at s[i]; its length, or 0.
-std::size_t space_at(std::string_view s, std::size_t i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c == ' ' || (c >= '\t' && c <= '\r')) return 1;
-    if (c == 0xC2 && i + 1 < s.size() &&
-        (static_cast<unsigned char>(s[i + 1]) == 0x85 ||
-         static_cast<unsigned char>(s[i + 1]) == 0xA0))
-        return 2;
-    if (c == 0xE1 && s.substr(i, 3) == "\xE1\x9A\x80") return 3; // U+1680
-    if (c == 0xE2 && i + 2 < s.size()) {
-        const auto c1 = static_cast<unsigned char>(s[i + 1]);
-        const auto c2 = static_cast<unsigned char>(s[i + 2]);
-        if (c1 == 0x80 && (c2 <= 0x8A || c2 == 0xA8 || c2 == 0xA9 || c2 == 0xAF)) return 3;
-        if (c1 == 0x81 && c2 == 0x9F) return 3; // U+205F
-    }
-    if (c == 0xE3 && s.substr(i, 3) == "\xE3\x80\x80") return 3; // U+3000
-    return 0;
-}
-
-// Kubernetes' GuessJSONStream: the first non-space character of the first 4096 bytes is '{'.
-bool looks_like_json(std::string_view text) {
-    const std::string_view head = text.substr(0, 4096);
-    std::size_t i = 0;
-    while (i < head.size()) {
-        const std::size_t n = space_at(head, i);
-        if (n == 0) break;
-        i += n;
-    }
-    return i < head.size() && head[i] == '{';
-}
-
 std::string_view trim_space(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || (s.front() >= '\t' && s.front() <= '\r')))
         s.remove_prefix(1);
@@ -1133,7 +1103,7 @@ void read_file(std::string_view text, const std::string& display, FileReader& r,
         const Error err = json.error();
         std::size_t from = pr.values == 0 ? 0 : pr.value_end;
         while (from < text.size()) {
-            const std::size_t n = space_at(text, from);
+            const std::size_t n = text::go_space_at(text, from);
             if (n == 0) break;
             from += n;
             if (text[from - 1] == '\n') break;
@@ -1151,6 +1121,17 @@ void read_blobs(std::string_view text, const std::string& display, model::Catalo
     FileReader r(part, display, options);
     read_file(text, display, r, options);
     r.finish();
+}
+
+bool looks_like_json(std::string_view text) {
+    const std::string_view head = text.substr(0, 4096);
+    std::size_t i = 0;
+    while (i < head.size()) {
+        const std::size_t n = text::go_space_at(head, i);
+        if (n == 0) break;
+        i += n;
+    }
+    return i < head.size() && head[i] == '{';
 }
 
 } // namespace kpkg::catalog::detail

@@ -31,10 +31,12 @@
 #include <system_error>
 #include <thread>
 
+#include "blobs.hpp"
 #include "files.hpp"
 #include "go_sort.hpp"
 #include "kpkg/bundle/bundle.hpp"
 #include "kpkg/bundle/render.hpp"
+#include "kpkg/core/text.hpp"
 #include "kpkg/io/go_json.hpp"
 #include "kpkg/io/load.hpp"
 #include "render_blob.hpp"
@@ -89,34 +91,6 @@ struct Worker {
         return blocks.back();
     }
 };
-
-// The byte length of the Unicode white space character (Go's unicode.IsSpace) at p, or 0.
-std::size_t space_len(const unsigned char* p, const unsigned char* end) {
-    const unsigned c = p[0];
-    if (c == ' ' || (c >= '\t' && c <= '\r')) return 1;
-    if (c == 0xC2 && p + 1 < end && (p[1] == 0x85 || p[1] == 0xA0)) return 2;
-    if (p + 2 < end) {
-        const unsigned b = p[1], d = p[2];
-        if (c == 0xE1 && b == 0x9A && d == 0x80) return 3; // U+1680
-        if (c == 0xE2 && b == 0x80 &&
-            ((d >= 0x80 && d <= 0x8A) || d == 0xA8 || d == 0xA9 || d == 0xAF))
-            return 3;                                      // U+2000-U+200A, U+2028, U+2029, U+202F
-        if (c == 0xE2 && b == 0x81 && d == 0x9F) return 3; // U+205F
-        if (c == 0xE3 && b == 0x80 && d == 0x80) return 3; // U+3000
-    }
-    return 0;
-}
-
-bool looks_like_json(std::string_view text) {
-    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-    const auto* end = p + std::min<std::size_t>(text.size(), 4096);
-    while (p < end) {
-        const std::size_t n = space_len(p, end);
-        if (n == 0) return *p == '{';
-        p += n;
-    }
-    return false;
-}
 
 SourcePos pos_at(const std::string& file, std::uint32_t line, std::uint32_t col, int doc) {
     SourcePos p{file, line, col, doc};
@@ -173,19 +147,13 @@ Result<std::vector<DocSpan>> split_yaml(std::string_view text, std::size_t from,
         const std::size_t next = nl == nullptr ? text.size() : eol + 1;
         if (eol - p >= 3 && text.compare(p, 3, "---") == 0) {
             std::string_view rest = text.substr(p + 3, eol - p - 3);
-            const auto* r = reinterpret_cast<const unsigned char*>(rest.data());
-            const auto* rend = r + rest.size();
-            while (r < rend) {
-                const std::size_t n = space_len(r, rend);
+            std::size_t r = 0;
+            while (r < rest.size()) {
+                const std::size_t n = text::go_space_at(rest, r);
                 if (n == 0) break;
                 r += n;
             }
-            if (r < rend && *r != '#') {
-                std::string shown(reinterpret_cast<const char*>(r),
-                                  static_cast<std::size_t>(rend - r));
-                while (!shown.empty() &&
-                       (shown.back() == ' ' || shown.back() == '\t' || shown.back() == '\r'))
-                    shown.pop_back();
+            if (r < rest.size() && rest[r] != '#') {
                 return fail(Error::invalid(
                     "invalid YAML document separator \"---" + std::string(rest) +
                         "\": only white space or a comment may follow \"---\" on its line",
@@ -329,15 +297,13 @@ Result<void> json_stream(std::string_view text, const std::string& file, Worker&
             // Still ambiguous: read the rest as YAML, from the next line.
             std::size_t from = last_end;
             std::uint32_t from_line = last_line;
-            const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-            const auto* end = p + text.size();
             while (from < text.size()) {
                 if (text[from] == '\n') {
                     ++from;
                     ++from_line;
                     break;
                 }
-                const std::size_t n = space_len(p + from, end);
+                const std::size_t n = text::go_space_at(text, from);
                 if (n == 0) break;
                 from += n;
             }
@@ -442,7 +408,7 @@ Result<void> load_unit(const Unit& unit, Worker& w, UnitOut& u) {
     std::string text;
     if (in || !read_regular(unit.path, w.limits, text))
         text = KPKG_TRY(io::read_file(in ? fs::path("-") : unit.path, w.limits));
-    if (looks_like_json(text)) return json_stream(text, file, w, u);
+    if (detail::looks_like_json(text)) return json_stream(text, file, w, u);
     return yaml_stream(text, 0, 1, 0, file, w, u, nullptr);
 }
 

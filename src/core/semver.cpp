@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <limits>
 
+#include "kpkg/core/text.hpp"
+
 namespace kpkg::semver {
 
 namespace {
@@ -217,25 +219,6 @@ std::string join_ids(const std::vector<std::string>& ids) {
     return out;
 }
 
-// A white-space character in Go's sense (unicode.IsSpace) at s[i]: its length, or 0.
-std::size_t go_space_at(std::string_view s, std::size_t i) {
-    auto b = [&](std::size_t k) {
-        return k < s.size() ? static_cast<unsigned char>(s[k]) : static_cast<unsigned char>(0);
-    };
-    unsigned char c = b(i);
-    if (c == ' ' || (c >= '\t' && c <= '\r')) return 1;
-    if (c == 0xC2 && (b(i + 1) == 0x85 || b(i + 1) == 0xA0)) return 2; // U+0085, U+00A0
-    if (c == 0xE1 && b(i + 1) == 0x9A && b(i + 2) == 0x80) return 3;   // U+1680
-    if (c == 0xE2 && b(i + 1) == 0x80) {
-        unsigned char d = b(i + 2);
-        // U+2000..U+200A, U+2028, U+2029, U+202F
-        if ((d >= 0x80 && d <= 0x8A) || d == 0xA8 || d == 0xA9 || d == 0xAF) return 3;
-    }
-    if (c == 0xE2 && b(i + 1) == 0x81 && b(i + 2) == 0x9F) return 3; // U+205F
-    if (c == 0xE3 && b(i + 1) == 0x80 && b(i + 2) == 0x80) return 3; // U+3000
-    return 0;
-}
-
 // Go's strings.TrimLeft(p, "0").
 std::string_view trim_zeros(std::string_view p) {
     p.remove_prefix(std::min(p.find_first_not_of('0'), p.size()));
@@ -259,13 +242,13 @@ std::string quote(std::string_view s) {
 }
 
 std::string_view trim_go_space(std::string_view s) {
-    for (std::size_t n; !s.empty() && (n = go_space_at(s, 0)) != 0;)
+    for (std::size_t n; !s.empty() && (n = text::go_space_at(s, 0)) != 0;)
         s.remove_prefix(n);
     // From the end: the longest white-space sequence is 3 bytes, so test the last 1, 2, 3 bytes.
     for (bool again = true; again && !s.empty();) {
         again = false;
         for (std::size_t n = 1; n <= 3 && n <= s.size(); ++n) {
-            if (go_space_at(s, s.size() - n) == n) {
+            if (text::go_space_at(s, s.size() - n) == n) {
                 s.remove_suffix(n);
                 again = true;
                 break;
@@ -281,7 +264,7 @@ bool parse_strict(std::string_view s, Version& out, std::string& why) {
         why = "empty string";
         return false;
     }
-    if (go_space_at(s, 0) != 0 || trim_go_space(s).size() != s.size()) {
+    if (text::go_space_at(s, 0) != 0 || trim_go_space(s).size() != s.size()) {
         why = "leading or trailing white space is not allowed";
         return false;
     }

@@ -80,6 +80,24 @@ std::string quote(std::string_view s) {
     return out;
 }
 
+std::size_t go_space_at(std::string_view s, std::size_t i) {
+    auto b = [&](std::size_t k) {
+        return k < s.size() ? static_cast<unsigned char>(s[k]) : static_cast<unsigned char>(0);
+    };
+    const unsigned char c = b(i);
+    if (c == ' ' || (c >= '\t' && c <= '\r')) return 1;
+    if (c == 0xC2 && (b(i + 1) == 0x85 || b(i + 1) == 0xA0)) return 2; // U+0085, U+00A0
+    if (c == 0xE1 && b(i + 1) == 0x9A && b(i + 2) == 0x80) return 3;   // U+1680
+    if (c == 0xE2 && b(i + 1) == 0x80) {
+        const unsigned char d = b(i + 2);
+        // U+2000..U+200A, U+2028, U+2029, U+202F
+        if ((d >= 0x80 && d <= 0x8A) || d == 0xA8 || d == 0xA9 || d == 0xAF) return 3;
+    }
+    if (c == 0xE2 && b(i + 1) == 0x81 && b(i + 2) == 0x9F) return 3; // U+205F
+    if (c == 0xE3 && b(i + 1) == 0x80 && b(i + 2) == 0x80) return 3; // U+3000
+    return 0;
+}
+
 std::size_t display_width(std::string_view s) {
     std::size_t w = 0;
     for (unsigned char c : s)

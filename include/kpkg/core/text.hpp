@@ -25,6 +25,10 @@ std::optional<std::string> closest(std::string_view word,
 // `s` quoted for messages: "name".
 std::string quote(std::string_view s);
 
+// The byte length of the white-space character (Go's unicode.IsSpace: ASCII blanks, U+0085,
+// U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000) starting at s[i], or 0.
+std::size_t go_space_at(std::string_view s, std::size_t i);
+
 // Display width of UTF-8 text: code points, not bytes (good enough for names and versions).
 std::size_t display_width(std::string_view s);
 
