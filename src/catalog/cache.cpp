@@ -336,6 +336,21 @@ void fields(V& v, T& d) {
     v.pos(d.pos);
 }
 
+// Every record table of a catalog, in the order the image holds them.
+template <class Catalog, class F>
+void each_table(Catalog& c, F f) {
+    f(c.packages);
+    f(c.channels);
+    f(c.bundles);
+    f(c.deprecations);
+    f(c.others);
+    f(c.entries);
+    f(c.skips);
+    f(c.properties);
+    f(c.related_images);
+    f(c.deprecation_entries);
+}
+
 struct Encoder {
     Writer& w;
     template <class... N>
@@ -440,16 +455,7 @@ std::string encode_image(const model::Catalog& c, const std::vector<std::string>
     w.u64(flat.text.size());
     w.buf += flat.text;
     Encoder e{w};
-    e.table(c.packages);
-    e.table(c.channels);
-    e.table(c.bundles);
-    e.table(c.deprecations);
-    e.table(c.others);
-    e.table(c.entries);
-    e.table(c.skips);
-    e.table(c.properties);
-    e.table(c.related_images);
-    e.table(c.deprecation_entries);
+    each_table(c, [&](auto& t) { e.table(t); });
     w.u64(c.problems.size());
     for (const auto& f : c.problems) {
         w.u8(static_cast<std::uint8_t>(f.scope));
@@ -509,16 +515,7 @@ std::optional<model::Catalog> decode_image(std::string_view payload, const fs::p
     if (!r.ok()) return std::nullopt;
 
     Decoder d{r, nstrings, c.files.size()};
-    d.table(c.packages);
-    d.table(c.channels);
-    d.table(c.bundles);
-    d.table(c.deprecations);
-    d.table(c.others);
-    d.table(c.entries);
-    d.table(c.skips);
-    d.table(c.properties);
-    d.table(c.related_images);
-    d.table(c.deprecation_entries);
+    each_table(c, [&](auto& t) { d.table(t); });
     c.problems.resize(r.count(37));
     for (auto& f : c.problems) {
         d.kind(f.scope, model::Scope::deprecation);
