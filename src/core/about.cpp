@@ -1,6 +1,5 @@
 #include "kpkg/core/about.hpp"
 
-#include <nlohmann/json.hpp>
 #include <openssl/opensslv.h>
 
 #include "kpkg/core/dynlib.hpp"
@@ -38,11 +37,6 @@ About about(bool probe_on_demand) {
     a.build_type = KPKG_BUILD_TYPE;
     a.components.push_back({"libfyaml", KPKG_LIBFYAML_VERSION, "static", ""});
     a.components.push_back({"openssl (libcrypto)", OPENSSL_VERSION_STR, "static", ""});
-    a.components.push_back({"nlohmann-json",
-                            std::to_string(NLOHMANN_JSON_VERSION_MAJOR) + "." +
-                                std::to_string(NLOHMANN_JSON_VERSION_MINOR) + "." +
-                                std::to_string(NLOHMANN_JSON_VERSION_PATCH),
-                            "header-only", ""});
     if (probe_on_demand) {
         a.components.push_back(probe("libcurl", libcurl(), "curl_version", true));
         a.components.push_back(probe("libarchive", libarchive(), "archive_version_details", true));
