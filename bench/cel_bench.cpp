@@ -16,8 +16,8 @@
 
 #include "measure.hpp"
 
+#include "kpkg/cel/cel.hpp"
 #include "kpkg/io/load.hpp"
-#include "kpkg/resolve/cel.hpp"
 #include "kpkg/resolve/constraint.hpp"
 
 namespace fs = std::filesystem;

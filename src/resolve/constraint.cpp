@@ -22,10 +22,10 @@
 #include <optional>
 #include <utility>
 
+#include "kpkg/cel/cel.hpp"
 #include "kpkg/io/emit.hpp"
 #include "kpkg/io/load.hpp"
 #include "kpkg/model/catalog.hpp"
-#include "kpkg/resolve/cel.hpp"
 
 namespace kpkg::resolve {
 
@@ -183,7 +183,7 @@ public:
             c.rule = f[0]->text;
             if (c.rule.find_first_not_of(" \t\r\n\f") == std::string::npos)
                 return bad(sub + ".rule", "empty");
-            auto prog = CelProgram::compile(c.rule);
+            auto prog = cel::Program::compile(c.rule);
             if (!prog) {
                 Error e = Error::invalid(at(sub + ".rule") + ": " + prog.error().message, where_);
                 for (const auto& n : prog.error().notes)

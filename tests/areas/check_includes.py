@@ -11,10 +11,11 @@ import sys
 ALLOWED = {
     "core": [],
     "io": ["core"],
+    "cel": ["core", "io"],
     "model": ["core", "io"],
     "bundle": ["core", "io", "model"],
     "catalog": ["core", "io", "model", "bundle"],
-    "resolve": ["core", "io", "model"],
+    "resolve": ["core", "io", "cel", "model"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(?:kpkg/)?([a-z_]+)/', re.M)
 

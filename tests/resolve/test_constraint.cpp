@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "kpkg/catalog/load.hpp"
+#include "kpkg/cel/cel.hpp"
 #include "kpkg/io/load.hpp"
-#include "kpkg/resolve/cel.hpp"
 #include "kpkg/resolve/constraint.hpp"
 #include "support/support.hpp"
 
@@ -390,7 +390,7 @@ TEST(ConstraintSatisfies, CelRules) {
     // A rule that fails to evaluate does not hold.
     Constraint err = parse_ok(R"({"cel": {"rule": "properties[7].type == 'x' || false"}})");
     EXPECT_EQ(err.program->evaluate(bundle("a", "1.0.0", {})).kind,
-              kpkg::resolve::CelOutcome::Kind::error);
+              kpkg::cel::Outcome::Kind::error);
     EXPECT_FALSE(satisfies(err, bundle("a", "1.0.0", {})));
     // OLM's Not negates its children's verdicts, and an erring rule's verdict is "false".
     Constraint n =

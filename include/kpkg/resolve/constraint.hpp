@@ -14,7 +14,7 @@
 // `properties` (a list of {"type", "value"} maps), the macros `exists`/`all`/`exists_one` over
 // lists, `p.type`, field access and indexing into `p.value`, `semver_compare(a, b)` (-1, 0, 1),
 // `==` `!=` `<` `<=` `>` `>=`, `&&` `||` `!`, `in`, parentheses, and string, int, double and
-// bool literals -- and a little more of CEL (see kpkg/resolve/cel.hpp for the exact subset).
+// bool literals -- and a little more of CEL (see kpkg/cel/cel.hpp for the exact subset).
 // Anything else is rejected when the constraint is parsed, with an error naming the expression
 // and the column of the offending token.
 #pragma once
@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kpkg/cel/cel.hpp"
 #include "kpkg/core/result.hpp"
 #include "kpkg/core/semver.hpp"
 #include "kpkg/io/node.hpp"
@@ -36,14 +37,8 @@ struct Bundle;
 
 namespace kpkg::resolve {
 
-// One property of a candidate bundle as constraints see it: its type and its value as a JSON
-// value (olm.gvk: {"group", "version", "kind"}, olm.package: {"packageName", "version"}, ...).
-struct PropertyValue {
-    std::string type;
-    io::Node value;
-};
-
-class CelProgram; // a compiled CEL expression (kpkg/resolve/cel.hpp)
+// One property of a candidate bundle as constraints see it (CEL rules see the same list).
+using PropertyValue = cel::Property;
 
 struct Constraint {
     enum class Kind { gvk, package, cel, all, any, none };
@@ -58,7 +53,7 @@ struct Constraint {
     semver::Range range;
     // cel
     std::string rule;
-    std::shared_ptr<const CelProgram> program;
+    std::shared_ptr<const cel::Program> program;
     // all / any / none (written "not")
     std::vector<Constraint> children;
 };

@@ -2,8 +2,8 @@
 // precedence, CEL's error semantics, compile errors with their column, limits, and token soup.
 #include <gtest/gtest.h>
 
+#include "kpkg/cel/cel.hpp"
 #include "kpkg/io/load.hpp"
-#include "kpkg/resolve/cel.hpp"
 
 #include <atomic>
 #include <random>
@@ -11,9 +11,10 @@
 #include <thread>
 #include <vector>
 
-using kpkg::resolve::CelOutcome;
-using kpkg::resolve::CelProgram;
-using kpkg::resolve::PropertyValue;
+namespace cel = kpkg::cel;
+using kpkg::cel::Outcome;
+using kpkg::cel::Program;
+using PropertyValue = kpkg::cel::Property;
 
 namespace {
 
@@ -40,29 +41,29 @@ const std::vector<PropertyValue>& bundle() {
     return p;
 }
 
-CelOutcome run(const std::string& rule, const std::vector<PropertyValue>& p = bundle()) {
-    auto prog = CelProgram::compile(rule);
+cel::Outcome run(const std::string& rule, const std::vector<PropertyValue>& p = bundle()) {
+    auto prog = cel::Program::compile(rule);
     EXPECT_TRUE(prog.ok()) << rule << "\n" << prog.error().message;
-    if (!prog.ok()) return CelOutcome{CelOutcome::Kind::error, "did not compile"};
+    if (!prog.ok()) return cel::Outcome{cel::Outcome::Kind::error, "did not compile"};
     return (*prog)->evaluate(p);
 }
 
 bool holds(const std::string& rule, const std::vector<PropertyValue>& p = bundle()) {
-    CelOutcome o = run(rule, p);
-    EXPECT_NE(o.kind, CelOutcome::Kind::error) << rule << ": " << o.error;
+    cel::Outcome o = run(rule, p);
+    EXPECT_NE(o.kind, cel::Outcome::Kind::error) << rule << ": " << o.error;
     return o.holds();
 }
 
 // The error message of evaluating `rule`; fails the test when it evaluates to a value.
 std::string eval_error(const std::string& rule, const std::vector<PropertyValue>& p = bundle()) {
-    CelOutcome o = run(rule, p);
-    EXPECT_EQ(o.kind, CelOutcome::Kind::error) << rule;
+    cel::Outcome o = run(rule, p);
+    EXPECT_EQ(o.kind, cel::Outcome::Kind::error) << rule;
     return o.error;
 }
 
 // The compile error of `rule`; fails the test when it compiles.
 kpkg::Error compile_error(const std::string& rule) {
-    auto prog = CelProgram::compile(rule);
+    auto prog = cel::Program::compile(rule);
     EXPECT_FALSE(prog.ok()) << rule << " compiled";
     if (prog.ok()) return {};
     return prog.error();
@@ -389,8 +390,8 @@ TEST(CelErrors, Macros) {
         holds("properties.exists(p, p.type == 'olm.package' && p.value.packageName == 'etcd')"));
     // Without the type test the rule errs on the properties that lack the key, unless one holds.
     EXPECT_TRUE(holds("properties.exists(p, p.value.packageName == 'etcd')"));
-    CelOutcome o = run("properties.exists(p, p.value.packageName == 'nope')");
-    EXPECT_EQ(o.kind, CelOutcome::Kind::error); // OLM: the rule does not hold
+    cel::Outcome o = run("properties.exists(p, p.value.packageName == 'nope')");
+    EXPECT_EQ(o.kind, cel::Outcome::Kind::error); // OLM: the rule does not hold
     EXPECT_FALSE(o.holds());
 }
 
@@ -514,8 +515,8 @@ TEST(CelLimits, EvaluationSteps) {
         rule = "properties.all(p" + std::to_string(k) + ", " + rule + ")"; // 5^8 iterations... more
     rule = "[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, " + rule + "))";
     // 100 * 5^8 iterations if nothing stopped it: the step limit does.
-    CelOutcome o = run(rule);
-    EXPECT_EQ(o.kind, CelOutcome::Kind::error);
+    cel::Outcome o = run(rule);
+    EXPECT_EQ(o.kind, cel::Outcome::Kind::error);
     EXPECT_CONTAINS(o.error, "more than 1000000 steps");
 
     // Big strings count by their size: 500 * 2 concatenations of 80,000 bytes.
@@ -526,8 +527,8 @@ TEST(CelLimits, EvaluationSteps) {
         outer += std::to_string(k);
     }
     outer += "]";
-    CelOutcome c = run(outer + ".all(i, [" + big + ", " + big + "].all(s, (s + s).size() > i))");
-    EXPECT_EQ(c.kind, CelOutcome::Kind::error);
+    cel::Outcome c = run(outer + ".all(i, [" + big + ", " + big + "].all(s, (s + s).size() > i))");
+    EXPECT_EQ(c.kind, cel::Outcome::Kind::error);
     EXPECT_CONTAINS(c.error, "more than 1000000 steps");
     // The same work without a variable is done once, when the rule is compiled.
     const std::string mid = "'" + std::string(20000, 'x') + "'";
@@ -548,7 +549,7 @@ TEST(CelFolding, ConstantSubtreesKeepTheirMeaning) {
 }
 
 TEST(CelFolding, OneProgramManyThreads) {
-    auto prog = CelProgram::compile(
+    auto prog = cel::Program::compile(
         "properties.exists(p, p.type == 'olm.gvk' && p.value == {'group': "
         "'etcd.database.coreos.com', 'version': 'v1beta2', 'kind': 'EtcdBackup'}) && "
         "['a', 'b'] + ['c'] == ['a', 'b', 'c']");
@@ -597,15 +598,15 @@ TEST(CelFuzz, TokenSoup) {
             rule += vocab[rng() % vocab.size()];
             if (rng() % 3) rule += ' ';
         }
-        auto prog = CelProgram::compile(rule);
+        auto prog = cel::Program::compile(rule);
         if (!prog) {
             EXPECT_EQ(prog.error().code, kpkg::ExitCode::invalid);
             EXPECT_FALSE(prog.error().message.empty());
             continue;
         }
         ++compiled;
-        CelOutcome o = (*prog)->evaluate(bundle());
-        if (o.kind == CelOutcome::Kind::error) {
+        cel::Outcome o = (*prog)->evaluate(bundle());
+        if (o.kind == cel::Outcome::Kind::error) {
             EXPECT_FALSE(o.error.empty()) << rule;
         }
     }
@@ -624,11 +625,11 @@ TEST(CelFuzz, TokenSoup) {
                    ")";
         const std::string rule =
             "properties.exists(p, " + body + " == " + atoms[rng() % atoms.size()] + ")";
-        auto prog = CelProgram::compile(rule);
+        auto prog = cel::Program::compile(rule);
         if (!prog) continue;
         ++compiled;
-        CelOutcome o = (*prog)->evaluate(bundle());
-        if (o.kind == CelOutcome::Kind::error) {
+        cel::Outcome o = (*prog)->evaluate(bundle());
+        if (o.kind == cel::Outcome::Kind::error) {
             EXPECT_FALSE(o.error.empty()) << rule;
         }
     }
@@ -638,7 +639,7 @@ TEST(CelFuzz, TokenSoup) {
         std::string rule(rng() % 40, '\0');
         for (char& c : rule)
             c = static_cast<char>(rng() % 256);
-        auto prog = CelProgram::compile(rule);
+        auto prog = cel::Program::compile(rule);
         if (prog) (void)(*prog)->evaluate(bundle());
     }
 }

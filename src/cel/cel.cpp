@@ -1,5 +1,5 @@
 // The CEL subset of olm.constraint rules: lexer, parser with macro expansion, type checker and
-// evaluator (the language is described in kpkg/resolve/cel.hpp).
+// evaluator (the language is described in kpkg/cel/cel.hpp).
 //
 // Facts this follows: the CEL language definition (cel-spec doc/langdef.md: grammar, precedence,
 // literals and escapes, heterogeneous equality, commutative && and ||, macro semantics), how
@@ -13,7 +13,7 @@
 //
 // The code is kpkg's own. Compilation errors travel as a CompileError exception that never leaves
 // this file; evaluation never throws: errors are values, as in CEL.
-#include "kpkg/resolve/cel.hpp"
+#include "kpkg/cel/cel.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -28,7 +28,7 @@
 #include "kpkg/io/node.hpp"
 #include "kpkg/io/scalars.hpp"
 
-namespace kpkg::resolve {
+namespace kpkg::cel {
 
 namespace {
 
@@ -790,9 +790,9 @@ public:
 private:
     struct DepthGuard {
         explicit DepthGuard(Parser& p) : p_(p) {
-            if (++p_.depth_ > cel_max_depth)
+            if (++p_.depth_ > max_depth)
                 fail_at(p_.peek().pos,
-                        "the rule nests deeper than " + std::to_string(cel_max_depth) + " levels");
+                        "the rule nests deeper than " + std::to_string(max_depth) + " levels");
         }
         ~DepthGuard() { --p_.depth_; }
         Parser& p_;
@@ -821,9 +821,8 @@ private:
         for (auto k : e.kids)
             d = std::max(d, ex_[k].depth);
         e.depth = d + 1;
-        if (e.depth > cel_max_depth)
-            fail_at(e.pos,
-                    "the rule nests deeper than " + std::to_string(cel_max_depth) + " levels");
+        if (e.depth > max_depth)
+            fail_at(e.pos, "the rule nests deeper than " + std::to_string(max_depth) + " levels");
         ex_.push_back(std::move(e));
         return static_cast<std::uint32_t>(ex_.size() - 1);
     }
@@ -1442,9 +1441,9 @@ public:
             else
                 fail_at(e.pos, std::string(op_text(e.op)) +
                                    "() cannot range over a value of type " + type_name(range));
-            if (scope_.size() >= cel_max_depth)
+            if (scope_.size() >= max_depth)
                 fail_at(e.pos,
-                        "the rule nests deeper than " + std::to_string(cel_max_depth) + " levels");
+                        "the rule nests deeper than " + std::to_string(max_depth) + " levels");
             e.slot = static_cast<std::int32_t>(scope_.size());
             scope_.emplace_back(e.text, var);
             slots_ = std::max(slots_, scope_.size());
@@ -1508,8 +1507,8 @@ struct Value {
         std::uint64_t u;
         double d;
         const io::Node* node;
-        const std::vector<PropertyValue>* props;
-        const PropertyValue* prop;
+        const std::vector<Property>* props;
+        const Property* prop;
     };
     std::string_view s;
     std::shared_ptr<const Owned> own;
@@ -1752,8 +1751,8 @@ using Folded = std::vector<std::optional<Value>>;
 
 class Evaluator {
 public:
-    Evaluator(const std::vector<Expr>& ex, const std::vector<PropertyValue>& props,
-              std::size_t slots, const Folded* folded)
+    Evaluator(const std::vector<Expr>& ex, const std::vector<Property>& props, std::size_t slots,
+              const Folded* folded)
         : ex_(ex), props_(props), vars_(slots), folded_(folded) {}
 
     // The value of a subtree that reads no variable, unless it needs more than the step limit.
@@ -1763,16 +1762,16 @@ public:
         return v;
     }
 
-    CelOutcome run(std::uint32_t root) {
+    Outcome run(std::uint32_t root) {
         Value v = eval(root);
-        CelOutcome out;
+        Outcome out;
         if (exhausted_) {
-            out.kind = CelOutcome::Kind::error;
-            out.error = "evaluation needs more than " + std::to_string(cel_max_steps) + " steps";
+            out.kind = Outcome::Kind::error;
+            out.error = "evaluation needs more than " + std::to_string(max_steps) + " steps";
         } else if (v.t == VT::boolean) {
-            out.kind = v.b ? CelOutcome::Kind::holds : CelOutcome::Kind::fails;
+            out.kind = v.b ? Outcome::Kind::holds : Outcome::Kind::fails;
         } else {
-            out.kind = CelOutcome::Kind::error;
+            out.kind = Outcome::Kind::error;
             out.error = v.t == VT::error ? std::string(v.s)
                                          : std::string("the rule evaluated to a ") + vt_name(v.t);
         }
@@ -1783,7 +1782,7 @@ private:
     // Work proportional to n bytes or elements.
     void charge(std::size_t n) {
         steps_ += n / 32;
-        if (steps_ > cel_max_steps) exhausted_ = true;
+        if (steps_ > max_steps) exhausted_ = true;
     }
 
     static Value no_overload(const char* op, const Value& a) {
@@ -1885,7 +1884,7 @@ private:
     }
 
     Value eval(std::uint32_t id) {
-        if (exhausted_ || ++steps_ > cel_max_steps) {
+        if (exhausted_ || ++steps_ > max_steps) {
             exhausted_ = true;
             return v_err("step limit");
         }
@@ -2278,7 +2277,7 @@ private:
     }
 
     const std::vector<Expr>& ex_;
-    const std::vector<PropertyValue>& props_;
+    const std::vector<Property>& props_;
     std::vector<Value> vars_;
     const Folded* folded_;
     std::uint64_t steps_ = 0;
@@ -2297,7 +2296,7 @@ std::optional<std::size_t> invalid_utf8(std::string_view s) {
 
 } // namespace
 
-struct CelProgram::Impl {
+struct Program::Impl {
     std::vector<Expr> exprs;
     std::uint32_t root = 0;
     std::size_t slots = 0;
@@ -2316,7 +2315,7 @@ struct CelProgram::Impl {
             constant[i] = c;
         }
         folded.assign(exprs.size(), std::nullopt);
-        static const std::vector<PropertyValue> none;
+        static const std::vector<Property> none;
         std::vector<std::uint32_t> todo = {root};
         while (!todo.empty()) {
             const std::uint32_t id = todo.back();
@@ -2334,20 +2333,20 @@ struct CelProgram::Impl {
     }
 };
 
-CelProgram::CelProgram(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-CelProgram::~CelProgram() = default;
+Program::Program(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Program::~Program() = default;
 
-Result<std::shared_ptr<const CelProgram>> CelProgram::compile(std::string_view rule) {
+Result<std::shared_ptr<const Program>> Program::compile(std::string_view rule) {
     auto impl = std::make_unique<Impl>();
     const std::string_view src = rule;
     try {
         if (auto bad = invalid_utf8(src))
             fail_at(static_cast<std::uint32_t>(*bad), "the rule is not valid UTF-8");
         const std::size_t chars = count_code_points(src);
-        if (chars > cel_max_rule_chars)
+        if (chars > max_rule_chars)
             return fail(Error::invalid("the CEL rule is " + std::to_string(chars) +
                                        " characters long; the limit is " +
-                                       std::to_string(cel_max_rule_chars) + " (as in cel-go)"));
+                                       std::to_string(max_rule_chars) + " (as in cel-go)"));
         std::vector<Token> toks = Lexer(src).run();
         Parser parser(std::move(toks), impl->exprs);
         impl->root = parser.parse_rule();
@@ -2365,12 +2364,12 @@ Result<std::shared_ptr<const CelProgram>> CelProgram::compile(std::string_view r
         err.note("  " + caret);
         return fail(std::move(err));
     }
-    return std::shared_ptr<const CelProgram>(std::make_shared<CelProgram>(std::move(impl)));
+    return std::shared_ptr<const Program>(std::make_shared<Program>(std::move(impl)));
 }
 
-CelOutcome CelProgram::evaluate(const std::vector<PropertyValue>& properties) const {
+Outcome Program::evaluate(const std::vector<Property>& properties) const {
     Evaluator ev(impl_->exprs, properties, impl_->slots, &impl_->folded);
     return ev.run(impl_->root);
 }
 
-} // namespace kpkg::resolve
+} // namespace kpkg::cel

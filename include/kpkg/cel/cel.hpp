@@ -48,16 +48,23 @@
 #include <vector>
 
 #include "kpkg/core/result.hpp"
-#include "kpkg/resolve/constraint.hpp"
+#include "kpkg/io/node.hpp"
 
-namespace kpkg::resolve {
+namespace kpkg::cel {
 
-inline constexpr std::size_t cel_max_rule_chars = 100'000; // code points
-inline constexpr std::size_t cel_max_depth = 250;
-inline constexpr std::uint64_t cel_max_steps = 1'000'000;
+// One property of a bundle as a rule sees it: its type and its value as a JSON value (olm.gvk:
+// {"group", "version", "kind"}, olm.package: {"packageName", "version"}, ...).
+struct Property {
+    std::string type;
+    io::Node value;
+};
+
+inline constexpr std::size_t max_rule_chars = 100'000; // code points
+inline constexpr std::size_t max_depth = 250;
+inline constexpr std::uint64_t max_steps = 1'000'000;
 
 // What a rule says about one bundle.
-struct CelOutcome {
+struct Outcome {
     enum class Kind : std::uint8_t { holds, fails, error };
     Kind kind = Kind::fails;
     std::string error; // kind == error: why, e.g. "no such key: version"
@@ -65,25 +72,25 @@ struct CelOutcome {
     bool holds() const { return kind == Kind::holds; }
 };
 
-class CelProgram {
+class Program {
 public:
     // Parses and type-checks `rule`. Errors are Error::invalid (exit 3) with a message of the form
     // "column 23: undeclared reference to 'foo'" ("line 2, column 5: ..." for a rule of several
     // lines; columns count characters from 1) and two notes: the rule's line and a caret under
     // the column.
-    static Result<std::shared_ptr<const CelProgram>> compile(std::string_view rule);
+    static Result<std::shared_ptr<const Program>> compile(std::string_view rule);
 
     // Evaluates the rule against one bundle's properties. Never throws on any input; thread-safe.
-    CelOutcome evaluate(const std::vector<PropertyValue>& properties) const;
+    Outcome evaluate(const std::vector<Property>& properties) const;
 
     struct Impl;
-    explicit CelProgram(std::unique_ptr<Impl> impl);
-    ~CelProgram();
-    CelProgram(const CelProgram&) = delete;
-    CelProgram& operator=(const CelProgram&) = delete;
+    explicit Program(std::unique_ptr<Impl> impl);
+    ~Program();
+    Program(const Program&) = delete;
+    Program& operator=(const Program&) = delete;
 
 private:
     std::unique_ptr<Impl> impl_;
 };
 
-} // namespace kpkg::resolve
+} // namespace kpkg::cel
