@@ -9,6 +9,7 @@
 #include <tuple>
 #include <utility>
 
+#include "kpkg/cel/cel.hpp"
 #include "kpkg/core/semver.hpp"
 #include "kpkg/core/text.hpp"
 #include "kpkg/io/emit.hpp"
@@ -90,7 +91,7 @@ const std::vector<RuleInfo> k_rules = {
     {"dependencies.label", Severity::error, "an olm.label dependency has a label"},
     {"dependencies.constraint", Severity::error,
      "an olm.constraint is exactly one of gvk, package, cel, all, any, not, recursively, with "
-     "no unknown fields, at most 128 KiB as JSON"},
+     "no unknown fields, at most 128 KiB as JSON, and every cel rule compiles"},
     {"properties.entry", Severity::error,
      "each property (properties.yaml, the CSV's olm.properties) is {type: string, value}"},
     {"properties.gvk", Severity::error,
@@ -1177,6 +1178,15 @@ private:
             }
         } else if (e.key == "cel") {
             strings(who, body, {"rule"});
+            // The resolver compiles the rule and fails on one that does not compile: so does
+            // validation, naming the column in the rule.
+            const Node* r = body.get("rule");
+            if (r != nullptr && r->is_string() && !text::trim(r->text).empty()) {
+                auto prog = cel::Program::compile(r->text);
+                if (!prog)
+                    add(Severity::error, who + " rule does not compile: " + prog.error().message,
+                        *r);
+            }
         } else { // all, any, not, none
             if (e.key == "none")
                 add(Severity::warning,

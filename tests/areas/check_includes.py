@@ -13,8 +13,8 @@ ALLOWED = {
     "io": ["core"],
     "cel": ["core", "io"],
     "model": ["core", "io"],
-    "bundle": ["core", "io", "model"],
-    "catalog": ["core", "io", "model", "bundle"],
+    "bundle": ["core", "io", "cel", "model"],
+    "catalog": ["core", "io", "cel", "model", "bundle"],
     "resolve": ["core", "io", "cel", "model"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(?:kpkg/)?([a-z_]+)/', re.M)

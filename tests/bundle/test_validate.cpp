@@ -717,14 +717,17 @@ TEST(ValidateRules, Constraints) {
         {"{package: {packageName: p, versionRange: '>=1'}}", "invalid version range"},
         {"{package: {packageName: p, name: p, versionRange: '>=1.0.0'}}", "unknown field \"name\""},
         {"{cel: {rule: ''}}", "rule is empty"},
-        {"{cel: {rule: x}, message: hi}", "unknown field \"message\""},
-        {"{failureMessage: [a], cel: {rule: x}}", "failureMessage must be a string"},
+        {"{cel: {rule: 'true'}, message: hi}", "unknown field \"message\""},
+        {"{failureMessage: [a], cel: {rule: 'true'}}", "failureMessage must be a string"},
+        {"{cel: {rule: 'foo(1)'}}",
+         "rule does not compile: column 1: undeclared reference to 'foo'"},
+        {"{cel: {rule: 'properties.exists(p, p.type == 1 &&)'}}", "rule does not compile: column"},
         {"{all: {constraints: []}}", "constraints is empty"},
         {"{any: {constraints: {}}}", "must be a list"},
         {"{not: {}}", "has no \"constraints\" list"},
         {"{all: {constraints: [{any: {constraints: [{gvk: {group: g, kind: K}}]}}]}}",
          "olm.constraint.all.constraints[0].any.constraints[0].gvk has no \"version\""},
-        {"{none: {constraints: [{cel: {rule: x}}]}}", "deprecated", Severity::warning},
+        {"{none: {constraints: [{cel: {rule: 'true'}}]}}", "deprecated", Severity::warning},
         {"[1]", "must be an object, not list"},
     };
     for (const auto& c : cases) {
@@ -744,18 +747,20 @@ TEST(ValidateRules, Constraints) {
 }
 
 TEST(ValidateRules, ConstraintSizeLimit) {
-    auto make = [](std::size_t rule_len) {
+    // A rule that compiles, padded by its failureMessage: the limit is on the whole value.
+    auto make = [](std::size_t message_len) {
         io::Node v = io::Node::map();
         io::Node cel = io::Node::map();
-        cel.set("rule", io::Node::string(std::string(rule_len, 'x')));
+        cel.set("rule", io::Node::string("true"));
         v.set("cel", std::move(cel));
+        v.set("failureMessage", io::Node::string(std::string(message_len, 'x')));
         return v;
     };
-    // {"cel":{"rule":"..."}} is 19 bytes around the rule.
+    // {"cel":{"rule":"true"},"failureMessage":""} is 43 bytes around the message.
     std::vector<Finding> out;
-    bundle::check_constraint(make(bundle::max_constraint_bytes - 19), "r", {}, false, out);
+    bundle::check_constraint(make(bundle::max_constraint_bytes - 43), "r", {}, false, out);
     EXPECT_TRUE(out.empty()) << dump(out);
-    bundle::check_constraint(make(bundle::max_constraint_bytes - 18), "r", {}, false, out);
+    bundle::check_constraint(make(bundle::max_constraint_bytes - 42), "r", {}, false, out);
     ASSERT_EQ(out.size(), 1u) << dump(out);
     EXPECT_EQ(out[0].message,
               "olm.constraint is 131073 bytes as JSON, more than OLM's limit of 131072 bytes");
@@ -938,18 +943,40 @@ TEST(ValidateLoaded, MinimalBundleIsClean) {
 TEST(ValidateLoaded, ConstraintOverTheSizeLimit) {
     test::TempDir t;
     fs::copy(testdata("bundles/valid-minimal"), t.path(), fs::copy_options::recursive);
-    t.write("metadata/dependencies.yaml",
-            "dependencies:\n  - type: olm.constraint\n    value:\n      cel:\n        rule: '" +
-                std::string(131072, 'x') + "'\n");
+    t.write(
+        "metadata/dependencies.yaml",
+        "dependencies:\n  - type: olm.constraint\n    value:\n      cel:\n        rule: 'true'\n"
+        "      failureMessage: '" +
+            std::string(131072, 'x') + "'\n");
     auto loaded = bundle::load(t.path());
     ASSERT_TRUE(loaded.ok()) << loaded.error().str();
     auto fs = bundle::validate(*loaded);
     ASSERT_EQ(fs.size(), 1u) << dump(fs);
     EXPECT_EQ(fs[0].rule, "dependencies.constraint");
     EXPECT_EQ(fs[0].message,
-              "olm.constraint is 131091 bytes as JSON, more than OLM's limit of 131072 bytes");
+              "olm.constraint is 131115 bytes as JSON, more than OLM's limit of 131072 bytes");
     EXPECT_EQ(fs[0].pos.line, 4u);
     EXPECT_EQ(fs[0].pos.column, 7u);
+}
+
+// The resolver compiles every CEL rule and fails on one that does not compile: validation reports
+// it as an error at the rule, with the column in the rule.
+TEST(ValidateLoaded, CelRuleThatDoesNotCompile) {
+    test::TempDir t;
+    fs::copy(testdata("bundles/valid-minimal"), t.path(), fs::copy_options::recursive);
+    t.write("metadata/dependencies.yaml",
+            "dependencies:\n  - type: olm.constraint\n    value:\n      failureMessage: needs x\n"
+            "      cel:\n        rule: 'properties.exists(p, no_such_function(p))'\n");
+    auto loaded = bundle::load(t.path());
+    ASSERT_TRUE(loaded.ok()) << loaded.error().str();
+    auto fs = bundle::validate(*loaded);
+    ASSERT_EQ(fs.size(), 1u) << dump(fs);
+    EXPECT_EQ(fs[0].severity, Severity::error);
+    EXPECT_EQ(fs[0].rule, "dependencies.constraint");
+    EXPECT_EQ(fs[0].message, "olm.constraint.cel rule does not compile: column 22: undeclared "
+                             "reference to 'no_such_function'");
+    EXPECT_EQ(fs[0].pos.line, 6u);
+    EXPECT_EQ(fs[0].pos.column, 15u);
 }
 
 // ---- the corpus: four real bundles that must pass with exactly these warnings ---------------
