@@ -830,6 +830,11 @@ std::optional<model::Catalog> cache_load(const fs::path& src, const LoadOptions&
     // Every entry stat'ed; on big catalogs on a thread of its own while the image is decoded
     // (which is thrown away if something changed).
     std::string stale;
+    // Racy entries that were proven (by content or listing), and whether all of them are out of
+    // the racy window now: then the manifest is rewritten with this start time, so that later
+    // runs need not prove them again.
+    const std::uint64_t check_start = now_ns();
+    bool proven_racy = false, still_racy = false;
     auto check = [&] {
         bool relist = false;
         for (const Stamp& s : m->stamps) {
@@ -841,7 +846,10 @@ std::optional<model::Catalog> cache_load(const fs::path& src, const LoadOptions&
                 return;
             }
             // Changed within a clock tick of the load: the times do not prove the content.
-            if (std::max(s.mtime_ns, s.ctime_ns) + kRacyNs <= m->started_ns) continue;
+            const std::uint64_t changed = std::max(s.mtime_ns, s.ctime_ns);
+            if (changed + kRacyNs <= m->started_ns) continue;
+            proven_racy = true;
+            still_racy = still_racy || changed + kRacyNs > check_start;
             if (!s.has_sha) {
                 relist = true; // a directory or an .indexignore file: its effect is the listing
                 continue;
@@ -904,6 +912,11 @@ std::optional<model::Catalog> cache_load(const fs::path& src, const LoadOptions&
         return std::nullopt;
     }
     c->index();
+    if (proven_racy && !still_racy) {
+        Manifest fresh = *m;
+        fresh.started_ns = check_start;
+        (void)write_file_atomic(paths->manifest, framed(kManifestMagic, encode_manifest(fresh)));
+    }
     return c;
 }
 
