@@ -929,6 +929,17 @@ void cache_store(const fs::path& src, const LoadOptions& opts, const model::Cata
         return;
     }
     std::error_code ec;
+    // A cache inside the catalog directory would be read as part of the catalog next time.
+    if (paths->dir) {
+        const fs::path cache = fs::weakly_canonical(fs::absolute(opts.cache_dir, ec), ec);
+        const auto [end, _] =
+            std::mismatch(paths->root.begin(), paths->root.end(), cache.begin(), cache.end());
+        if (!ec && end == paths->root.end()) {
+            note = "not cached: the cache directory " + opts.cache_dir.string() +
+                   " is inside the catalog";
+            return;
+        }
+    }
     const fs::path images = opts.cache_dir / "catalog-v1" / "images";
     fs::create_directories(images, ec);
     fs::create_directories(paths->manifest.parent_path(), ec);

@@ -47,15 +47,23 @@ void check_output_outside(const std::string& option, const std::string& output,
     if (ids.empty()) return;
     // The output and every directory above it, compared by identity (so that other spellings,
     // hard links and symbolic links are caught); the output is followed as it is written.
+    // Symbolic links to a file that does not exist yet followed too: that file is written.
     std::error_code ec;
-    fs::path p = fs::weakly_canonical(fs::absolute(output, ec), ec);
+    fs::path target = fs::absolute(output, ec);
+    for (int hops = 0; hops < 40 && fs::is_symlink(target, ec); ++hops) {
+        const fs::path next = fs::read_symlink(target, ec);
+        if (ec) break;
+        target = next.is_absolute() ? next : target.parent_path() / next;
+    }
+    const fs::path resolved = fs::weakly_canonical(target, ec);
     if (ec) return;
+    fs::path p = resolved;
     for (;;) {
         struct stat st {};
         if (::stat(p.c_str(), &st) == 0)
             for (const auto& id : ids)
                 if (id.dev == st.st_dev && id.ino == st.st_ino) {
-                    const bool same = p == fs::weakly_canonical(fs::absolute(output, ec), ec);
+                    const bool same = p == resolved;
                     throw Exception(Error::usage(
                         option + " " + output + (same ? " is " : " is inside ") + id.in->what +
                         " " + id.in->path + ": an output must not overwrite or add to an input"));

@@ -994,6 +994,18 @@ TEST_F(CatalogCache, AHugeSparseImageIsRejectedWithoutReadingIt) {
     EXPECT_NE(info_.cache_note.find("damaged"), std::string::npos) << info_.cache_note;
 }
 
+// A cache directory inside the catalog is not written: its files would be read as the catalog's.
+TEST_F(CatalogCache, ACacheInsideTheCatalogIsNotWritten) {
+    const auto reference = cold();
+    catalog::LoadOptions o = opts_;
+    o.cache_dir = dir_ / "cat" / ".." / "cat" / ".kpkg-cache";
+    expect_same(reference, load_ok(dir_ / "cat", o));
+    EXPECT_FALSE(info_.cache_written);
+    EXPECT_NE(info_.cache_note.find("inside the catalog"), std::string::npos) << info_.cache_note;
+    EXPECT_FALSE(fs::exists(dir_ / "cat/.kpkg-cache/catalog-v1"));
+    expect_same(reference, load_ok(dir_ / "cat", o));
+}
+
 TEST_F(CatalogCache, ConcurrentLoadsShareTheCache) {
     const auto reference = cold();
     std::vector<std::thread> threads;

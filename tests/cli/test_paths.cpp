@@ -83,6 +83,10 @@ TEST(CliPaths, AnOutputInsideAnInputIsRefused) {
     fs::create_symlink(vault, d / "link.yaml");
     auto linked = run_kpkg({"catalog", "render", src, "--output-file", (d / "link.yaml").string()});
     EXPECT_EQ(linked.exit_code, 2) << linked.err;
+    fs::create_symlink(src + "/new.json", d / "dangling.json");
+    auto dangling =
+        run_kpkg({"catalog", "render", src, "--output-file", (d / "dangling.json").string()});
+    EXPECT_EQ(dangling.exit_code, 2) << dangling.err;
     fs::create_symlink(src, d / "catlink");
     auto dirlink =
         run_kpkg({"catalog", "render", src, "--output-file", (d / "catlink/new.json").string()});
