@@ -878,7 +878,7 @@ std::optional<model::Catalog> cache_load(const fs::path& src, const LoadOptions&
             if (t.joinable()) t.join();
         }
     } joiner{checker};
-    if (!stale.empty()) {
+    if (!checker.joinable() && !stale.empty()) { // (the checker thread writes it until joined)
         note = stale;
         return std::nullopt;
     }
