@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
+#include <cerrno>
 #include <chrono>
 #include <concepts>
 #include <cstring>
@@ -28,10 +30,18 @@ namespace {
 constexpr char kManifestMagic[8] = {'K', 'P', 'K', 'G', 'M', 'A', 'N', '1'};
 constexpr char kImageMagic[8] = {'K', 'P', 'K', 'G', 'I', 'M', 'G', '1'};
 // Bumped whenever the layout of either file or the model changes.
-constexpr std::uint32_t kFormat = 2;
+constexpr std::uint32_t kFormat = 3;
 constexpr std::size_t kHeader = 32; // magic, format, reserved, payload size, checksum
-// Entries modified this close to the manifest's writing are not trusted.
+// Entries changed this close to (or after) the start of the load that stored the cache are not
+// proven by their stamps: a coarse clock gives two changes within one tick the same times.
 constexpr std::uint64_t kRacyNs = 2'000'000'000ULL;
+// The largest manifest read (one entry per file and directory: millions of files fit).
+constexpr std::uint64_t kMaxManifestBytes = 256ULL << 20;
+// An image is at most this many times the bytes of the files it was made from, plus kImageSlack:
+// the bound is checked before the image is mapped, so a damaged or planted file claiming a huge
+// size is not read. (A catalog whose image would not fit is not cached.)
+constexpr std::uint64_t kImageFactor = 16;
+constexpr std::uint64_t kImageSlack = 64ULL << 20;
 constexpr std::size_t kMaxImages = 64;
 constexpr std::size_t kMaxManifests = 512;
 
@@ -114,7 +124,9 @@ public:
     // n little-endian numbers of T's size into out.
     template <class T>
     void array(T* out, std::size_t n) {
-        if (!need(n * sizeof(T))) return;
+        // Nothing to copy: `out` may be the null data() of an empty vector, which memcpy must not
+        // be given even for zero bytes.
+        if (n == 0 || !need(n * sizeof(T))) return;
         if constexpr (std::endian::native == std::endian::little) {
             std::memcpy(out, d_.data() + p_, n * sizeof(T));
             p_ += n * sizeof(T);
@@ -157,38 +169,88 @@ std::string framed(const char (&magic)[8], const std::string& payload) {
     return std::move(w.buf);
 }
 
-// The payload of a cache file, or nullopt when it is not one of ours, of another format,
-// truncated or damaged.
-std::optional<std::string_view> unframe(const char (&magic)[8], std::string_view data) {
-    if (data.size() < kHeader || std::memcmp(data.data(), magic, 8) != 0) return std::nullopt;
-    Reader r(data.substr(8, kHeader - 8));
+// The header of a cache file of `file_size` bytes: true when it is one of ours, of this format,
+// and its payload size is what the file holds (checked before the payload is touched).
+bool header_ok(const char (&magic)[8], std::string_view header, std::uint64_t file_size) {
+    if (header.size() < kHeader || std::memcmp(header.data(), magic, 8) != 0) return false;
+    Reader r(header.substr(8, kHeader - 8));
     const std::uint32_t format = r.u32();
     r.u32();
     const std::uint64_t size = r.u64();
+    return format == kFormat && file_size >= kHeader && size == file_size - kHeader;
+}
+
+// The payload of a cache file, or nullopt when it is not one of ours, of another format,
+// truncated or damaged.
+std::optional<std::string_view> unframe(const char (&magic)[8], std::string_view data) {
+    if (!header_ok(magic, data, data.size())) return std::nullopt;
+    Reader r(data.substr(24, 8));
     const std::uint64_t sum = r.u64();
-    if (format != kFormat || size != data.size() - kHeader) return std::nullopt;
     const std::string_view payload = data.substr(kHeader);
     if (hash_bytes(payload, kFormat) != sum) return std::nullopt;
     return payload;
 }
 
+// An open cache file: never through a symbolic link, never blocking (a FIFO planted in the
+// cache must not stop the load), and only a regular file; anything else is a miss.
+class CacheFd {
+public:
+    explicit CacheFd(const fs::path& p) {
+        fd_ = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        if (fd_ < 0) {
+            why_ = errno == ENOENT  ? "is missing"
+                   : errno == ELOOP ? "is a symbolic link"
+                                    : "cannot be opened";
+            return;
+        }
+        if (::fstat(fd_, &sb_) != 0 || !S_ISREG(sb_.st_mode)) {
+            why_ = "is not a regular file";
+            ::close(fd_);
+            fd_ = -1;
+        }
+    }
+    ~CacheFd() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    CacheFd(const CacheFd&) = delete;
+    CacheFd& operator=(const CacheFd&) = delete;
+    bool ok() const { return fd_ >= 0; }
+    int fd() const { return fd_; }
+    std::uint64_t size() const { return static_cast<std::uint64_t>(sb_.st_size); }
+    const char* why() const { return why_; }
+    // The first kHeader bytes (fewer when the file is shorter).
+    std::string header() const {
+        std::string h(kHeader, '\0');
+        std::size_t used = 0;
+        while (used < h.size()) {
+            const ssize_t n =
+                ::pread(fd_, h.data() + used, h.size() - used, static_cast<off_t>(used));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            used += static_cast<std::size_t>(n);
+        }
+        h.resize(used);
+        return h;
+    }
+
+private:
+    int fd_ = -1;
+    struct stat sb_ {};
+    const char* why_ = "";
+};
+
 // A cache file mapped read-only (unmapped when it goes).
 class MappedFile {
 public:
-    explicit MappedFile(const fs::path& p) {
-        const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) return;
-        struct stat sb {};
-        if (::fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
-            void* m = ::mmap(nullptr, static_cast<std::size_t>(sb.st_size), PROT_READ, MAP_PRIVATE,
-                             fd, 0);
-            if (m != MAP_FAILED) {
-                data_ = m;
-                size_ = static_cast<std::size_t>(sb.st_size);
-                ::madvise(m, size_, MADV_SEQUENTIAL | MADV_WILLNEED);
-            }
+    explicit MappedFile(const CacheFd& f) {
+        if (!f.ok() || f.size() == 0) return;
+        void* m =
+            ::mmap(nullptr, static_cast<std::size_t>(f.size()), PROT_READ, MAP_PRIVATE, f.fd(), 0);
+        if (m != MAP_FAILED) {
+            data_ = m;
+            size_ = static_cast<std::size_t>(f.size());
+            ::madvise(m, size_, MADV_SEQUENTIAL | MADV_WILLNEED);
         }
-        ::close(fd);
     }
     ~MappedFile() {
         if (data_ != nullptr) ::munmap(data_, size_);
@@ -203,31 +265,20 @@ private:
     std::size_t size_ = 0;
 };
 
-std::optional<std::string> read_whole(const fs::path& p) {
-    const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return std::nullopt;
-    struct stat sb {};
-    if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > (1LL << 32)) {
-        ::close(fd);
-        return std::nullopt;
-    }
-    std::string data(static_cast<std::size_t>(sb.st_size), '\0');
+// The whole of an open cache file (which must not be larger than `limit`).
+std::optional<std::string> read_whole(const CacheFd& f, std::uint64_t limit) {
+    if (!f.ok() || f.size() > limit) return std::nullopt;
+    std::string data(static_cast<std::size_t>(f.size()), '\0');
     std::size_t used = 0;
     while (used < data.size()) {
-        const ssize_t n = ::read(fd, data.data() + used, data.size() - used);
+        const ssize_t n =
+            ::pread(f.fd(), data.data() + used, data.size() - used, static_cast<off_t>(used));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         used += static_cast<std::size_t>(n);
     }
-    ::close(fd);
     data.resize(used);
     return data;
-}
-
-std::uint64_t now_ns() {
-    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                          std::chrono::system_clock::now().time_since_epoch())
-                                          .count());
 }
 
 // The options that change what a load gives.
@@ -562,26 +613,32 @@ std::optional<model::Catalog> decode_image(std::string_view payload, const fs::p
 // --- the manifest ------------------------------------------------------------------------------
 
 struct Manifest {
-    std::uint64_t written_ns = 0;
+    std::uint64_t started_ns = 0; // when the load that wrote it started
     bool dir = false;
     std::string digest;
     std::string image; // file name under images/
+    std::uint64_t image_bytes = 0;
+    std::array<std::uint8_t, 32> listing{};
     std::vector<Stamp> stamps;
 };
 
 std::string encode_manifest(const Manifest& m) {
     Writer w;
-    w.u64(m.written_ns);
+    w.u64(m.started_ns);
     w.u8(m.dir ? 1 : 2);
     w.str(m.digest);
     w.str(m.image);
+    w.u64(m.image_bytes);
+    w.buf.append(reinterpret_cast<const char*>(m.listing.data()), m.listing.size());
     w.u64(m.stamps.size());
     for (const Stamp& s : m.stamps) {
-        w.u8(static_cast<std::uint8_t>(s.kind));
+        w.u8(static_cast<std::uint8_t>(s.kind) | (s.has_sha ? 0x80 : 0));
         w.u64(s.size);
         w.u64(s.mtime_ns);
+        w.u64(s.ctime_ns);
         w.u64(s.ino);
         w.u64(s.dev);
+        if (s.has_sha) w.buf.append(reinterpret_cast<const char*>(s.sha.data()), s.sha.size());
         w.str(s.rel);
     }
     return std::move(w.buf);
@@ -590,25 +647,45 @@ std::string encode_manifest(const Manifest& m) {
 std::optional<Manifest> decode_manifest(std::string_view payload) {
     Reader r(payload);
     Manifest m;
-    m.written_ns = r.u64();
+    m.started_ns = r.u64();
     const std::uint8_t kind = r.u8();
     m.dir = kind == 1;
     m.digest = std::string(r.str());
     m.image = std::string(r.str());
-    m.stamps.resize(r.count(37));
+    m.image_bytes = r.u64();
+    const std::string_view listing = r.bytes(m.listing.size());
+    if (!r.ok()) return std::nullopt;
+    std::memcpy(m.listing.data(), listing.data(), m.listing.size());
+    m.stamps.resize(r.count(45));
     for (Stamp& s : m.stamps) {
         const std::uint8_t k = r.u8();
-        if (k != 1 && k != 2) return std::nullopt;
-        s.kind = static_cast<StampKind>(k);
+        s.has_sha = (k & 0x80) != 0;
+        if ((k & 0x7f) != 1 && (k & 0x7f) != 2) return std::nullopt;
+        s.kind = static_cast<StampKind>(k & 0x7f);
         s.size = r.u64();
         s.mtime_ns = r.u64();
+        s.ctime_ns = r.u64();
         s.ino = r.u64();
         s.dev = r.u64();
+        if (s.has_sha) {
+            const std::string_view sha = r.bytes(s.sha.size());
+            if (!r.ok()) return std::nullopt;
+            std::memcpy(s.sha.data(), sha.data(), s.sha.size());
+        }
         s.rel = std::string(r.str());
     }
     if (!r.ok() || !r.at_end() || (kind != 1 && kind != 2)) return std::nullopt;
     if (m.image.find('/') != std::string::npos || m.image.empty()) return std::nullopt;
     return m;
+}
+
+// The most bytes an image made from these files may have.
+std::uint64_t image_bound(const std::vector<Stamp>& stamps, const LoadOptions& opts) {
+    std::uint64_t source = 0;
+    for (const Stamp& s : stamps)
+        if (s.kind == StampKind::file)
+            source += std::min<std::uint64_t>(s.size, opts.limits.max_file_bytes);
+    return source * kImageFactor + kImageSlack;
 }
 
 // Keeps the newest `keep` files of a cache directory.
@@ -635,6 +712,8 @@ Stamp stamp_from(const struct stat& sb, std::string rel, StampKind kind) {
     s.size = kind == StampKind::file ? static_cast<std::uint64_t>(sb.st_size) : 0;
     s.mtime_ns = static_cast<std::uint64_t>(sb.st_mtim.tv_sec) * 1000000000ULL +
                  static_cast<std::uint64_t>(sb.st_mtim.tv_nsec);
+    s.ctime_ns = static_cast<std::uint64_t>(sb.st_ctim.tv_sec) * 1000000000ULL +
+                 static_cast<std::uint64_t>(sb.st_ctim.tv_nsec);
     s.ino = sb.st_ino;
     s.dev = sb.st_dev;
     return s;
@@ -651,7 +730,60 @@ std::optional<Stamp> stamp_at(int dir_fd, const std::string& rel, StampKind kind
     return stamp_from(sb, rel, kind);
 }
 
+bool same_stat(const Stamp& a, const Stamp& b) {
+    return a.size == b.size && a.mtime_ns == b.mtime_ns && a.ctime_ns == b.ctime_ns &&
+           a.ino == b.ino && a.dev == b.dev;
+}
+
+// True when the file (rel under dir_fd, or `path` when dir_fd < 0) holds bytes of this SHA-256.
+bool content_is(int dir_fd, const std::string& rel, const fs::path& path,
+                const std::array<std::uint8_t, 32>& sha) {
+    const int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+    const int fd = dir_fd >= 0 ? ::openat(dir_fd, rel.c_str(), flags) : ::open(path.c_str(), flags);
+    if (fd < 0) return false;
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat sb {};
+    if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) return false;
+    Sha256 h;
+    std::string buf(1 << 16, '\0');
+    for (;;) {
+        const ssize_t n = ::read(fd, buf.data(), buf.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return false;
+        if (n == 0) break;
+        h.update(buf.data(), static_cast<std::size_t>(n));
+    }
+    return h.finish() == sha;
+}
+
 } // namespace
+
+std::array<std::uint8_t, 32> listing_digest(const Listing& l) {
+    Sha256 h;
+    h.update("kpkg-catalog-listing-v1\n");
+    auto part = [&](char tag, const std::vector<ListedPath>& v) {
+        h.update(std::string_view(&tag, 1));
+        const std::string n = std::to_string(v.size());
+        h.update(n);
+        for (const auto& p : v) {
+            h.update(std::string_view("\0", 1));
+            h.update(p.rel);
+        }
+    };
+    part('f', l.files);
+    part('d', l.dirs);
+    part('i', l.ignores);
+    return h.finish();
+}
+
+std::uint64_t now_ns() {
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count());
+}
 
 std::optional<Stamp> stamp_of(const fs::path& path, std::string rel, StampKind kind) {
     struct stat sb {};
@@ -666,13 +798,22 @@ std::optional<model::Catalog> cache_load(const fs::path& src, const LoadOptions&
         note = "cannot resolve " + src.string();
         return std::nullopt;
     }
-    const auto mdata = read_whole(paths->manifest);
-    if (!mdata) {
-        note = "no manifest for " + paths->root.string();
-        return std::nullopt;
+    std::optional<Manifest> m;
+    {
+        const CacheFd mfile(paths->manifest);
+        if (!mfile.ok()) {
+            note = "manifest " + paths->manifest.string() + " " + mfile.why();
+            return std::nullopt;
+        }
+        if (mfile.size() > kMaxManifestBytes ||
+            !header_ok(kManifestMagic, mfile.header(), mfile.size())) {
+            note = "manifest " + paths->manifest.string() + " is damaged or of another version";
+            return std::nullopt;
+        }
+        const auto mdata = read_whole(mfile, kMaxManifestBytes);
+        const auto mpayload = mdata ? unframe(kManifestMagic, *mdata) : std::nullopt;
+        m = mpayload ? decode_manifest(*mpayload) : std::nullopt;
     }
-    const auto mpayload = unframe(kManifestMagic, *mdata);
-    const auto m = mpayload ? decode_manifest(*mpayload) : std::nullopt;
     if (!m || m->dir != paths->dir) {
         note = "manifest " + paths->manifest.string() + " is damaged or of another version";
         return std::nullopt;
@@ -689,18 +830,39 @@ std::optional<model::Catalog> cache_load(const fs::path& src, const LoadOptions&
     // Every entry stat'ed; on big catalogs on a thread of its own while the image is decoded
     // (which is thrown away if something changed).
     std::string stale;
+    // Racy entries that were proven (by content or listing), and whether all of them are out of
+    // the racy window now: then the manifest is rewritten with this start time, so that later
+    // runs need not prove them again.
+    const std::uint64_t check_start = now_ns();
+    bool proven_racy = false, still_racy = false;
     auto check = [&] {
+        bool relist = false;
         for (const Stamp& s : m->stamps) {
             const auto now = root_fd >= 0 ? stamp_at(root_fd, s.rel, s.kind)
                                           : stamp_of(stamp_path(*paths, s.rel), s.rel, s.kind);
-            if (!now || now->size != s.size || now->mtime_ns != s.mtime_ns || now->ino != s.ino ||
-                now->dev != s.dev) {
-                stale = (s.rel.empty() ? paths->root.string() : s.rel) + " changed";
+            const std::string name = s.rel.empty() ? paths->root.string() : s.rel;
+            if (!now || !same_stat(*now, s)) {
+                stale = name + " changed";
                 return;
             }
-            if (s.mtime_ns + kRacyNs > m->written_ns) {
-                stale = (s.rel.empty() ? paths->root.string() : s.rel) +
-                        " was modified just before the cache was written";
+            // Changed within a clock tick of the load: the times do not prove the content.
+            const std::uint64_t changed = std::max(s.mtime_ns, s.ctime_ns);
+            if (changed + kRacyNs <= m->started_ns) continue;
+            proven_racy = true;
+            still_racy = still_racy || changed + kRacyNs > check_start;
+            if (!s.has_sha) {
+                relist = true; // a directory or an .indexignore file: its effect is the listing
+                continue;
+            }
+            if (!content_is(root_fd, s.rel, stamp_path(*paths, s.rel), s.sha)) {
+                stale = name + " changed (its content differs from what was cached)";
+                return;
+            }
+        }
+        if (relist && paths->dir) {
+            auto listing = list_files(paths->root);
+            if (!listing.ok() || listing_digest(*listing) != m->listing) {
+                stale = "the files of " + paths->root.string() + " changed";
                 return;
             }
         }
@@ -716,14 +878,26 @@ std::optional<model::Catalog> cache_load(const fs::path& src, const LoadOptions&
             if (t.joinable()) t.join();
         }
     } joiner{checker};
-    if (!stale.empty()) {
+    if (!checker.joinable() && !stale.empty()) { // (the checker thread writes it until joined)
         note = stale;
         return std::nullopt;
     }
     const fs::path image = opts.cache_dir / "catalog-v1" / "images" / m->image;
-    const MappedFile idata(image);
+    const CacheFd ifile(image);
+    if (!ifile.ok()) {
+        note = "image " + image.string() + " " + ifile.why();
+        return std::nullopt;
+    }
+    // Sizes checked before anything but the header is read: the size the manifest recorded, a
+    // bound from the size of the source, and the header's.
+    if (ifile.size() != m->image_bytes || m->image_bytes > image_bound(m->stamps, opts) ||
+        !header_ok(kImageMagic, ifile.header(), ifile.size())) {
+        note = "image " + image.string() + " is not of the size the manifest records";
+        return std::nullopt;
+    }
+    const MappedFile idata(ifile);
     if (!idata.ok()) {
-        note = "image " + image.string() + " is missing";
+        note = "image " + image.string() + " cannot be read";
         return std::nullopt;
     }
     const auto ipayload = unframe(kImageMagic, idata.text());
@@ -738,11 +912,16 @@ std::optional<model::Catalog> cache_load(const fs::path& src, const LoadOptions&
         return std::nullopt;
     }
     c->index();
+    if (proven_racy && !still_racy) {
+        Manifest fresh = *m;
+        fresh.started_ns = check_start;
+        (void)write_file_atomic(paths->manifest, framed(kManifestMagic, encode_manifest(fresh)));
+    }
     return c;
 }
 
 void cache_store(const fs::path& src, const LoadOptions& opts, const model::Catalog& c,
-                 const std::vector<std::string>& rels, const std::vector<Stamp>& stamps,
+                 const std::vector<std::string>& rels, const SourceRecord& record,
                  std::string& note) {
     const auto paths = paths_of(src, opts);
     if (!paths) {
@@ -750,23 +929,44 @@ void cache_store(const fs::path& src, const LoadOptions& opts, const model::Cata
         return;
     }
     std::error_code ec;
+    // A cache inside the catalog directory would be read as part of the catalog next time.
+    if (paths->dir) {
+        const fs::path cache = fs::weakly_canonical(fs::absolute(opts.cache_dir, ec), ec);
+        const auto [end, _] =
+            std::mismatch(paths->root.begin(), paths->root.end(), cache.begin(), cache.end());
+        if (!ec && end == paths->root.end()) {
+            note = "not cached: the cache directory " + opts.cache_dir.string() +
+                   " is inside the catalog";
+            return;
+        }
+    }
     const fs::path images = opts.cache_dir / "catalog-v1" / "images";
     fs::create_directories(images, ec);
     fs::create_directories(paths->manifest.parent_path(), ec);
     const fs::path image = image_path(opts, c.content_digest, paths->tag);
     Manifest m;
-    m.written_ns = now_ns();
+    m.started_ns = record.started_ns;
     m.dir = paths->dir;
     m.digest = c.content_digest;
     m.image = image.filename().string();
-    m.stamps = stamps;
-    if (auto r = write_file_atomic(image, framed(kImageMagic, encode_image(c, rels, paths->dir)));
-        !r.ok()) {
+    m.listing = record.listing;
+    m.stamps = record.stamps;
+    const std::string image_data = framed(kImageMagic, encode_image(c, rels, paths->dir));
+    m.image_bytes = image_data.size();
+    if (m.image_bytes > image_bound(m.stamps, opts)) {
+        note = "not cached: the image would be larger than its bound";
+        return;
+    }
+    const std::string manifest_data = framed(kManifestMagic, encode_manifest(m));
+    if (manifest_data.size() > kMaxManifestBytes) {
+        note = "not cached: the manifest would be larger than its bound";
+        return;
+    }
+    if (auto r = write_file_atomic(image, image_data); !r.ok()) {
         note = "cannot write " + image.string() + ": " + r.error().message;
         return;
     }
-    if (auto r = write_file_atomic(paths->manifest, framed(kManifestMagic, encode_manifest(m)));
-        !r.ok()) {
+    if (auto r = write_file_atomic(paths->manifest, manifest_data); !r.ok()) {
         note = "cannot write " + paths->manifest.string() + ": " + r.error().message;
         return;
     }

@@ -3,24 +3,33 @@
 //
 // Layout under the cache directory:
 //   catalog-v1/manifests/<sha256 of the source key>   what a source was when it was read: every
-//       file read, every directory walked and every .indexignore, with size, mtime, inode and
-//       device, and the content digest it gave
+//       file read, every directory walked and every .indexignore, with size, modification and
+//       change times (nanoseconds), inode and device; the SHA-256 of each file read; a digest
+//       of the directory listing; the content digest and the size of the image
 //   catalog-v1/images/<content digest hex>-<options>.img   the catalog itself
 // A warm load stats the manifest's entries (no directory is listed, no file read); when all
-// match it reads the image named by the digest. Entries modified within two seconds of the
-// manifest's writing are not trusted (a file changed twice in one clock tick keeps its mtime).
+// match it reads the image named by the digest. A change to a file's bytes moves its change
+// time (ctime), which no program can set back; but a file changed twice within one tick of the
+// clock keeps it, so entries changed within two seconds of the start of the load that stored
+// the cache are not proven by their stamps: such a file is read and hashed again and compared
+// with the digest of the bytes that were parsed, and such a directory or .indexignore has the
+// directory listed again and compared with the listing that was used. A cache never changes an
+// answer; at worst it is not used.
 // Every file is versioned and checksummed and written atomically; anything that does not verify
-// is ignored (and rewritten by the next cold load), never trusted.
+// (of another type than a regular file, a symbolic link, sizes that disagree) is ignored without
+// being read and is replaced by the next cold load, never trusted.
 #pragma once
 
 #include <sys/stat.h>
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "files.hpp"
 #include "kpkg/catalog/load.hpp"
 #include "kpkg/model/catalog.hpp"
 
@@ -32,7 +41,10 @@ enum class StampKind : std::uint8_t { file = 1, dir = 2 };
 struct Stamp {
     std::string rel; // relative to the source ("" for the root directory, the name for a file)
     StampKind kind = StampKind::file;
-    std::uint64_t size = 0, mtime_ns = 0, ino = 0, dev = 0;
+    std::uint64_t size = 0, mtime_ns = 0, ctime_ns = 0, ino = 0, dev = 0;
+    // The SHA-256 of the bytes parsed (files read for the catalog; not .indexignore files).
+    bool has_sha = false;
+    std::array<std::uint8_t, 32> sha{};
 };
 
 // The stamp of what `sb` describes.
@@ -41,15 +53,28 @@ Stamp stamp_from(const struct stat& sb, std::string rel, StampKind kind);
 // The stamp of `path` now (stat, following symbolic links); nullopt when it cannot be stat'ed.
 std::optional<Stamp> stamp_of(const std::filesystem::path& path, std::string rel, StampKind kind);
 
+// A digest of what list_files gave (the files, directories and .indexignore files, in order).
+std::array<std::uint8_t, 32> listing_digest(const Listing& l);
+
+// The wall clock in nanoseconds since the epoch (what file times are compared with).
+std::uint64_t now_ns();
+
 // The cached catalog of `src` when nothing changed since it was stored, with its file names made
 // from `src` as given (`rels` of files[1..] joined to it). `note` says why not, for -v output.
 std::optional<model::Catalog> cache_load(const std::filesystem::path& src, const LoadOptions& opts,
                                          std::string& note);
 
+// What a cold load read, for cache_store.
+struct SourceRecord {
+    std::uint64_t started_ns = 0; // now_ns() before anything was listed or read
+    std::vector<Stamp> stamps;
+    std::array<std::uint8_t, 32> listing{}; // listing_digest (directory sources)
+};
+
 // Stores a freshly loaded catalog: the image (files[i] for i >= 1 stored as rels[i - 1]) and the
 // manifest of the source. Failures are silent but for `note`.
 void cache_store(const std::filesystem::path& src, const LoadOptions& opts, const model::Catalog& c,
-                 const std::vector<std::string>& rels, const std::vector<Stamp>& stamps,
+                 const std::vector<std::string>& rels, const SourceRecord& record,
                  std::string& note);
 
 } // namespace kpkg::catalog::detail

@@ -62,6 +62,7 @@ struct Part {
     std::array<std::uint8_t, 32> sha{};
     std::optional<Error> error; // I/O: the whole load fails
     std::optional<detail::Stamp> stamp;
+    bool hashed = false; // sha is that of the bytes parsed (not of a file left unread)
     std::uint64_t size = 0;
     bool cacheable = true; // a regular file (not a pipe)
 };
@@ -234,6 +235,7 @@ Part read_part(const Job& job, const LoadOptions& opts) {
     Sha256 h;
     h.update(text);
     part.sha = h.finish();
+    part.hashed = true;
     detail::read_blobs(text, job.display, c, ro);
     return part;
 }
@@ -366,7 +368,12 @@ Result<void> read_all(const std::vector<Job>& jobs, const LoadOptions& opts, mod
         digest.update(jobs[i].rel);
         digest.update(std::string_view("\0", 1));
         digest.update(p.sha.data(), p.sha.size());
-        if (p.stamp) stamps.push_back(std::move(*p.stamp));
+        if (p.stamp) {
+            // The digest of the bytes parsed proves the file unchanged where its times cannot.
+            p.stamp->has_sha = p.hashed;
+            p.stamp->sha = p.sha;
+            stamps.push_back(std::move(*p.stamp));
+        }
         cacheable = cacheable && p.cacheable;
         info.bytes += p.size;
         if (log::enabled(log::Level::debug))
@@ -413,7 +420,10 @@ Result<model::Catalog> load_catalog(const fs::path& src, const LoadOptions& opts
 
     model::Catalog c;
     std::vector<Job> jobs;
-    std::vector<detail::Stamp> stamps;
+    detail::SourceRecord record;
+    // Whatever changes from here on is changed within the racy window of the stored manifest.
+    record.started_ns = detail::now_ns();
+    std::vector<detail::Stamp>& stamps = record.stamps;
     std::error_code ec;
     const bool is_dir = src != "-" && fs::is_directory(src, ec);
     if (src == "-") {
@@ -421,6 +431,7 @@ Result<model::Catalog> load_catalog(const fs::path& src, const LoadOptions& opts
     } else if (is_dir) {
         detail::Listing listing = KPKG_TRY(detail::list_files(src));
         if (use_cache) { // what the manifest records besides the files read
+            record.listing = detail::listing_digest(listing);
             for (const auto& d : listing.dirs)
                 if (auto st = detail::stamp_of(d.path, d.rel, detail::StampKind::dir))
                     stamps.push_back(std::move(*st));
@@ -451,7 +462,7 @@ Result<model::Catalog> load_catalog(const fs::path& src, const LoadOptions& opts
         for (const Job& j : jobs)
             rels.push_back(j.rel);
         std::string note;
-        detail::cache_store(src, opts, c, rels, stamps, note);
+        detail::cache_store(src, opts, c, rels, record, note);
         info.cache_written = note.empty();
         if (!note.empty()) {
             info.cache_note = note;

@@ -3,6 +3,7 @@
 
 #include "command.hpp"
 #include "kpkg/resolve/resolve.hpp"
+#include "paths.hpp"
 
 namespace kpkg::cli {
 
@@ -25,6 +26,10 @@ std::vector<resolve::CatalogSource> load_catalog_sources(const Globals& g,
                                                          const std::vector<std::string>& priorities,
                                                          std::deque<model::Catalog>& store) {
     std::vector<resolve::CatalogSource> out;
+    std::vector<InputPath> inputs;
+    for (const auto& spec : specs)
+        inputs.push_back({"--catalog", resolve::parse_catalog_spec(spec).take().second});
+    check_stdin_once(inputs);
     for (const auto& spec : specs) {
         auto [name, path] = resolve::parse_catalog_spec(spec).take();
         store.push_back(catalog::load_catalog(path, catalog_options(g)).take());

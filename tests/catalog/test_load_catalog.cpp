@@ -2,12 +2,14 @@
 // thread count, and the binary cache.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <random>
 #include <thread>
 
@@ -804,12 +806,93 @@ TEST_F(CatalogCache, AddedRemovedAndIgnoredFilesInvalidate) {
     EXPECT_FALSE(info_.cache_hit);
 }
 
-TEST_F(CatalogCache, RecentlyModifiedFilesAreNotTrusted) {
+TEST_F(CatalogCache, RecentlyChangedFilesAreCheckedByTheirContent) {
+    // Changed within the racy window: the times prove nothing, the bytes are hashed again.
     fs::last_write_time(dir_ / "cat/etcd/catalog.json", fs::file_time_type::clock::now());
+    const auto reference = cold();
+    cached();
+    expect_same(reference, cached());
+    EXPECT_TRUE(info_.cache_hit) << info_.cache_note;
+}
+
+// The content of a file rewritten in place (same inode, same size) with its modification time
+// put back, as `tar --overwrite` of an archive with fixed times does: only the change time moves.
+TEST_F(CatalogCache, AnInPlaceRewriteWithItsTimesRestoredInvalidates) {
+    const fs::path f = dir_ / "cat/vault/catalog.yaml";
     cached();
     cached();
+    ASSERT_TRUE(info_.cache_hit) << info_.cache_note;
+    struct stat before {};
+    ASSERT_EQ(::stat(f.c_str(), &before), 0);
+    std::string text = test::read_file(f);
+    const auto at = text.find("bundle:v1.2.0");
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, 13, "bundle:v1.2.9");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20)); // a later clock tick
+    dir_.write("cat/vault/catalog.yaml", text); // truncated and rewritten, not replaced
+    const struct timespec times[2] = {before.st_atim, before.st_mtim};
+    ASSERT_EQ(::utimensat(AT_FDCWD, f.c_str(), times, 0), 0);
+    struct stat after {};
+    ASSERT_EQ(::stat(f.c_str(), &after), 0);
+    ASSERT_EQ(after.st_ino, before.st_ino);
+    ASSERT_EQ(after.st_size, before.st_size);
+    ASSERT_EQ(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+    ASSERT_EQ(after.st_mtim.tv_sec, before.st_mtim.tv_sec);
+
+    const auto c = cached();
     EXPECT_FALSE(info_.cache_hit);
-    EXPECT_NE(info_.cache_note.find("modified just before"), std::string::npos) << info_.cache_note;
+    EXPECT_NE(info_.cache_note.find("vault/catalog.yaml changed"), std::string::npos)
+        << info_.cache_note;
+    expect_same(cold(), c);
+    bool found = false;
+    for (const auto& b : c.bundles)
+        found = found || c.str(b.image) == "quay.io/example/vault-operator-bundle:v1.2.9";
+    EXPECT_TRUE(found);
+}
+
+TEST_F(CatalogCache, AnInPlaceRewriteIsSeenByResolveAndItsLockfile) {
+    const std::string src = (dir_ / "cat").string();
+    const std::vector<std::string> env = {"KPKG_NO_CACHE=",
+                                          "KPKG_CACHE_DIR=" + (dir_ / "cache").string()};
+    auto first = test::run_kpkg({"resolve", "vault", "--catalog", src, "-o", "json"}, {}, env);
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    ASSERT_NE(first.out.find("vault-operator-bundle:v1.2.0"), std::string::npos) << first.out;
+    const fs::path f = dir_ / "cat/vault/catalog.yaml";
+    struct stat before {};
+    ASSERT_EQ(::stat(f.c_str(), &before), 0);
+    std::string text = test::read_file(f);
+    text.replace(text.find("bundle:v1.2.0"), 13, "bundle:v1.2.9");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    dir_.write("cat/vault/catalog.yaml", text);
+    const struct timespec times[2] = {before.st_atim, before.st_mtim};
+    ASSERT_EQ(::utimensat(AT_FDCWD, f.c_str(), times, 0), 0);
+
+    const std::string lock = (dir_ / "lock.yaml").string();
+    auto warm = test::run_kpkg(
+        {"resolve", "vault", "--catalog", src, "-o", "json", "--lockfile", lock}, {}, env);
+    ASSERT_EQ(warm.exit_code, 0) << warm.err;
+    EXPECT_NE(warm.out.find("vault-operator-bundle:v1.2.9"), std::string::npos) << warm.out;
+    auto off = test::run_kpkg({"--no-cache", "resolve", "vault", "--catalog", src, "-o", "json",
+                               "--lockfile", (dir_ / "lock-off.yaml").string()},
+                              {}, env);
+    ASSERT_EQ(off.exit_code, 0) << off.err;
+    EXPECT_EQ(warm.out, off.out);
+    EXPECT_EQ(test::read_file(lock), test::read_file(dir_ / "lock-off.yaml"));
+}
+
+// A catalog of no blob at all gives an image of empty tables, read back as such.
+TEST_F(CatalogCache, CatalogsWithoutBlobsComeBackFromTheCache) {
+    for (const char* content : {"", "bad: [\n", "schema: olm.package\nname: [x\n"}) {
+        fs::remove_all(dir_ / "cat");
+        fs::remove_all(dir_ / "cache");
+        dir_.write("cat/a.yaml", content);
+        age(dir_ / "cat");
+        const auto reference = cold();
+        expect_same(reference, cached());
+        EXPECT_FALSE(info_.cache_hit);
+        expect_same(reference, cached());
+        EXPECT_TRUE(info_.cache_hit) << info_.cache_note;
+    }
 }
 
 TEST_F(CatalogCache, CorruptTruncatedOrForeignFilesAreIgnored) {
@@ -844,6 +927,83 @@ TEST_F(CatalogCache, CorruptTruncatedOrForeignFilesAreIgnored) {
     data[8] = 99;
     dir_.write(fs::relative(image, dir_.path()).string(), data);
     check_rebuilt("other version");
+}
+
+// A FIFO or a symbolic link planted in the cache is a miss (never opened for reading, so the load
+// does not block) and is replaced by the load.
+TEST_F(CatalogCache, FifosAndLinksInTheCacheAreMissesAndReplaced) {
+    const auto reference = cold();
+    cached();
+    const fs::path image = cache_files("images").at(0);
+    const fs::path manifest = cache_files("manifests").at(0);
+    auto plant = [&](const fs::path& where, const char* what) {
+        fs::remove(where);
+        if (std::string(what) == "fifo")
+            ASSERT_EQ(::mkfifo(where.c_str(), 0644), 0);
+        else
+            fs::create_symlink(dir_ / "cat/vault/catalog.yaml", where);
+        auto load = std::async(std::launch::async, [&] { return cached(); });
+        if (load.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+            // Unblock the reader stuck in open(2) so that the test can end.
+            const int fd = ::open(where.c_str(), O_WRONLY | O_NONBLOCK);
+            if (fd >= 0) ::close(fd);
+            ADD_FAILURE() << "the load blocked on a " << what << " at " << where;
+        }
+        expect_same(reference, load.get());
+        EXPECT_FALSE(info_.cache_hit) << what;
+        struct stat st {};
+        ASSERT_EQ(::lstat(where.c_str(), &st), 0);
+        EXPECT_TRUE(S_ISREG(st.st_mode)) << what << " at " << where << " not replaced";
+        expect_same(reference, cached());
+        EXPECT_TRUE(info_.cache_hit) << what << ": " << info_.cache_note;
+    };
+    plant(manifest, "fifo");
+    plant(image, "fifo");
+    plant(manifest, "link");
+    plant(image, "link");
+}
+
+// An image whose header claims a huge payload (a sparse file) is rejected by its size, before
+// its content is mapped or hashed.
+TEST_F(CatalogCache, AHugeSparseImageIsRejectedWithoutReadingIt) {
+    const auto reference = cold();
+    cached();
+    const fs::path image = cache_files("images").at(0);
+    std::string header = test::read_file(image).substr(0, 32);
+    const std::uint64_t size = 512ULL << 20;
+    for (int i = 0; i < 8; ++i) // the payload size field
+        header[16 + i] = static_cast<char>((size - 32) >> (8 * i));
+    fs::remove(image);
+    dir_.write(fs::relative(image, dir_.path()).string(), header);
+    fs::resize_file(image, size);
+    const auto start = std::chrono::steady_clock::now();
+    expect_same(reference, cached());
+    const auto took = std::chrono::steady_clock::now() - start;
+    EXPECT_FALSE(info_.cache_hit);
+    EXPECT_NE(info_.cache_note.find("is not of the size the manifest records"), std::string::npos)
+        << info_.cache_note;
+    EXPECT_LT(took, std::chrono::seconds(5));
+    EXPECT_LT(fs::file_size(image), size); // replaced
+    expect_same(reference, cached());
+    EXPECT_TRUE(info_.cache_hit) << info_.cache_note;
+    // A manifest over the size limit: not read.
+    const fs::path manifest = cache_files("manifests").at(0);
+    fs::resize_file(manifest, 1ULL << 30);
+    expect_same(reference, cached());
+    EXPECT_FALSE(info_.cache_hit);
+    EXPECT_NE(info_.cache_note.find("damaged"), std::string::npos) << info_.cache_note;
+}
+
+// A cache directory inside the catalog is not written: its files would be read as the catalog's.
+TEST_F(CatalogCache, ACacheInsideTheCatalogIsNotWritten) {
+    const auto reference = cold();
+    catalog::LoadOptions o = opts_;
+    o.cache_dir = dir_ / "cat" / ".." / "cat" / ".kpkg-cache";
+    expect_same(reference, load_ok(dir_ / "cat", o));
+    EXPECT_FALSE(info_.cache_written);
+    EXPECT_NE(info_.cache_note.find("inside the catalog"), std::string::npos) << info_.cache_note;
+    EXPECT_FALSE(fs::exists(dir_ / "cat/.kpkg-cache/catalog-v1"));
+    expect_same(reference, load_ok(dir_ / "cat", o));
 }
 
 TEST_F(CatalogCache, ConcurrentLoadsShareTheCache) {

@@ -9,12 +9,21 @@
 
 namespace kpkg {
 
-// A file being written: data goes to a temporary file beside the target (same directory, so the
-// rename is atomic); commit() flushes, fsyncs and renames it over the target. Destroying an
-// uncommitted AtomicFile removes the temporary file, so a failed run leaves nothing behind.
+// A file being written: data goes to a temporary file in the target's directory (so the rename
+// is atomic); commit() flushes, fsyncs and renames it over the target. Where the file system
+// allows it the temporary file has no name until commit() (O_TMPFILE), so a process killed while
+// writing leaves nothing behind; elsewhere a hidden ".NAME.kpkg-XXXXXX" is used, which
+// destroying an uncommitted AtomicFile removes.
 class AtomicFile {
 public:
+    // A file of kpkg's own (the cache): whatever is at `target` (a regular file, a symbolic link,
+    // a FIFO) is replaced by a regular file of `mode` (less the umask).
     static Result<AtomicFile> create(const std::filesystem::path& target, int mode = 0644);
+    // A file named by the user: a symbolic link is written through (the file it points to is
+    // replaced, the link stays), an existing file keeps its mode (a new one gets 0644 less the
+    // umask), and a target that is not a regular file (a character device such as /dev/null or
+    // /dev/stdout's terminal, a FIFO) is opened and written directly, without a temporary file.
+    static Result<AtomicFile> create_output(const std::filesystem::path& target);
     AtomicFile(AtomicFile&& o) noexcept;
     AtomicFile& operator=(AtomicFile&& o) noexcept;
     AtomicFile(const AtomicFile&) = delete;
@@ -23,20 +32,31 @@ public:
 
     Result<void> write(std::string_view data);
     Result<void> commit();
-    // Drops the temporary file; the target is untouched.
+    // Drops the temporary file; the target is untouched (unless written directly).
     void abort() noexcept;
 
+    // The file commit() replaces (symbolic links resolved for create_output).
     const std::filesystem::path& target() const { return target_; }
+    // The named temporary file; empty when it has no name (O_TMPFILE) or when writing directly.
     const std::filesystem::path& temp_path() const { return temp_; }
+    // True when the target is written directly (not a regular file).
+    bool direct() const { return direct_; }
 
 private:
     AtomicFile() = default;
+    // A temporary file for `target` with these permission bits (and owner, when not -1).
+    static Result<AtomicFile> open_temp(const std::filesystem::path& target, unsigned mode,
+                                        long uid, long gid);
     std::filesystem::path target_, temp_;
     int fd_ = -1;
+    bool direct_ = false;
 };
 
-// Writes the whole content atomically.
+// Writes the whole content atomically (AtomicFile::create: a file of kpkg's own).
 Result<void> write_file_atomic(const std::filesystem::path& target, std::string_view data,
                                int mode = 0644);
+
+// Writes the whole content to a file the user named (AtomicFile::create_output).
+Result<void> write_output_file(const std::filesystem::path& target, std::string_view data);
 
 } // namespace kpkg

@@ -5,6 +5,7 @@
 #include "command.hpp"
 #include "kpkg/catalog/diff.hpp"
 #include "kpkg/catalog/load.hpp"
+#include "paths.hpp"
 
 namespace kpkg::cli {
 namespace {
@@ -16,6 +17,7 @@ struct DiffCliOptions {
 };
 
 int run_diff(const Globals& g, const DiffCliOptions& o) {
+    check_stdin_once({{"OLD", o.old_src}, {"NEW", o.new_src}});
     const model::Catalog old_cfg = load_clean_catalog(g, o.old_src);
     const model::Catalog new_cfg = load_clean_catalog(g, o.new_src);
     const catalog::CatalogDiff d = catalog::diff(old_cfg, new_cfg);

@@ -7,6 +7,7 @@
 #include "command.hpp"
 #include "kpkg/catalog/render.hpp"
 #include "kpkg/core/atomic_file.hpp"
+#include "paths.hpp"
 
 namespace kpkg::cli {
 namespace {
@@ -19,6 +20,11 @@ struct RenderCliOptions {
 int run_render(const Globals& g, const RenderCliOptions& o) {
     const auto format =
         g.format == Format::yaml ? catalog::RenderFormat::yaml : catalog::RenderFormat::json;
+    std::vector<InputPath> inputs;
+    for (const auto& s : o.sources)
+        inputs.push_back({"SRC", s});
+    check_stdin_once(inputs);
+    check_output_outside("--output-file", o.output_file, inputs);
     // Every source is read and checked before anything is written: on an error, stdout gets
     // nothing and no output file is created.
     const catalog::RenderedCatalog cat = catalog::prepare_render(o.sources).take();
@@ -41,7 +47,7 @@ int run_render(const Globals& g, const RenderCliOptions& o) {
                                       std::strerror(err != 0 ? err : EIO)));
         return 0;
     }
-    AtomicFile out = AtomicFile::create(o.output_file).take();
+    AtomicFile out = AtomicFile::create_output(o.output_file).take();
     std::optional<Error> write_error;
     cat.write(format, [&](std::string_view s) {
         if (write_error) return;

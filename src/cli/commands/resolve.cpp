@@ -7,6 +7,7 @@
 #include "kpkg/core/log.hpp"
 #include "kpkg/resolve/lockfile.hpp"
 #include "kpkg/resolve/resolve.hpp"
+#include "paths.hpp"
 
 namespace kpkg::cli {
 namespace {
@@ -38,6 +39,15 @@ int run_resolve(const Globals& g, const ResolveCliOptions& o) {
         throw Exception(Error::usage("--all-packages does not write or read lockfiles"));
     if (o.one_hop && !o.upgrade && o.installed.empty())
         throw Exception(Error::usage("--one-hop limits upgrades: it needs --installed"));
+    // Every input read once, no output written over or into one, before anything is read.
+    std::vector<InputPath> inputs;
+    for (const auto& spec : o.catalogs)
+        inputs.push_back({"--catalog", resolve::parse_catalog_spec(spec).take().second});
+    if (!o.installed.empty()) inputs.push_back({"--installed", o.installed});
+    if (!o.locked.empty()) inputs.push_back({"--locked", o.locked});
+    check_stdin_once(inputs);
+    check_output_outside("--lockfile", o.lockfile, inputs);
+    check_output_outside("--debug-testcase", o.debug_testcase, inputs);
     resolve::Options opts;
     opts.upgrade = o.upgrade;
     opts.one_hop = o.one_hop;
@@ -103,7 +113,7 @@ int run_resolve(const Globals& g, const ResolveCliOptions& o) {
     for (const auto& w : res.warnings)
         log::warning(w);
     if (res.satisfiable && !o.lockfile.empty())
-        write_file_atomic(o.lockfile, resolve::lock_yaml(resolve::make_lock(catalogs, req, res)))
+        write_output_file(o.lockfile, resolve::lock_yaml(resolve::make_lock(catalogs, req, res)))
             .take();
     if (g.format == Format::text)
         print(resolve::resolution_text(res));
