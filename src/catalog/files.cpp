@@ -1,6 +1,7 @@
 #include "files.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <system_error>
 
 #include "indexignore.hpp"
@@ -28,6 +29,14 @@ std::string lower_first(std::string s) {
     return s;
 }
 
+// Whether `target` (canonical) is `root` (canonical) or below it.
+bool is_within(const fs::path& target, const fs::path& root) {
+    auto t = target.begin();
+    for (auto r = root.begin(); r != root.end(); ++r, ++t)
+        if (t == target.end() || *t != *r) return false;
+    return true;
+}
+
 } // namespace
 
 Result<Listing> list_files(const fs::path& root) {
@@ -41,18 +50,49 @@ Result<Listing> list_files(const fs::path& root) {
     if (ec)
         return fail(
             Error::io("cannot read directory " + root.string() + ": " + lower_first(ec.message())));
+    // The root with every link resolved, the boundary symbolic links must stay within; found
+    // when the first link is met.
+    std::optional<fs::path> real_root;
+    // The entry met last and whether it was a directory: when the iterator fails, it failed
+    // opening that directory, or reading on in the directory holding that entry.
+    fs::path last = root;
+    bool last_is_dir = true;
     for (; it != end; it.increment(ec)) {
-        if (ec)
-            return fail(Error::io("cannot read directory " + root.string() + ": " +
-                                  lower_first(ec.message())));
+        if (ec) break;
         const fs::path& p = it->path();
+        last = p;
+        last_is_dir = false;
         std::string rel = p.native().substr(prefix);
         const fs::file_status ls = it->symlink_status(ec);
         if (ec)
             return fail(Error::io("cannot read " + p.string() + ": " + lower_first(ec.message())));
         if (fs::is_directory(ls)) {
+            last_is_dir = true;
             out.dirs.push_back({p, std::move(rel)});
             continue;
+        }
+        if (fs::is_symlink(ls)) {
+            // A link that resolves outside the root is refused whatever it points to: its
+            // target would be read (or walked) as part of the catalog.
+            std::error_code cec;
+            const fs::path target = fs::canonical(p, cec);
+            if (!cec) {
+                if (!real_root) {
+                    std::error_code rec;
+                    real_root = fs::canonical(root, rec);
+                    if (rec) real_root = fs::absolute(root, rec).lexically_normal();
+                }
+                if (!is_within(target, *real_root)) {
+                    std::error_code lec;
+                    const fs::path written = fs::read_symlink(p, lec);
+                    return fail(Error::invalid(
+                        "refused " + p.string() + ": it is a symbolic link to " +
+                        (lec ? target : written).string() + ", outside the catalog directory " +
+                        root.string() +
+                        " (links that leave the catalog are not followed; copy the file into the "
+                        "catalog instead)"));
+                }
+            }
         }
         const std::size_t slash = rel.rfind('/');
         const std::string_view name = slash == std::string::npos
@@ -80,6 +120,13 @@ Result<Listing> list_files(const fs::path& root) {
             return fail(Error::io("cannot read " + p.string() + ": not a regular file"));
         }
         out.files.push_back({p, std::move(rel)});
+    }
+    // A directory the iterator cannot open ends the walk (the iterator becomes the end one):
+    // what it would have met after it must not be dropped silently.
+    if (ec) {
+        const fs::path dir = last_is_dir ? last : last.parent_path();
+        return fail(
+            Error::io("cannot read directory " + dir.string() + ": " + lower_first(ec.message())));
     }
     auto by_rel = [](const ListedPath& a, const ListedPath& b) { return path_less(a.rel, b.rel); };
     // .indexignore files, shallower before deeper (their patterns are consulted in that order).
