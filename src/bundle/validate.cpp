@@ -212,6 +212,9 @@ public:
     // Set when a file of metadata/ could not be read or parsed (the loader said so): a missing
     // annotations map may then be in that file.
     bool metadata_unreadable = false;
+    // Set when a file of manifests/ could not be read or parsed: the CSV or a CRD found missing
+    // may be in it, so that consequence is not reported on top of the reason.
+    bool manifests_unreadable = false;
 
     void run() {
         check_annotations();
@@ -408,6 +411,7 @@ private:
         for (const auto& m : b_.manifests)
             if (m.kind == "ClusterServiceVersion") csvs.push_back(&m);
         if (csvs.empty()) {
+            if (manifests_unreadable) return; // the reason is reported where it is
             error("csv.missing",
                   "no ClusterServiceVersion in manifests/: a registry+v1 bundle has exactly one",
                   dir_pos("manifests"));
@@ -819,6 +823,7 @@ private:
                 error("crd.owned", who + " has no version", p);
             if (ref_missing(item, r.kind, "kind")) error("crd.owned", who + " has no kind", p);
             const CrdInfo* crd = find_crd(r.name);
+            if (crd == nullptr && manifests_unreadable) continue; // maybe in the unread file
             if (crd == nullptr) {
                 error("crd.owned",
                       who + " (" +
@@ -1290,10 +1295,16 @@ std::vector<Finding> validate(const Loaded& loaded, const ValidateOptions& opts)
     std::vector<Finding> out = loaded.findings;
     Checker checker(loaded.bundle, out, false);
     const std::string metadata_dir = (loaded.bundle.dir / "metadata").string();
-    for (const auto& f : loaded.findings)
-        if (f.severity == Severity::error && text::starts_with(f.rule, "load.") &&
-            text::starts_with(f.pos.file, metadata_dir))
+    const std::string manifests_dir = (loaded.bundle.dir / "manifests").string() + "/";
+    for (const auto& f : loaded.findings) {
+        if (f.severity != Severity::error) continue;
+        if (text::starts_with(f.rule, "load.") && text::starts_with(f.pos.file, metadata_dir))
             checker.metadata_unreadable = true;
+        // A file of manifests/ left unread: not read (load.read, load.link) or not parsed.
+        if ((f.rule == "load.read" || f.rule == "load.link" || f.rule == "load.parse") &&
+            text::starts_with(f.pos.file, manifests_dir))
+            checker.manifests_unreadable = true;
+    }
     checker.run();
     finish(out, opts);
     return out;
