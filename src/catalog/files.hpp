@@ -4,6 +4,7 @@
 // links; a symbolic link to a file is read, one to a directory cannot be (opm fails on it too).
 // Unlike opm, a symbolic link whose target (with every link resolved) lies outside the root is
 // refused, whatever it points to: rendering an untrusted catalog must not publish other files.
+// An entry .indexignore excludes is never read, so it is no error whatever it is (as in opm).
 #pragma once
 
 #include <filesystem>

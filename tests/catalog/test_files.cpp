@@ -77,6 +77,32 @@ TEST(CatalogLinks, IndexignoreLinkLeavingTheCatalogIsRefused) {
     expect_refused(f, f.c / ".indexignore");
 }
 
+TEST(CatalogLinks, LinksExcludedByIndexignoreAreNotLookedAt) {
+    // opm never looks at an ignored entry: an ignored link (leaving the catalog, to a directory,
+    // dangling) is not read and not an error.
+    Fixture f;
+    auto plain = run_kpkg({"catalog", "render", f.dir()});
+    ASSERT_EQ(plain.exit_code, 0) << plain.err;
+    fs::create_symlink(f.secret, f.c / "b/zz.yaml");
+    fs::create_directory_symlink(f.d / "outside", f.c / "b/more");
+    fs::create_directory_symlink(f.c / "a", f.c / "b/again");
+    fs::create_symlink("gone.yaml", f.c / "b/gone.yaml");
+    f.d.write("c/b/.indexignore", "zz.yaml\nmore\nagain\ngone.yaml\n");
+    for (const char* cmd : {"render", "validate"}) {
+        auto r = run_kpkg({"catalog", cmd, f.dir()});
+        EXPECT_EQ(r.exit_code, 0) << cmd << "\n" << r.err;
+        EXPECT_FALSE(contains(r.out + r.err, "topsecrettoken"));
+    }
+    EXPECT_EQ(run_kpkg({"catalog", "render", f.dir()}).out, plain.out);
+    // Not ignored any more: the first in path order is reported.
+    f.d.write("c/b/.indexignore", "more\n");
+    auto r = run_kpkg({"catalog", "render", f.dir()});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_TRUE(contains(r.err, (f.c / "b/again").string() + ": it is a symbolic link to a "
+                                                             "directory"))
+        << r.err;
+}
+
 TEST(CatalogLinks, LinksInsideTheCatalogAreRead) {
     Fixture f;
     auto plain = run_kpkg({"catalog", "render", f.dir()});
