@@ -14,9 +14,9 @@
 // Every key is always present; file is "" and line/column 0 when unknown.
 //
 // Exit codes: 0 no errors, 3 errors found (with --strict, warnings count as errors), 1 when a
-// directory could not be read, 2 when an argument is not a directory at all (a stray file, a
-// path that does not exist: reported on stderr, the other bundles still validated) and no
-// bundle has errors.
+// directory (or a file or directory in it, or a dangling link) could not be read, 2 when an
+// argument is not a directory at all (a stray file, a path that does not exist: reported on stderr,
+// the other bundles still validated) and no bundle has errors.
 #include <filesystem>
 
 #include "command.hpp"
@@ -119,6 +119,9 @@ int run_validate(const Globals& g, const ValidateCliOptions& o) {
             if (e.code != ExitCode::invalid) unreadable = true;
         } else {
             findings = bundle::validate(*loaded, vopts);
+            // A file or directory of the bundle that could not be read: the report is incomplete.
+            for (const auto& b : loaded->blocking)
+                if (b.code == ExitCode::error) unreadable = true;
         }
         std::size_t e = bundle::count(findings, bundle::Severity::error);
         std::size_t w = bundle::count(findings, bundle::Severity::warning);
