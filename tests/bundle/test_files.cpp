@@ -191,6 +191,11 @@ TEST(BundleParseError, CsvThatDoesNotParseIsReportedWithItsPosition) {
         EXPECT_FALSE(contains(r.err, "no ClusterServiceVersion")) << r.err;
     }
 
+    auto i = run_kpkg({"bundle", "inspect", f.dir()});
+    EXPECT_EQ(i.exit_code, 3);
+    EXPECT_TRUE(contains(i.err, where)) << i.err;
+    EXPECT_FALSE(contains(i.err, "no ClusterServiceVersion")) << i.err;
+
     auto v = run_kpkg({"bundle", "validate", f.dir()});
     EXPECT_EQ(v.exit_code, 3);
     // The parse error comes first, with line and column, and its consequence is not reported.
