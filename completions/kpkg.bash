@@ -20,7 +20,7 @@ __kpkg_flags() {
     case $1 in
         "kpkg") __kpkg_flags="$global --version" ;;
         "kpkg version") __kpkg_flags="$global --libraries" ;;
-        "kpkg bundle validate") __kpkg_flags="$global --strict" ;;
+        "kpkg bundle validate") __kpkg_flags="$global --strict --k8s-version" ;;
         "kpkg catalog validate") __kpkg_flags="$global --strict" ;;
         "kpkg catalog diff") __kpkg_flags="$global --exit-code" ;;
         "kpkg catalog graph") __kpkg_flags="$global --channel --format" ;;
@@ -64,7 +64,7 @@ _kpkg() {
     for ((i = 1; i < COMP_CWORD; i++)); do
         w=${COMP_WORDS[i]}
         case $w in
-            -o | --output | --image | --channel | --format | --output-file | \
+            -o | --output | --image | --k8s-version | --channel | --format | --output-file | \
                 --catalog | --priority | --installed | --starting-csv | --debug-testcase | --from | --to | --lockfile | --locked)
                 # Its value follows; "--output=json" may arrive split as "--output" "=" "json".
                 if [[ ${COMP_WORDS[i + 1]} == = ]]; then ((i += 2)); else ((i++)); fi
@@ -108,8 +108,8 @@ _kpkg() {
         return
     fi
 
-    # --image REF: nothing to offer.
-    [[ $prev == --image ]] && return
+    # --image REF, --k8s-version VERSION: nothing to offer.
+    [[ $prev == --image || $prev == --k8s-version ]] && return
     if [[ $prev == --output-file ]]; then
         compopt -o filenames 2>/dev/null
         mapfile -t COMPREPLY < <(compgen -f -- "$cur")

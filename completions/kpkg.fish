@@ -80,6 +80,7 @@ complete -c kpkg -n '__kpkg_path_is bundle' -a validate -d 'Check bundle directo
 complete -c kpkg -n '__kpkg_path_is bundle' -a render -d 'Write the olm.bundle blob of a bundle, as opm render does'
 complete -c kpkg -n '__fish_seen_subcommand_from inspect validate render; and __fish_seen_subcommand_from bundle' -x -a '(__fish_complete_directories)'
 complete -c kpkg -n '__fish_seen_subcommand_from validate; and __fish_seen_subcommand_from bundle' -l strict -d 'Treat warnings as errors'
+complete -c kpkg -n '__fish_seen_subcommand_from validate; and __fish_seen_subcommand_from bundle' -l k8s-version -x -d 'Kubernetes release the bundles are for'
 complete -c kpkg -n '__fish_seen_subcommand_from render; and __fish_seen_subcommand_from bundle' -l image -x -d 'The bundle image reference'
 complete -c kpkg -n '__fish_seen_subcommand_from render; and __fish_seen_subcommand_from bundle' -l csv-metadata -d 'One olm.csv.metadata property instead of olm.bundle.object properties'
 

@@ -244,7 +244,15 @@ std::string constraint_summary(const Node& value) {
 
 std::vector<Finding> inspect_findings(const Loaded& loaded) {
     std::vector<Finding> out = loaded.findings;
-    if (!loaded.bundle.csv) {
+    // A manifests/ file that was not read or did not parse may hold the CSV: its error is the
+    // one to report, not the missing CSV that follows from it.
+    const std::string mdir = (loaded.bundle.dir / "manifests").string() + "/";
+    const bool unread = std::any_of(out.begin(), out.end(), [&](const Finding& f) {
+        return f.severity == Severity::error &&
+               (f.rule == "load.parse" || f.rule == "load.read" || f.rule == "load.link") &&
+               f.pos.file.compare(0, mdir.size(), mdir) == 0;
+    });
+    if (!loaded.bundle.csv && !unread) {
         Finding f;
         f.severity = Severity::error;
         f.rule = "csv.missing";

@@ -29,6 +29,7 @@ namespace {
 // Rule ids of the findings made while loading. Three of them share their id with the validator's
 // rule for the same problem (manifests.multi-document, csv.multiple, csv.olm-properties).
 constexpr const char* rule_read = "load.read";         // a file cannot be read or is too large
+constexpr const char* rule_link = "load.link";         // a symbolic link leaving the bundle
 constexpr const char* rule_parse = "load.parse";       // a file is not YAML/JSON
 constexpr const char* rule_type = "load.type";         // a field of the wrong type
 constexpr const char* rule_skipped = "load.skipped";   // a file or object left out
@@ -49,6 +50,13 @@ std::string a_kind(const Node& n) {
     const std::string k = io::kind_name(n.kind);
     if (n.is_null()) return k;
     return (k[0] == 'a' || k[0] == 'i' || k[0] == 'o' ? "an " : "a ") + k;
+}
+
+// An error code's message starting in lower case ("too many levels of symbolic links").
+std::string text_of(const std::error_code& ec) {
+    std::string m = ec.message();
+    if (!m.empty() && m[0] >= 'A' && m[0] <= 'Z') m[0] = static_cast<char>(m[0] - 'A' + 'a');
+    return m;
 }
 
 bool hidden(const std::string& name) {
@@ -139,8 +147,9 @@ private:
 
 class Loader {
 public:
-    Loader(fs::path dir, const LoadOptions& opts, Loaded& out)
-        : dir_(std::move(dir)), opts_(opts), out_(out), b_(out.bundle) {
+    Loader(fs::path dir, fs::path real_dir, const LoadOptions& opts, Loaded& out)
+        : dir_(std::move(dir)), real_dir_(std::move(real_dir)), opts_(opts), out_(out),
+          b_(out.bundle) {
         b_.dir = dir_;
     }
 
@@ -158,8 +167,40 @@ public:
     void warn(const char* rule, std::string msg, SourcePos pos) {
         add(Severity::warning, rule, std::move(msg), std::move(pos));
     }
+    // An error finding that also keeps the bundle from being rendered (Loaded::blocking):
+    // `code` is ExitCode::error for what cannot be read, ExitCode::invalid for what is refused.
+    void block(ExitCode code, const char* rule, std::string msg, SourcePos pos) {
+        Error e{code, msg, pos, {}, {}};
+        out_.blocking.push_back(std::move(e));
+        error(rule, std::move(msg), std::move(pos));
+    }
+
+    // When `p` is a symbolic link whose target, every link resolved, is outside the bundle
+    // directory: the message refusing it. A link that cannot be resolved (dangling, a loop) is
+    // not judged here; reading it fails.
+    std::optional<std::string> link_leaves(const fs::path& p) const {
+        std::error_code ec;
+        if (!fs::is_symlink(fs::symlink_status(p, ec)) || ec) return std::nullopt;
+        const fs::path target = fs::canonical(p, ec);
+        if (ec) return std::nullopt;
+        auto t = target.begin();
+        bool inside = true;
+        for (auto r = real_dir_.begin(); inside && r != real_dir_.end(); ++r, ++t)
+            inside = t != target.end() && *t == *r;
+        if (inside) return std::nullopt;
+        const fs::path written = fs::read_symlink(p, ec);
+        return "symbolic link to " + q((ec ? target : written).string()) +
+               ", which is outside the bundle directory " + q(dir_.string()) +
+               " (links that leave the bundle are not followed; copy the file into the bundle "
+               "instead)";
+    }
 
     Result<void> run() {
+        if (auto why = link_leaves(dir_ / "manifests")) {
+            SourcePos p;
+            p.file = (dir_ / "manifests").string();
+            return fail(Error::invalid("manifests/ is a " + *why, std::move(p)));
+        }
         auto names = KPKG_TRY(list_dir(dir_ / "manifests", true));
         for (const auto& n : names)
             read_manifest_file(n);
@@ -170,6 +211,7 @@ public:
 
 private:
     fs::path dir_;
+    fs::path real_dir_; // dir_ with every symbolic link resolved, the bound for links
     const LoadOptions& opts_;
     Loaded& out_;
     Bundle& b_;
@@ -182,7 +224,8 @@ private:
 
     // The names of the files directly in `d` that a bundle reader looks at, in byte order:
     // subdirectories (and hidden entries when `skip_hidden`) are left out silently, other
-    // non-regular files (sockets, devices, dangling links) with a warning.
+    // non-regular files (sockets, devices) with a warning. Symbolic links are followed when they
+    // stay inside the bundle directory; one leaving it, dangling or looping is an error.
     Result<std::vector<std::string>> list_dir(const fs::path& d, bool skip_hidden) {
         std::error_code ec;
         fs::directory_iterator it(d, ec);
@@ -191,14 +234,31 @@ private:
         for (; it != fs::directory_iterator(); it.increment(ec)) {
             const std::string name = it->path().filename().string();
             if (skip_hidden && hidden(name)) continue;
+            const std::string file = (d / name).string();
+            if (auto why = link_leaves(it->path())) {
+                block(ExitCode::invalid, rule_link, "refused: a " + *why, file_pos(file));
+                continue;
+            }
             std::error_code sec;
             const fs::file_status st = fs::status(it->path(), sec);
             if (!sec && fs::is_directory(st)) continue;
+            std::error_code lec;
+            if (fs::is_symlink(fs::symlink_status(it->path(), lec)) && (sec || !fs::exists(st))) {
+                std::error_code rec;
+                const fs::path target = fs::read_symlink(it->path(), rec);
+                block(ExitCode::error, rule_read,
+                      "not read: a symbolic link to " + q(target.string()) + ", " +
+                          (sec && sec != std::errc::no_such_file_or_directory
+                               ? text_of(sec)
+                               : std::string("which does not exist")),
+                      file_pos(file));
+                continue;
+            }
             if (sec || !fs::is_regular_file(st)) {
                 warn(rule_skipped,
                      sec ? "not read: " + sec.message()
                          : std::string("not a regular file; not read"),
-                     file_pos((d / name).string()));
+                     file_pos(file));
                 continue;
             }
             names.push_back(name);
@@ -214,7 +274,7 @@ private:
         std::error_code ec;
         const std::uintmax_t size = fs::file_size(path, ec);
         if (!ec && size > opts_.limits.max_file_bytes) {
-            error(rule_read,
+            block(ExitCode::invalid, rule_read,
                   "file is " + size_text(size) + ", more than the limit of " +
                       size_text(opts_.limits.max_file_bytes) + "; not read",
                   file_pos(file));
@@ -222,7 +282,7 @@ private:
         }
         auto text = io::read_file(path, opts_.limits);
         if (!text) {
-            error(rule_read, text.error().message, file_pos(file));
+            block(ExitCode::error, rule_read, text.error().message, file_pos(file));
             return std::nullopt;
         }
         auto docs = io::parse_auto(*text, file, opts_.limits);
@@ -573,10 +633,15 @@ private:
     void read_metadata() {
         const fs::path mdir = dir_ / "metadata";
         std::error_code ec;
+        if (auto why = link_leaves(mdir)) {
+            block(ExitCode::invalid, rule_link, "refused: metadata/ is a " + *why,
+                  file_pos(mdir.string()));
+            return;
+        }
         if (!fs::is_directory(mdir, ec)) return; // the validator reports the missing annotations
         auto names = list_dir(mdir, false);
         if (!names) {
-            error(rule_read, names.error().message, file_pos(mdir.string()));
+            block(ExitCode::error, rule_read, names.error().message, file_pos(mdir.string()));
             return;
         }
         for (const auto& name : *names) {
@@ -705,8 +770,10 @@ Result<Loaded> load(const fs::path& dir, const LoadOptions& opts) {
             "with annotations.yaml naming the package and channels)",
             std::move(p)));
     }
+    fs::path real = fs::canonical(dir, ec);
+    if (ec) real = fs::absolute(dir, ec).lexically_normal();
     Loaded out;
-    Loader l(dir, opts, out);
+    Loader l(dir, std::move(real), opts, out);
     if (auto r = l.run(); !r) return fail(std::move(r).error());
     // Findings in reading order: by file, then position (a file's findings are made in the
     // order its fields are read, which is not the order they are written in).

@@ -1605,6 +1605,20 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
     return out;
 }
 
+Result<Rendered> render(const Loaded& loaded, const RenderOptions& opts) {
+    if (!loaded.blocking.empty()) return fail(Error(loaded.blocking.front()));
+    auto r = render(loaded.bundle, opts);
+    if (r || r.error().code != ExitCode::invalid) return r;
+    // A file of manifests/ that does not parse may hold what render found missing (the CSV, an
+    // owned CRD): its parse error, with its position, is what to fix first.
+    const std::string mdir = (loaded.bundle.dir / "manifests").string() + "/";
+    for (const auto& f : loaded.findings)
+        if (f.severity == Severity::error && f.rule == "load.parse" &&
+            f.pos.file.compare(0, mdir.size(), mdir) == 0)
+            return fail(Error::invalid(f.message, f.pos));
+    return r;
+}
+
 // ------------------------------------------------------------------------------------------------
 // -o json
 

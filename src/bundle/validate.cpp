@@ -82,6 +82,10 @@ const std::vector<RuleInfo> k_rules = {
      "no two objects share group, kind, namespace and name"},
     {"manifests.multi-document", Severity::warning,
      "each manifests file holds one document (opm reads only the first)"},
+    {"manifests.removed-api", Severity::warning,
+     "no object uses an apiVersion a Kubernetes release has removed (such as "
+     "apiextensions.k8s.io/v1beta1 CRDs, removed in 1.22); an error when --k8s-version or the "
+     "CSV's minKubeVersion is at or past that release"},
     {"dependencies.entry", Severity::error, "each dependency is {type: string, value: object}"},
     {"dependencies.type", Severity::error,
      "each dependency type is olm.gvk, olm.package, olm.label or olm.constraint"},
@@ -125,6 +129,97 @@ const std::vector<std::string> k_supported_kinds = {
 
 const char* const k_install_mode_types[] = {"OwnNamespace", "SingleNamespace", "MultiNamespace",
                                             "AllNamespaces"};
+
+// Kubernetes' deprecated API migration guide, release by release (the releases operator-sdk's
+// alpha-deprecated-apis check knows, 1.22, 1.25 and 1.26, and the others the guide lists).
+const std::vector<RemovedApi> k_removed_apis = {
+    {"extensions/v1beta1", "NetworkPolicy", {1, 16}, "networking.k8s.io/v1"},
+    {"extensions/v1beta1", "PodSecurityPolicy", {1, 16}, "policy/v1beta1"},
+    {"extensions/v1beta1", "DaemonSet", {1, 16}, "apps/v1"},
+    {"apps/v1beta2", "DaemonSet", {1, 16}, "apps/v1"},
+    {"extensions/v1beta1", "Deployment", {1, 16}, "apps/v1"},
+    {"apps/v1beta1", "Deployment", {1, 16}, "apps/v1"},
+    {"apps/v1beta2", "Deployment", {1, 16}, "apps/v1"},
+    {"apps/v1beta1", "StatefulSet", {1, 16}, "apps/v1"},
+    {"apps/v1beta2", "StatefulSet", {1, 16}, "apps/v1"},
+    {"extensions/v1beta1", "ReplicaSet", {1, 16}, "apps/v1"},
+    {"apps/v1beta1", "ReplicaSet", {1, 16}, "apps/v1"},
+    {"apps/v1beta2", "ReplicaSet", {1, 16}, "apps/v1"},
+    {"admissionregistration.k8s.io/v1beta1",
+     "MutatingWebhookConfiguration",
+     {1, 22},
+     "admissionregistration.k8s.io/v1"},
+    {"admissionregistration.k8s.io/v1beta1",
+     "ValidatingWebhookConfiguration",
+     {1, 22},
+     "admissionregistration.k8s.io/v1"},
+    {"apiextensions.k8s.io/v1beta1",
+     "CustomResourceDefinition",
+     {1, 22},
+     "apiextensions.k8s.io/v1"},
+    {"apiregistration.k8s.io/v1beta1", "APIService", {1, 22}, "apiregistration.k8s.io/v1"},
+    {"authentication.k8s.io/v1beta1", "TokenReview", {1, 22}, "authentication.k8s.io/v1"},
+    {"authorization.k8s.io/v1beta1",
+     "LocalSubjectAccessReview",
+     {1, 22},
+     "authorization.k8s.io/v1"},
+    {"authorization.k8s.io/v1beta1", "SelfSubjectAccessReview", {1, 22}, "authorization.k8s.io/v1"},
+    {"authorization.k8s.io/v1beta1", "SubjectAccessReview", {1, 22}, "authorization.k8s.io/v1"},
+    {"certificates.k8s.io/v1beta1", "CertificateSigningRequest", {1, 22}, "certificates.k8s.io/v1"},
+    {"coordination.k8s.io/v1beta1", "Lease", {1, 22}, "coordination.k8s.io/v1"},
+    {"extensions/v1beta1", "Ingress", {1, 22}, "networking.k8s.io/v1"},
+    {"networking.k8s.io/v1beta1", "Ingress", {1, 22}, "networking.k8s.io/v1"},
+    {"networking.k8s.io/v1beta1", "IngressClass", {1, 22}, "networking.k8s.io/v1"},
+    {"rbac.authorization.k8s.io/v1beta1", "ClusterRole", {1, 22}, "rbac.authorization.k8s.io/v1"},
+    {"rbac.authorization.k8s.io/v1beta1",
+     "ClusterRoleBinding",
+     {1, 22},
+     "rbac.authorization.k8s.io/v1"},
+    {"rbac.authorization.k8s.io/v1beta1", "Role", {1, 22}, "rbac.authorization.k8s.io/v1"},
+    {"rbac.authorization.k8s.io/v1beta1", "RoleBinding", {1, 22}, "rbac.authorization.k8s.io/v1"},
+    {"scheduling.k8s.io/v1beta1", "PriorityClass", {1, 22}, "scheduling.k8s.io/v1"},
+    {"storage.k8s.io/v1beta1", "CSIDriver", {1, 22}, "storage.k8s.io/v1"},
+    {"storage.k8s.io/v1beta1", "CSINode", {1, 22}, "storage.k8s.io/v1"},
+    {"storage.k8s.io/v1beta1", "StorageClass", {1, 22}, "storage.k8s.io/v1"},
+    {"storage.k8s.io/v1beta1", "VolumeAttachment", {1, 22}, "storage.k8s.io/v1"},
+    {"batch/v1beta1", "CronJob", {1, 25}, "batch/v1"},
+    {"discovery.k8s.io/v1beta1", "EndpointSlice", {1, 25}, "discovery.k8s.io/v1"},
+    {"events.k8s.io/v1beta1", "Event", {1, 25}, "events.k8s.io/v1"},
+    {"autoscaling/v2beta1", "HorizontalPodAutoscaler", {1, 25}, "autoscaling/v2"},
+    {"policy/v1beta1", "PodDisruptionBudget", {1, 25}, "policy/v1"},
+    {"policy/v1beta1", "PodSecurityPolicy", {1, 25}, ""},
+    {"node.k8s.io/v1beta1", "RuntimeClass", {1, 25}, "node.k8s.io/v1"},
+    {"flowcontrol.apiserver.k8s.io/v1beta1",
+     "FlowSchema",
+     {1, 26},
+     "flowcontrol.apiserver.k8s.io/v1"},
+    {"flowcontrol.apiserver.k8s.io/v1beta1",
+     "PriorityLevelConfiguration",
+     {1, 26},
+     "flowcontrol.apiserver.k8s.io/v1"},
+    {"autoscaling/v2beta2", "HorizontalPodAutoscaler", {1, 26}, "autoscaling/v2"},
+    {"storage.k8s.io/v1beta1", "CSIStorageCapacity", {1, 27}, "storage.k8s.io/v1"},
+    {"flowcontrol.apiserver.k8s.io/v1beta2",
+     "FlowSchema",
+     {1, 29},
+     "flowcontrol.apiserver.k8s.io/v1"},
+    {"flowcontrol.apiserver.k8s.io/v1beta2",
+     "PriorityLevelConfiguration",
+     {1, 29},
+     "flowcontrol.apiserver.k8s.io/v1"},
+    {"flowcontrol.apiserver.k8s.io/v1beta3",
+     "FlowSchema",
+     {1, 32},
+     "flowcontrol.apiserver.k8s.io/v1"},
+    {"flowcontrol.apiserver.k8s.io/v1beta3",
+     "PriorityLevelConfiguration",
+     {1, 32},
+     "flowcontrol.apiserver.k8s.io/v1"},
+};
+
+std::string release_text(const KubeRelease& r) {
+    return std::to_string(r.major) + "." + std::to_string(r.minor);
+}
 
 std::string q(std::string_view s) {
     return semver::detail::quote(s);
@@ -213,6 +308,11 @@ public:
     // Set when a file of metadata/ could not be read or parsed (the loader said so): a missing
     // annotations map may then be in that file.
     bool metadata_unreadable = false;
+    // Set when a file of manifests/ could not be read or parsed: the CSV or a CRD found missing
+    // may be in it, so that consequence is not reported on top of the reason.
+    bool manifests_unreadable = false;
+    // ValidateOptions::k8s_version.
+    std::optional<KubeRelease> k8s_version;
 
     void run() {
         check_annotations();
@@ -220,6 +320,7 @@ public:
         if (b_.csv && b_.csv->manifest < b_.manifests.size()) check_csv(*b_.csv);
         check_crds();
         check_manifests();
+        check_removed_apis();
         for (const auto& tv : b_.dependencies)
             check_typed(tv, "dependencies", true);
         for (const auto& tv : b_.properties)
@@ -409,6 +510,7 @@ private:
         for (const auto& m : b_.manifests)
             if (m.kind == "ClusterServiceVersion") csvs.push_back(&m);
         if (csvs.empty()) {
+            if (manifests_unreadable) return; // the reason is reported where it is
             error("csv.missing",
                   "no ClusterServiceVersion in manifests/: a registry+v1 bundle has exactly one",
                   dir_pos("manifests"));
@@ -763,11 +865,14 @@ private:
             const Node* spec = dig(&m.object, {"spec"});
             std::string who = "CRD " + q(crd.name);
             SourcePos p = at(m, spec);
-            if (spec != nullptr && !spec->is_map()) continue; // the loader reports the type
+            // A null spec, spec.names or spec.versions is as good as none (and render refuses
+            // the bundle for it); another type is the loader's to report.
+            auto absent = [](const Node* n) { return n == nullptr || n->is_null(); };
+            if (!absent(spec) && !spec->is_map()) continue;
             const Node* names = dig(spec, {"names"});
             if (crd.group.empty() && missing(dig(spec, {"group"})))
                 error("crd.fields", who + " has no spec.group", p);
-            if (names == nullptr || names->is_map()) {
+            if (absent(names) || names->is_map()) {
                 if (crd.kind.empty() && missing(dig(names, {"kind"})))
                     error("crd.fields", who + " has no spec.names.kind",
                           at(m, names ? names : spec));
@@ -776,8 +881,9 @@ private:
                           at(m, names ? names : spec));
             }
             const Node* versions = dig(spec, {"versions"});
-            if (crd.versions.empty() && (versions == nullptr || versions->is_seq()))
-                error("crd.fields", who + " has no version (spec.versions or spec.version)", p);
+            if (crd.versions.empty() && (absent(versions) || versions->is_seq()))
+                error("crd.fields", who + " has no version (spec.versions or spec.version)",
+                      at(m, versions != nullptr ? versions : spec));
             if (!crd.group.empty() && !crd.plural.empty() &&
                 crd.name != crd.plural + "." + crd.group)
                 error("crd.name",
@@ -820,6 +926,7 @@ private:
                 error("crd.owned", who + " has no version", p);
             if (ref_missing(item, r.kind, "kind")) error("crd.owned", who + " has no kind", p);
             const CrdInfo* crd = find_crd(r.name);
+            if (crd == nullptr && manifests_unreadable) continue; // maybe in the unread file
             if (crd == nullptr) {
                 error("crd.owned",
                       who + " (" +
@@ -933,6 +1040,41 @@ private:
                          " documents; opm reads only the first document of each manifests file, "
                          "so it leaves out the others",
                      p);
+            }
+        }
+    }
+
+    // ---- removed Kubernetes APIs -------------------------------------------------------------
+
+    void check_removed_apis() {
+        // The CSV's minKubeVersion: the bundle says it needs that release or later.
+        std::optional<KubeRelease> min_kube;
+        if (b_.csv && !b_.csv->min_kube_version.empty())
+            min_kube = parse_kube_release(b_.csv->min_kube_version);
+        for (const auto& m : b_.manifests) {
+            if (m.api_version.empty() || m.kind.empty()) continue;
+            for (const RemovedApi& r : k_removed_apis) {
+                if (m.api_version != r.api_version || m.kind != r.kind) continue;
+                const std::string rel = release_text(r.removed_in);
+                std::string msg = m.kind + (m.name.empty() ? std::string() : " " + q(m.name)) +
+                                  " uses " + r.api_version + ", which Kubernetes " + rel +
+                                  " no longer serves";
+                msg += *r.use != '\0' ? std::string("; use ") + r.use : "; it has no successor";
+                bool err = false;
+                if (k8s_version && *k8s_version >= r.removed_in) {
+                    msg += " (checked for Kubernetes " + release_text(*k8s_version) + ")";
+                    err = true;
+                } else if (min_kube && *min_kube >= r.removed_in) {
+                    msg += " (the CSV's spec.minKubeVersion is " + b_.csv->min_kube_version +
+                           ", so no cluster the bundle supports serves it)";
+                    err = true;
+                }
+                const SourcePos p = at(m, m.object.get("apiVersion"));
+                if (err)
+                    error("manifests.removed-api", std::move(msg), p);
+                else
+                    warn("manifests.removed-api", std::move(msg), p);
+                break;
             }
         }
     }
@@ -1238,6 +1380,16 @@ const std::vector<RuleInfo>& rules() {
     return k_rules;
 }
 
+const std::vector<RemovedApi>& removed_apis() {
+    return k_removed_apis;
+}
+
+std::optional<KubeRelease> parse_kube_release(std::string_view s) {
+    auto v = semver::Version::parse_tolerant(s);
+    if (!v || v->major > 1000 || v->minor > 100000) return std::nullopt;
+    return KubeRelease{static_cast<unsigned>(v->major), static_cast<unsigned>(v->minor)};
+}
+
 const std::vector<std::string>& supported_kinds() {
     return k_supported_kinds;
 }
@@ -1291,7 +1443,9 @@ void check_constraint(const io::Node& value, const std::string& rule, const Sour
 
 std::vector<Finding> validate(const Bundle& bundle, const ValidateOptions& opts) {
     std::vector<Finding> out;
-    Checker(bundle, out, true).run();
+    Checker checker(bundle, out, true);
+    checker.k8s_version = opts.k8s_version;
+    checker.run();
     finish(out, opts);
     return out;
 }
@@ -1299,11 +1453,18 @@ std::vector<Finding> validate(const Bundle& bundle, const ValidateOptions& opts)
 std::vector<Finding> validate(const Loaded& loaded, const ValidateOptions& opts) {
     std::vector<Finding> out = loaded.findings;
     Checker checker(loaded.bundle, out, false);
+    checker.k8s_version = opts.k8s_version;
     const std::string metadata_dir = (loaded.bundle.dir / "metadata").string();
-    for (const auto& f : loaded.findings)
-        if (f.severity == Severity::error && text::starts_with(f.rule, "load.") &&
-            text::starts_with(f.pos.file, metadata_dir))
+    const std::string manifests_dir = (loaded.bundle.dir / "manifests").string() + "/";
+    for (const auto& f : loaded.findings) {
+        if (f.severity != Severity::error) continue;
+        if (text::starts_with(f.rule, "load.") && text::starts_with(f.pos.file, metadata_dir))
             checker.metadata_unreadable = true;
+        // A file of manifests/ left unread: not read (load.read, load.link) or not parsed.
+        if ((f.rule == "load.read" || f.rule == "load.link" || f.rule == "load.parse") &&
+            text::starts_with(f.pos.file, manifests_dir))
+            checker.manifests_unreadable = true;
+    }
     checker.run();
     finish(out, opts);
     return out;

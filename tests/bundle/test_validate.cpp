@@ -1014,8 +1014,12 @@ const std::vector<Expected> missing_labels(const std::string& file = "metadata/a
 TEST(ValidateCorpus, Etcd) {
     KPKG_REQUIRE_CORPUS(corpus);
     const std::string csv = "manifests/etcdoperator.v0.9.2.clusterserviceversion.yaml";
-    std::vector<Expected> want = {{"csv.install-modes", csv, 11},
-                                  {"crd.owned-and-required", csv, 168}};
+    // Its three CRDs are apiextensions.k8s.io/v1beta1, removed in Kubernetes 1.22.
+    std::vector<Expected> want = {{"manifests.removed-api", "manifests/etcdbackup.crd.yaml", 1},
+                                  {"manifests.removed-api", "manifests/etcdcluster.crd.yaml", 1},
+                                  {"csv.install-modes", csv, 11},
+                                  {"crd.owned-and-required", csv, 168},
+                                  {"manifests.removed-api", "manifests/etcdrestore.crd.yaml", 1}};
     for (auto& e : missing_labels())
         want.push_back(e);
     expect_corpus(corpus / "olm/bundles/etcd.0.9.2", want);
@@ -1024,13 +1028,18 @@ TEST(ValidateCorpus, Etcd) {
 TEST(ValidateCorpus, Kiali) {
     KPKG_REQUIRE_CORPUS(corpus);
     expect_corpus(corpus / "olm/bundles/kiali.1.4.2",
-                  {{"annotations.package-name", "metadata/annotations.yaml", 5}});
+                  {{"manifests.removed-api", "manifests/kiali.crd.yaml", 1},
+                   {"manifests.removed-api", "manifests/kiali.monitoringdashboards.crd.yaml", 1},
+                   {"annotations.package-name", "metadata/annotations.yaml", 5}});
     auto loaded = bundle::load(corpus / "olm/bundles/kiali.1.4.2");
     ASSERT_TRUE(loaded.ok());
     auto fs = bundle::validate(*loaded);
-    ASSERT_EQ(fs.size(), 1u);
-    EXPECT_TRUE(contains(fs[0].message, "\"kiali-operator.v1.4.2\"")) << fs[0].message;
-    EXPECT_TRUE(contains(fs[0].message, "current opm refuses")) << fs[0].message;
+    ASSERT_EQ(fs.size(), 3u);
+    EXPECT_TRUE(contains(fs[2].message, "\"kiali-operator.v1.4.2\"")) << fs[2].message;
+    EXPECT_TRUE(contains(fs[2].message, "current opm refuses")) << fs[2].message;
+    EXPECT_EQ(fs[0].message,
+              "CustomResourceDefinition \"kialis.kiali.io\" uses apiextensions.k8s.io/v1beta1, "
+              "which Kubernetes 1.22 no longer serves; use apiextensions.k8s.io/v1");
 }
 
 TEST(ValidateCorpus, Foo) {
@@ -1043,9 +1052,12 @@ TEST(ValidateCorpus, Foo) {
 
 TEST(ValidateCorpus, Prometheus) {
     KPKG_REQUIRE_CORPUS(corpus);
-    std::vector<Expected> want = {{"csv.install-modes",
-                                   "manifests/prometheusoperator.0.22.2.clusterserviceversion.yaml",
-                                   10}};
+    std::vector<Expected> want = {
+        {"manifests.removed-api", "manifests/alertmanager.crd.yaml", 1},
+        {"manifests.removed-api", "manifests/prometheus.crd.yaml", 1},
+        {"csv.install-modes", "manifests/prometheusoperator.0.22.2.clusterserviceversion.yaml", 10},
+        {"manifests.removed-api", "manifests/prometheusrule.crd.yaml", 1},
+        {"manifests.removed-api", "manifests/servicemonitor.crd.yaml", 1}};
     for (auto& e : missing_labels())
         want.push_back(e);
     expect_corpus(corpus / "olm/bundles/prometheus.0.22.2", want);
@@ -1168,10 +1180,19 @@ TEST(ValidateCli, CorpusBundlesPassWithWarnings) {
         args.push_back((corpus / "olm/bundles" / b).string());
     auto r = test::run_kpkg(args);
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-    EXPECT_TRUE(contains(r.out, "4 bundles: 4 valid, 0 invalid; 0 errors, 14 warnings")) << r.out;
+    EXPECT_TRUE(contains(r.out, "4 bundles: 4 valid, 0 invalid; 0 errors, 23 warnings")) << r.out;
     args.insert(args.begin() + 2, "--strict");
     r = test::run_kpkg(args);
     EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    // For Kubernetes 1.22 or later, the nine v1beta1 CRDs are errors; for 1.21 they are not.
+    args[2] = "--k8s-version=1.22";
+    r = test::run_kpkg(args);
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "4 bundles: 1 valid, 3 invalid; 9 errors, 14 warnings")) << r.out;
+    args[2] = "--k8s-version=v1.21.4";
+    r = test::run_kpkg(args);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "0 errors, 23 warnings")) << r.out;
 }
 
 TEST(ValidateCli, NoDirectoryIsAUsageError) {
@@ -1198,16 +1219,159 @@ struct Scratch {
 } // namespace
 
 TEST(ValidateBadInput, NotADirectory) {
+    // An argument that is no directory is a usage problem of that argument (exit 2), said on
+    // stderr; it is not a bundle of the report.
     test::TempDir t;
-    auto r = test::run_kpkg({"bundle", "validate", (t.path() / "missing").string()});
-    EXPECT_EQ(r.exit_code, 1) << r.out;
-    EXPECT_TRUE(contains(r.out, (t.path() / "missing").string() + ": error: ")) << r.out;
-    EXPECT_TRUE(contains(r.out, "[bundle.load]")) << r.out;
+    const std::string missing = (t.path() / "missing").string();
+    auto r = test::run_kpkg({"bundle", "validate", missing});
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, "\"" + missing + "\": no such file or directory")) << r.err;
+    EXPECT_TRUE(contains(r.out, "0 bundles")) << r.out;
     auto file = t.write("file.yaml", "a: b\n");
     r = test::run_kpkg({"bundle", "validate", file.string()});
-    EXPECT_EQ(r.exit_code, 1) << r.out;
-    EXPECT_TRUE(contains(r.out, file.string() + ": error: ")) << r.out;
-    EXPECT_TRUE(contains(r.out, "directory")) << r.out;
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, "\"" + file.string() + "\": not a directory")) << r.err;
+    EXPECT_FALSE(contains(r.out, file.string())) << r.out;
+}
+
+TEST(ValidateBadInput, StrayFileAmongInvalidBundlesKeepsExitThree) {
+    test::TempDir t;
+    auto file = t.write("notes.txt", "a stray file\n");
+    const std::string invalid = testdata("bundles/invalid-csv-version").string();
+    const std::string valid = testdata("bundles/valid-minimal").string();
+    auto r = test::run_kpkg({"bundle", "validate", valid, file.string(), invalid});
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, file.string())) << r.err;
+    EXPECT_TRUE(contains(r.out, "2 bundles: 1 valid, 1 invalid")) << r.out;
+    EXPECT_TRUE(contains(r.out, "[csv.version]")) << r.out;
+    // With only valid bundles beside it, the stray file makes it a usage error.
+    r = test::run_kpkg({"bundle", "validate", valid, file.string()});
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "1 bundle: 1 valid, 0 invalid")) << r.out;
+    // A bundle that cannot be read still makes it an I/O error.
+    auto j = test::run_kpkg({"bundle", "validate", "-o", "json", file.string(), invalid});
+    EXPECT_EQ(j.exit_code, 3) << j.err;
+    auto docs = io::parse_json(j.out, "out");
+    ASSERT_TRUE(docs.ok()) << j.out;
+    EXPECT_EQ(docs->front().root.get("bundles")->items.size(), 1u);
+}
+
+TEST(ValidateBadInput, CrdWithNullSpecNamesOrVersions) {
+    // render refuses each of these bundles; validate must not call them valid.
+    struct Case {
+        const char* what;
+        const char* crd;
+        std::vector<std::string> missing;
+    };
+    const std::string head = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+                             "metadata:\n  name: widgets.demo.example.com\n";
+    const std::vector<Case> cases = {
+        {"null spec", "spec: null\n", {"spec.group", "spec.names.kind", "version"}},
+        {"empty spec", "spec:\n", {"spec.group", "spec.names.kind", "version"}},
+        {"null names",
+         "spec:\n  group: demo.example.com\n  names: ~\n  versions: [{name: v1}]\n",
+         {"spec.names.kind", "spec.names.plural"}},
+        {"null versions",
+         "spec:\n  group: demo.example.com\n  names: {kind: Widget, plural: widgets}\n"
+         "  versions: null\n",
+         {"version (spec.versions or spec.version)"}},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.what);
+        Scratch s;
+        s.write("manifests/widgets.demo.example.com.crd.yaml", head + c.crd);
+        auto render = test::run_kpkg({"bundle", "render", s.dir()});
+        EXPECT_EQ(render.exit_code, 3) << render.err;
+        auto r = test::run_kpkg({"bundle", "validate", s.dir()});
+        EXPECT_EQ(r.exit_code, 3) << r.out;
+        for (const auto& m : c.missing)
+            EXPECT_TRUE(contains(r.out, "has no " + m)) << r.out;
+        EXPECT_TRUE(contains(r.out, "[crd.fields]")) << r.out;
+        EXPECT_TRUE(contains(r.out, s.dir() + "/manifests/widgets.demo.example.com.crd.yaml:"))
+            << r.out;
+    }
+}
+
+TEST(ValidateRemovedApis, WarningNamingTheReleaseErrorFromK8sVersion) {
+    Scratch s;
+    const std::string crd = s.dir() + "/manifests/widgets.demo.example.com.crd.yaml";
+    std::string text = test::read_file(crd);
+    text.replace(text.find("apiextensions.k8s.io/v1"), 23, "apiextensions.k8s.io/v1beta1");
+    s.write("manifests/widgets.demo.example.com.crd.yaml", text);
+    // The CSV of valid-minimal says minKubeVersion 1.25.0: past 1.22, so an error already.
+    auto r = test::run_kpkg({"bundle", "validate", s.dir()});
+    EXPECT_EQ(r.exit_code, 3) << r.out;
+    EXPECT_TRUE(contains(r.out, crd + ":1:13: error: CustomResourceDefinition "
+                                      "\"widgets.demo.example.com\" uses "
+                                      "apiextensions.k8s.io/v1beta1, which Kubernetes 1.22 no "
+                                      "longer serves; use apiextensions.k8s.io/v1 (the CSV's "
+                                      "spec.minKubeVersion is 1.25.0"))
+        << r.out;
+    // Without minKubeVersion: a warning, and an error once --k8s-version reaches 1.22.
+    const std::string csv_file = s.dir() + "/manifests/demo.v1.0.0.clusterserviceversion.yaml";
+    std::string csv = test::read_file(csv_file);
+    csv.erase(csv.find("  minKubeVersion: 1.25.0\n"), 25);
+    s.write("manifests/demo.v1.0.0.clusterserviceversion.yaml", csv);
+    r = test::run_kpkg({"bundle", "validate", s.dir()});
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_TRUE(contains(r.out, crd + ":1:13: warning: ")) << r.out;
+    EXPECT_TRUE(contains(r.out, "[manifests.removed-api]")) << r.out;
+    for (const char* v : {"1.21", "v1.21.9"}) {
+        r = test::run_kpkg({"bundle", "validate", "--k8s-version", v, s.dir()});
+        EXPECT_EQ(r.exit_code, 0) << v << r.out;
+    }
+    for (const char* v : {"1.22", "1.22.0", "v1.30", "2.0"}) {
+        r = test::run_kpkg({"bundle", "validate", "--k8s-version", v, s.dir()});
+        EXPECT_EQ(r.exit_code, 3) << v << r.out;
+        EXPECT_TRUE(contains(r.out, crd + ":1:13: error: ")) << r.out;
+        EXPECT_TRUE(contains(r.out, "(checked for Kubernetes ")) << r.out;
+    }
+    for (const char* v : {"one.two", "1.x", "latest"}) {
+        r = test::run_kpkg({"bundle", "validate", std::string("--k8s-version=") + v, s.dir()});
+        EXPECT_EQ(r.exit_code, 2) << v << r.out << r.err;
+        EXPECT_TRUE(contains(r.err, "is not a Kubernetes version")) << r.err;
+        EXPECT_TRUE(r.out.empty()) << r.out;
+    }
+}
+
+TEST(ValidateRemovedApis, TableAndLibrary) {
+    // The releases of Kubernetes' migration guide, each with at least one entry.
+    std::set<std::string> releases;
+    for (const auto& r : bundle::removed_apis())
+        releases.insert(std::to_string(r.removed_in.major) + "." +
+                        std::to_string(r.removed_in.minor));
+    EXPECT_EQ(releases,
+              (std::set<std::string>{"1.16", "1.22", "1.25", "1.26", "1.27", "1.29", "1.32"}));
+    EXPECT_EQ(bundle::parse_kube_release("v1.29.3")->minor, 29u);
+    EXPECT_FALSE(bundle::parse_kube_release("latest"));
+
+    // A PodDisruptionBudget of policy/v1beta1 (removed in 1.25) in a bundle for 1.24 and 1.25.
+    Scratch s;
+    s.write("manifests/pdb.yaml", "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\n"
+                                  "metadata:\n  name: demo\nspec:\n  minAvailable: 1\n");
+    const std::string csv_file = s.dir() + "/manifests/demo.v1.0.0.clusterserviceversion.yaml";
+    std::string csv = test::read_file(csv_file);
+    csv.replace(csv.find("1.25.0"), 6, "1.20.0");
+    s.write("manifests/demo.v1.0.0.clusterserviceversion.yaml", csv);
+    auto loaded = bundle::load(s.dir());
+    ASSERT_TRUE(loaded.ok());
+    auto of_rule = [](const std::vector<Finding>& fs) {
+        std::vector<Finding> out;
+        for (const auto& f : fs)
+            if (f.rule == "manifests.removed-api") out.push_back(f);
+        return out;
+    };
+    bundle::ValidateOptions o;
+    o.k8s_version = bundle::KubeRelease{1, 24};
+    auto w = of_rule(bundle::validate(*loaded, o));
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ(w[0].severity, Severity::warning);
+    EXPECT_EQ(w[0].message, "PodDisruptionBudget \"demo\" uses policy/v1beta1, which Kubernetes "
+                            "1.25 no longer serves; use policy/v1");
+    o.k8s_version = bundle::KubeRelease{1, 25};
+    auto e = of_rule(bundle::validate(*loaded, o));
+    ASSERT_EQ(e.size(), 1u);
+    EXPECT_EQ(e[0].severity, Severity::error);
 }
 
 TEST(ValidateBadInput, NoManifestsDirectory) {

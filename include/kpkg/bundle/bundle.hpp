@@ -151,10 +151,18 @@ struct Bundle {
 struct Loaded {
     Bundle bundle;
     std::vector<Finding> findings; // problems met while loading (parse errors, wrong types)
+    // The findings among them that keep the bundle from being rendered, as errors, in the order
+    // met: a file or directory that cannot be read (ExitCode::error), a file over the size limit
+    // or a symbolic link leaving the bundle directory (ExitCode::invalid). What such a file holds
+    // is not in `bundle`, so a blob made without it would silently lack it.
+    std::vector<Error> blocking;
 };
 
 // Loads a bundle directory. Fails (Result error) only when `dir` is not a readable directory or
-// has no manifests/ directory; everything else becomes a Finding.
+// has no manifests/ directory (or manifests/ is a symbolic link leaving `dir`); everything else
+// becomes a Finding. Symbolic links in manifests/ and metadata/ are followed while their target,
+// every link resolved, stays inside `dir`; a link leaving it is an error finding ("load.link")
+// and is not read, and so is a link that dangles or loops ("load.read").
 Result<Loaded> load(const std::filesystem::path& dir);
 
 struct LoadOptions {

@@ -49,7 +49,8 @@
 namespace kpkg::bundle {
 
 // The load findings of `loaded`, plus an error when it has no ClusterServiceVersion (there is
-// nothing to inspect without one).
+// nothing to inspect without one) unless a file of manifests/ could not be read or parsed (its
+// error says why).
 std::vector<Finding> inspect_findings(const Loaded& loaded);
 
 // The structured document described above. Never fails: what the bundle lacks is left empty.

@@ -63,9 +63,11 @@ struct Rendered {
 // spec.version, a dependency field that is not a string), a value with no JSON form (.inf, .nan).
 // Load findings are not checked: what opm would skip (an unparsable file) is left out.
 Result<Rendered> render(const Bundle& bundle, const RenderOptions& opts = {});
-inline Result<Rendered> render(const Loaded& loaded, const RenderOptions& opts = {}) {
-    return render(loaded.bundle, opts);
-}
+// The same for a loaded bundle, which also fails on the first of Loaded::blocking (a file that
+// could not be read, a symbolic link leaving the bundle: rendering without it would publish an
+// incomplete blob), and, when the bundle cannot be rendered while a file of manifests/ did not
+// parse, with that parse error (file:line:col) rather than its consequence (no CSV found).
+Result<Rendered> render(const Loaded& loaded, const RenderOptions& opts = {});
 
 // The blob as `opm render -o json` writes it: Go's encoding/json with 4-space indentation and
 // no HTML escaping, property values re-indented from their bytes, and a final newline.

@@ -3,7 +3,9 @@
 // all in one pass. Nothing is printed; the caller decides how to show the findings.
 #pragma once
 
+#include <compare>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,10 +15,34 @@
 
 namespace kpkg::bundle {
 
+// A Kubernetes release, major.minor ("1.25").
+struct KubeRelease {
+    unsigned major = 0;
+    unsigned minor = 0;
+    friend auto operator<=>(const KubeRelease&, const KubeRelease&) = default;
+};
+
+// "1.25", "v1.25", "1.25.3" (a patch or pre-release is ignored); nothing when `s` is not such a
+// version.
+std::optional<KubeRelease> parse_kube_release(std::string_view s);
+
 struct ValidateOptions {
     // Report every warning as an error (the finding's severity is changed).
     bool strict = false;
+    // The Kubernetes release the bundle is meant for: an object whose apiVersion was removed in
+    // that release or earlier is an error (rule manifests.removed-api); without it, or for a
+    // removal in a later release, a warning.
+    std::optional<KubeRelease> k8s_version;
 };
+
+// An apiVersion and kind Kubernetes stopped serving, per its deprecated API migration guide.
+struct RemovedApi {
+    const char* api_version; // "apiextensions.k8s.io/v1beta1"
+    const char* kind;        // "CustomResourceDefinition"
+    KubeRelease removed_in;  // the first release that no longer serves it
+    const char* use;         // the apiVersion to migrate to ("" when there is none)
+};
+const std::vector<RemovedApi>& removed_apis();
 
 // One validation rule: its stable id (Finding::rule), the severity it usually reports with, and
 // what it checks. Some rules report a lesser case as a warning (a missing optional label) and a

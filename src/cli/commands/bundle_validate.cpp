@@ -14,10 +14,16 @@
 // Every key is always present; file is "" and line/column 0 when unknown.
 //
 // Exit codes: 0 no errors, 3 errors found (with --strict, warnings count as errors), 1 when a
-// directory could not be read.
+// directory (or a file or directory in it, or a dangling link) could not be read, 2 when an
+// argument is not a directory at all (a stray file, a path that does not exist: reported on stderr,
+// the other bundles still validated) and no bundle has errors.
+#include <filesystem>
+
 #include "command.hpp"
 #include "kpkg/bundle/bundle.hpp"
 #include "kpkg/bundle/validate.hpp"
+#include "kpkg/core/log.hpp"
+#include "kpkg/core/text.hpp"
 
 namespace kpkg::cli {
 namespace {
@@ -25,7 +31,18 @@ namespace {
 struct ValidateCliOptions {
     std::vector<std::string> dirs;
     bool strict = false;
+    std::string k8s_version;
 };
+
+// Why `arg` cannot be a bundle directory at all, or "" when it is a directory (or cannot be
+// looked at, which loading reports as an I/O error).
+std::string not_a_directory(const std::string& arg) {
+    std::error_code ec;
+    const auto st = std::filesystem::status(arg, ec);
+    if (st.type() == std::filesystem::file_type::not_found) return "no such file or directory";
+    if (ec || std::filesystem::is_directory(st)) return {};
+    return "not a directory";
+}
 
 std::string plural(std::size_t n, const char* word) {
     return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
@@ -66,12 +83,28 @@ io::Node finding_node(const bundle::Finding& f) {
 int run_validate(const Globals& g, const ValidateCliOptions& o) {
     bundle::ValidateOptions vopts;
     vopts.strict = o.strict;
+    if (!o.k8s_version.empty()) {
+        vopts.k8s_version = bundle::parse_kube_release(o.k8s_version);
+        if (!vopts.k8s_version)
+            throw Exception(Error::usage("--k8s-version " + text::quote(o.k8s_version) +
+                                         " is not a Kubernetes version such as 1.25"));
+    }
     io::Node bundles = io::Node::seq();
     std::string out;
-    std::size_t errors = 0, warnings = 0, invalid = 0;
-    bool unreadable = false;
+    std::size_t errors = 0, warnings = 0, invalid = 0, validated = 0;
+    bool unreadable = false, misused = false;
 
     for (const auto& dir : o.dirs) {
+        // An argument that is no directory is a mistake on the command line, not a bundle: said
+        // on stderr, and the others are still validated.
+        if (std::string why = not_a_directory(dir); !why.empty()) {
+            log::error(text::quote(dir) + ": " + why +
+                       "; each argument of 'kpkg bundle validate' is a bundle directory "
+                       "(with manifests/ and metadata/)");
+            misused = true;
+            continue;
+        }
+        ++validated;
         std::vector<bundle::Finding> findings;
         auto loaded = bundle::load(dir);
         if (!loaded) {
@@ -86,6 +119,9 @@ int run_validate(const Globals& g, const ValidateCliOptions& o) {
             if (e.code != ExitCode::invalid) unreadable = true;
         } else {
             findings = bundle::validate(*loaded, vopts);
+            // A file or directory of the bundle that could not be read: the report is incomplete.
+            for (const auto& b : loaded->blocking)
+                if (b.code == ExitCode::error) unreadable = true;
         }
         std::size_t e = bundle::count(findings, bundle::Severity::error);
         std::size_t w = bundle::count(findings, bundle::Severity::warning);
@@ -121,7 +157,7 @@ int run_validate(const Globals& g, const ValidateCliOptions& o) {
     }
 
     if (g.format == Format::text) {
-        out += plural(o.dirs.size(), "bundle") + ": " + std::to_string(o.dirs.size() - invalid) +
+        out += plural(validated, "bundle") + ": " + std::to_string(validated - invalid) +
                " valid, " + std::to_string(invalid) + " invalid; " + plural(errors, "error") +
                ", " + plural(warnings, "warning") + "\n";
         print(out);
@@ -133,7 +169,8 @@ int run_validate(const Globals& g, const ValidateCliOptions& o) {
         print_structured(g, doc);
     }
     if (unreadable) return static_cast<int>(ExitCode::error);
-    return errors > 0 ? static_cast<int>(ExitCode::invalid) : 0;
+    if (errors > 0) return static_cast<int>(ExitCode::invalid);
+    return misused ? static_cast<int>(ExitCode::usage) : 0;
 }
 
 void setup(CLI::App& root, Context& ctx) {
@@ -145,12 +182,16 @@ void setup(CLI::App& root, Context& ctx) {
         ->required()
         ->default_str("");
     v->add_flag("--strict", opts->strict, "Treat warnings as errors");
+    v->add_option("--k8s-version", opts->k8s_version,
+                  "Kubernetes release the bundles are for: objects using an API version it no "
+                  "longer serves are errors, not warnings")
+        ->option_text("VERSION");
     v->footer("Each problem is printed as FILE:LINE:COL: SEVERITY: MESSAGE [RULE].\n"
               "With -o json: {\"bundles\": [{\"dir\", \"valid\", \"errors\", \"warnings\",\n"
               "\"findings\": [{\"severity\", \"rule\", \"message\", \"file\", \"line\", "
               "\"column\",\n\"subject\"}]}], \"errors\", \"warnings\"}.\n"
               "Exit status: 0 valid, 3 errors found (--strict: or warnings), 1 unreadable "
-              "directory.");
+              "directory,\n2 an argument that is not a directory (when no bundle has errors).");
     v->callback(
         [&ctx, opts] { ctx.action = [&ctx, opts] { return run_validate(ctx.globals, *opts); }; });
 }
