@@ -38,8 +38,4 @@ struct ReadOptions {
 void read_blobs(std::string_view text, const std::string& display, model::Catalog& part,
                 const ReadOptions& options);
 
-// Kubernetes' GuessJSONStream, which decides how opm reads a file: the first character of its
-// first 4096 bytes that is not white space (Go's unicode.IsSpace) is '{'.
-bool looks_like_json(std::string_view text);
-
 } // namespace kpkg::catalog::detail
