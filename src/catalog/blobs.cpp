@@ -3,8 +3,10 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
+#include "fbc_text.hpp"
 #include "kpkg/core/text.hpp"
 #include "kpkg/io/events.hpp"
 #include "kpkg/io/json_reader.hpp"
@@ -121,9 +123,11 @@ struct Blob {
     std::vector<PropS> prop_list;
     std::vector<ImageS> image_list;
     std::vector<Str> skips;
-    std::vector<std::pair<std::string, std::string>> keys; // folded, as written
-    std::optional<std::string> duplicate;                  // keys equal but for case
-    std::optional<std::pair<std::string, Mark>> nonfinite; // a number JSON cannot hold
+    std::unordered_map<std::string, std::string> keys; // top-level keys: folded -> as written
+    std::optional<std::string> duplicate;              // keys equal but for case
+    // A value or key opm cannot decode (a number JSON cannot hold, !!binary that is not base64,
+    // a key yaml.v2 or sigs.k8s.io/yaml fail on): the message and where.
+    std::optional<std::pair<std::string, Mark>> undecodable;
 
     void clear() {
         const int d = doc;
@@ -292,10 +296,10 @@ public:
 
     void key(const io::ScalarEvent& k) override {
         std::string_view text = k.text;
-        if (yaml_ && k.plain) {
-            bool bad = false;
-            const Scalar s = canonical(k, true, key_scratch_, bad);
-            if (s.kind != VKind::string && !bad) text = s.text;
+        if (yaml_) {
+            std::string why;
+            if (!yaml_key(k, key_scratch_, text, why) && !blob_.undecodable)
+                blob_.undecodable.emplace(std::move(why), k.mark);
         }
         if (in_value_) {
             fan_.key(text, k.mark);
@@ -342,7 +346,12 @@ public:
     void scalar(const io::ScalarEvent& ev) override {
         bool bad = false;
         const Scalar s = canonical(ev, yaml_, num_scratch_, bad);
-        if (bad && !blob_.nonfinite) blob_.nonfinite.emplace(std::string(ev.text), ev.mark);
+        if (bad && !blob_.undecodable)
+            blob_.undecodable.emplace(
+                ev.binary ? "!!binary value is not valid base64"
+                          : "\"" + std::string(ev.text) +
+                                "\" is a number JSON cannot hold (quote it to make it a string)",
+                ev.mark);
         if (in_value_) {
             value_scalar(s);
             return;
@@ -383,15 +392,13 @@ private:
     // is not (the last one wins).
     void blob_key(std::string_view key) {
         if (blob_.duplicate) return;
-        std::string folded = fold_key(key);
-        for (const auto& [f, orig] : blob_.keys)
-            if (f == folded) {
-                if (orig != key)
-                    blob_.duplicate = "duplicate keys \"" + orig + "\" and \"" + std::string(key) +
-                                      "\" (keys are matched without regard to case)";
-                return;
-            }
-        blob_.keys.emplace_back(std::move(folded), std::string(key));
+        auto [it, added] = blob_.keys.try_emplace(fold_key(key));
+        if (added) {
+            it->second.assign(key);
+        } else if (it->second != key) {
+            blob_.duplicate = "duplicate keys \"" + it->second + "\" and \"" + std::string(key) +
+                              "\" (keys are matched without regard to case)";
+        }
     }
 
     // A value (scalar or the start of a collection) at the current place.
@@ -814,10 +821,8 @@ private:
             blob_problem(*b.duplicate, b.mark);
             return;
         }
-        if (b.nonfinite) {
-            blob_problem("\"" + b.nonfinite->first +
-                             "\" is a number JSON cannot hold (quote it to make it a string)",
-                         b.nonfinite->second);
+        if (b.undecodable) {
+            blob_problem(b.undecodable->first, b.undecodable->second);
             return;
         }
         for (auto [f, name] : {std::pair<const FieldVal*, const char*>{&b.schema, "schema"},
@@ -994,84 +999,50 @@ private:
     std::optional<JsonWriter> json_;
 };
 
-// --- the file: JSON or YAML, and YAML cut into documents -----------------------------------------
+// --- the file: JSON or YAML, and YAML cut into documents (fbc_text.hpp) ----------------------
 
-std::string_view trim_space(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || (s.front() >= '\t' && s.front() <= '\r')))
-        s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || (s.back() >= '\t' && s.back() <= '\r')))
-        s.remove_suffix(1);
-    return s;
-}
-
-// Reads the YAML documents of text[from, end), as Kubernetes' YAMLReader cuts them. `json_error`
-// is the error of the JSON read that gave up at `from`: reported instead of the YAML error when
-// the first document fails too.
-void read_yaml(std::string_view text, std::size_t from, int first_doc, const std::string& display,
+// Reads the YAML documents of text[from, end). `json_error` is the error of the JSON read that
+// gave up at `from`: reported instead of the YAML error when the first document fails too.
+void read_yaml(std::string_view text, TextPlace from, int first_doc, const std::string& display,
                FileReader& r, const ReadOptions& options, const Error* json_error) {
     r.set_yaml(true);
-    std::uint32_t line = 1;
-    for (std::size_t i = 0; i < from; ++i)
-        if (text[i] == '\n') ++line;
+    const YamlSplit split = split_yaml(text, from.offset, from.line);
     int doc = first_doc;
     bool first = true;
-    std::size_t chunk = from;        // start of the current document's text
-    std::uint32_t chunk_line = line; // its first line
-    auto read_chunk = [&](std::size_t end) -> bool {
-        if (end <= chunk) return true;
+    for (const YamlDoc& d : split.docs) {
         io::YamlEventOptions yo;
-        yo.line_offset = chunk_line - 1;
+        yo.line_offset = d.line - 1;
         yo.document_offset = doc;
         yo.first_document_only = true;
         r.begin_document(doc);
         r.set_fallback_error(first ? json_error : nullptr);
-        auto res =
-            io::read_yaml_events(text.substr(chunk, end - chunk), display, r, options.limits, yo);
+        auto res = io::read_yaml_events(text.substr(d.begin, d.end - d.begin), display, r,
+                                        options.limits, yo);
         if (!res.ok()) {
             r.abandon();
             r.problem_error(first && json_error != nullptr ? *json_error : res.error(),
                             "catalog.parse");
-            return false;
+            return;
         }
         if (!r.document_seen()) {
-            // Only comments or blank lines: opm reads such a document as an empty blob.
-            r.problem(model::Scope::catalog, "catalog.blob",
-                      "document holds only comments or blank lines; opm reads it as a blob "
-                      "without \"schema\" (put comments after the \"---\" line of a document)",
-                      io::Mark{chunk_line, 1});
+            // Only comments, blank lines or a "---" line: opm reads it as an empty blob.
+            r.problem(model::Scope::catalog, "catalog.blob", empty_document_message(d.marker),
+                      io::Mark{d.marker ? d.line - 1 : d.line, 1});
         } else {
             r.commit_pending();
         }
         r.set_fallback_error(nullptr);
         first = false;
         ++doc;
-        return true;
-    };
-    std::size_t p = from;
-    while (p < text.size()) {
-        const std::size_t nl = text.find('\n', p);
-        const std::size_t eol = nl == std::string_view::npos ? text.size() : nl;
-        const std::string_view l = text.substr(p, eol - p);
-        if (l.size() >= 3 && l[0] == '-' && l[1] == '-' && l[2] == '-') {
-            const std::string_view rest = trim_space(l.substr(3));
-            if (!rest.empty() && rest[0] != '#') {
-                if (!read_chunk(p)) return;
-                std::string shown(rest.substr(0, 40));
-                r.problem(model::Scope::catalog, "catalog.parse",
-                          "invalid YAML document separator: \"---\" followed by \"" + shown +
-                              "\" (a document starts on the line after \"---\")",
-                          io::Mark{line, 4});
-                return;
-            }
-            if (!read_chunk(p)) return;
-            chunk = nl == std::string_view::npos ? text.size() : nl + 1;
-            chunk_line = line + 1;
-        }
-        if (nl == std::string_view::npos) break;
-        p = nl + 1;
-        ++line;
     }
-    read_chunk(text.size());
+    if (split.error) {
+        if (first && json_error != nullptr) {
+            r.problem_error(*json_error, "catalog.parse");
+            return;
+        }
+        r.problem(model::Scope::catalog, "catalog.parse", split.error->message,
+                  io::Mark{split.error->line, 1});
+    }
 }
 
 } // namespace
@@ -1081,7 +1052,7 @@ namespace {
 void read_file(std::string_view text, const std::string& display, FileReader& r,
                const ReadOptions& options) {
     if (!looks_like_json(text)) {
-        read_yaml(text, 0, 0, display, r, options, nullptr);
+        read_yaml(text, TextPlace{}, 0, display, r, options, nullptr);
         return;
     }
     r.set_yaml(false);
@@ -1097,18 +1068,11 @@ void read_file(std::string_view text, const std::string& display, FileReader& r,
     if (ok) return;
     const io::JsonProgress pr = json.progress();
     r.abandon();
-    if (pr.values <= 1) {
-        // Kubernetes' decoder gives up on JSON and reads the rest as YAML, from the end of the
-        // last value read, blanks up to and including the first line break skipped.
+    if (json_falls_back(pr.values)) {
+        // Kubernetes' decoder gives up on JSON and reads the rest as YAML.
         const Error err = json.error();
-        std::size_t from = pr.values == 0 ? 0 : pr.value_end;
-        while (from < text.size()) {
-            const std::size_t n = text::go_space_at(text, from);
-            if (n == 0) break;
-            from += n;
-            if (text[from - 1] == '\n') break;
-        }
-        read_yaml(text, from, pr.values, display, r, options, &err);
+        read_yaml(text, yaml_fallback_start(text, pr.values, pr.value_end), pr.values, display, r,
+                  options, &err);
         return;
     }
     r.problem_error(json.error(), "catalog.parse");
@@ -1121,17 +1085,6 @@ void read_blobs(std::string_view text, const std::string& display, model::Catalo
     FileReader r(part, display, options);
     read_file(text, display, r, options);
     r.finish();
-}
-
-bool looks_like_json(std::string_view text) {
-    const std::string_view head = text.substr(0, 4096);
-    std::size_t i = 0;
-    while (i < head.size()) {
-        const std::size_t n = text::go_space_at(head, i);
-        if (n == 0) break;
-        i += n;
-    }
-    return i < head.size() && head[i] == '{';
 }
 
 } // namespace kpkg::catalog::detail

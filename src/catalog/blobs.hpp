@@ -1,12 +1,10 @@
 // Reading the blobs of one catalog file into the compact model, from parser events, the way opm
 // reads them (operator-registry alpha/declcfg load.go and declcfg.go, alpha/property):
 //
-// - A file whose first non-blank character (in its first 4096 bytes) is '{' is a stream of JSON
-//   values; if its first or second value does not parse as JSON, the rest (from the end of the
-//   last good value) is read as YAML, as Kubernetes' YAMLOrJSONDecoder does. Otherwise the file is
-//   YAML, cut into documents at lines that are "---" (optionally followed by blanks or a comment);
-//   "---" followed by anything else is an error. Every piece of text between such lines is a
-//   document, also one holding only comments or blank lines (which has no schema).
+// - The file is cut into JSON values and YAML documents by fbc_text.hpp's rules (shared with
+//   `catalog render`); a document holding only comments, blank lines or a "---" marker is a blob
+//   without schema. A YAML document is its first node (yaml.v2), its keys spelled as
+//   sigs.k8s.io/yaml spells them (values.hpp yaml_key), !!binary scalars decoded.
 // - Keys "schema", "package" and "name" of a blob are matched without regard to case, and two keys
 //   of a blob that differ only in case are an error; their values must be strings. A blob without
 //   schema is an error; a schema kpkg does not model is kept as an Other.
@@ -37,9 +35,5 @@ struct ReadOptions {
 // file as files[1], named `display` in positions and problems).
 void read_blobs(std::string_view text, const std::string& display, model::Catalog& part,
                 const ReadOptions& options);
-
-// Kubernetes' GuessJSONStream, which decides how opm reads a file: the first character of its
-// first 4096 bytes that is not white space (Go's unicode.IsSpace) is '{'.
-bool looks_like_json(std::string_view text);
 
 } // namespace kpkg::catalog::detail

@@ -2,18 +2,11 @@
 // holds for it, order the blobs as opm's declcfg.WriteJSON does, and write them as JSON or YAML,
 // formatting on all cores while the output streams out in order.
 //
-// How opm reads a catalog file (k8s.io/apimachinery util/yaml.YAMLOrJSONDecoder, as
-// declcfg.WalkMetasReader uses it), and so how this file splits one:
-// - it is JSON when its first character that is not Unicode white space, within the first
-//   4096 bytes, is '{': a stream of concatenated JSON values. If the first or second value
-//   fails to parse, the rest of the file (from after the last good value and the white space up
-//   to the next line break) is read as YAML instead, and a YAML failure there reports the JSON
-//   error;
-// - otherwise it is YAML, split into documents at lines that start with "---" (the rest of such
-//   a line may only be white space or a comment; anything else is an error), each document read
-//   by sigs.k8s.io/yaml (gopkg.in/yaml.v2 typing) and converted to JSON.
-// A document with nothing but white space and comments is an error, as in opm, which reads it
-// as a blob without a schema (and as kpkg's catalog loader reports it).
+// How opm cuts a catalog file into documents (JSON stream or YAML, the YAML fallback, "---"
+// lines) is fbc_text.hpp's, shared with the catalog loader. Each YAML document is read as
+// yaml.v2 reads it: its first node only (what follows a top-level flow mapping in the same
+// document is ignored, with a warning), keys typed and spelled as sigs.k8s.io/yaml spells them,
+// a repeated key keeping its last value (with a warning), !!binary decoded.
 #include "kpkg/catalog/render.hpp"
 
 #include <fcntl.h>
@@ -30,16 +23,20 @@
 #include <optional>
 #include <system_error>
 #include <thread>
+#include <unordered_map>
 
-#include "blobs.hpp"
+#include "fbc_text.hpp"
 #include "files.hpp"
 #include "go_sort.hpp"
 #include "kpkg/bundle/bundle.hpp"
 #include "kpkg/bundle/render.hpp"
+#include "kpkg/core/log.hpp"
 #include "kpkg/core/text.hpp"
+#include "kpkg/io/events.hpp"
 #include "kpkg/io/go_json.hpp"
 #include "kpkg/io/load.hpp"
 #include "render_blob.hpp"
+#include "values.hpp"
 
 namespace kpkg::catalog {
 
@@ -67,6 +64,7 @@ struct BlobSpan {
 struct UnitOut {
     std::vector<BlobSpan> blobs;
     std::optional<Error> error;
+    std::vector<std::string> warnings; // written in source order once all are read
 };
 
 // Per-thread scratch space, and the thread's arena: the blobs it made, back to back in large
@@ -125,51 +123,6 @@ void add_blob(UnitOut& u, const Worker& w, std::size_t before, BlobInfo&& info) 
                        a.size() - before, std::move(info)});
 }
 
-// The documents of a YAML stream as apimachinery's YAMLReader splits them: [begin, end) and
-// the 1-based line each starts on.
-struct DocSpan {
-    std::size_t begin, end;
-    std::uint32_t line;
-};
-
-Result<std::vector<DocSpan>> split_yaml(std::string_view text, std::size_t from,
-                                        std::uint32_t first_line, const std::string& file) {
-    std::vector<DocSpan> docs;
-    std::size_t doc_begin = from;
-    std::uint32_t doc_line = first_line;
-    std::uint32_t line = first_line;
-    std::size_t p = from;
-    while (p < text.size()) {
-        const void* nl = std::memchr(text.data() + p, '\n', text.size() - p);
-        const std::size_t eol =
-            nl == nullptr ? text.size()
-                          : static_cast<std::size_t>(static_cast<const char*>(nl) - text.data());
-        const std::size_t next = nl == nullptr ? text.size() : eol + 1;
-        if (eol - p >= 3 && text.compare(p, 3, "---") == 0) {
-            std::string_view rest = text.substr(p + 3, eol - p - 3);
-            std::size_t r = 0;
-            while (r < rest.size()) {
-                const std::size_t n = text::go_space_at(rest, r);
-                if (n == 0) break;
-                r += n;
-            }
-            if (r < rest.size() && rest[r] != '#') {
-                return fail(Error::invalid(
-                    "invalid YAML document separator \"---" + std::string(rest) +
-                        "\": only white space or a comment may follow \"---\" on its line",
-                    pos_at(file, line, 1, static_cast<int>(docs.size()))));
-            }
-            if (p > doc_begin) docs.push_back({doc_begin, p, doc_line});
-            doc_begin = next;
-            doc_line = line + 1;
-        }
-        p = next;
-        ++line;
-    }
-    if (text.size() > doc_begin) docs.push_back({doc_begin, text.size(), doc_line});
-    return docs;
-}
-
 // gopkg.in/yaml.v2's merge keys: a "<<" member whose value is a mapping (or a list of them, the
 // earlier ones winning) sets that mapping's members, in document order with the mapping's own
 // members, later settings overriding earlier ones. Applied bottom-up, as yaml.v2 decodes.
@@ -222,61 +175,222 @@ Result<void> resolve_merges(io::Node& n, const std::string& file, int index, std
     return {};
 }
 
-// One YAML document (text[d.begin, d.end)) to a blob.
-Result<void> yaml_document(std::string_view text, const DocSpan& d, int index,
+// The io::Node of a YAML document's first node, as yaml.v2 decodes it for opm: keys spelled as
+// sigs.k8s.io/yaml spells them (values keep their YAML typing for tree_from_yaml), a repeated
+// key keeping its last value, !!binary scalars decoded to their bytes.
+class DocBuilder final : public io::EventHandler {
+public:
+    DocBuilder(const std::string& file, int index) : file_(file), index_(index) {}
+
+    io::Node root;
+    bool have_root = false, root_empty = false;
+    // The first repeated key of the document, and how many more there were.
+    std::optional<std::pair<std::string, io::Mark>> repeated;
+    std::size_t more_repeated = 0;
+
+    void reset() override {
+        frames_.clear();
+        root = io::Node{};
+        have_root = root_empty = false;
+        repeated.reset();
+        more_repeated = 0;
+    }
+    void document_start(int, io::Mark) override { reset(); }
+    void document_end() override {}
+    void mapping_start(io::Mark m) override { open(io::Kind::mapping, m); }
+    void sequence_start(io::Mark m) override { open(io::Kind::sequence, m); }
+    void mapping_end() override { close(); }
+    void sequence_end() override { close(); }
+
+    void key(const io::ScalarEvent& k) override {
+        std::string_view text;
+        std::string why;
+        if (!detail::yaml_key(k, scratch_, text, why))
+            throw Exception(Error::invalid(why, io::pos_of(file_, k.mark, index_)));
+        Frame& f = frames_.back();
+        f.key.assign(text);
+        f.key_mark = k.mark;
+    }
+
+    void scalar(const io::ScalarEvent& s) override {
+        io::Node n;
+        n.mark = s.mark;
+        if (s.binary) {
+            std::size_t at = 0;
+            if (!detail::decode_base64(s.text, &n.text, at))
+                throw Exception(Error::invalid("!!binary value is not valid base64",
+                                               io::pos_of(file_, s.mark, index_)));
+            n.kind = io::Kind::string;
+        } else {
+            n.kind = s.kind;
+            n.plain = s.plain;
+            n.text.assign(s.text);
+        }
+        if (frames_.empty()) root_empty = s.empty && !s.tagged;
+        complete(std::move(n));
+    }
+
+private:
+    struct Frame {
+        io::Node node;
+        std::string key;
+        io::Mark key_mark;
+        // Key -> index in node.fields, once the mapping is too big for a linear search.
+        std::unordered_map<std::string, std::size_t> index;
+    };
+
+    void open(io::Kind kind, io::Mark m) {
+        Frame f;
+        f.node.kind = kind;
+        f.node.mark = m;
+        frames_.push_back(std::move(f));
+    }
+
+    void close() {
+        io::Node n = std::move(frames_.back().node);
+        frames_.pop_back();
+        complete(std::move(n));
+    }
+
+    // The entry of f's mapping with f.key, if there is one.
+    static io::MapEntry* find(Frame& f) {
+        auto& fields = f.node.fields;
+        if (fields.size() < 16) {
+            for (auto& e : fields)
+                if (e.key == f.key) return &e;
+            return nullptr;
+        }
+        if (f.index.empty())
+            for (std::size_t i = 0; i < fields.size(); ++i)
+                f.index.emplace(fields[i].key, i);
+        auto it = f.index.find(f.key);
+        return it == f.index.end() ? nullptr : &fields[it->second];
+    }
+
+    void complete(io::Node&& n) {
+        if (frames_.empty()) {
+            root = std::move(n);
+            have_root = true;
+            return;
+        }
+        Frame& f = frames_.back();
+        if (f.node.is_seq()) {
+            f.node.items.push_back(std::move(n));
+            return;
+        }
+        if (io::MapEntry* e = find(f)) {
+            // yaml.v2 decoding into a map: the last value wins.
+            e->value = std::move(n);
+            if (repeated)
+                ++more_repeated;
+            else
+                repeated.emplace(f.key, f.key_mark);
+            return;
+        }
+        if (!f.index.empty()) f.index.emplace(f.key, f.node.fields.size());
+        f.node.fields.push_back(io::MapEntry{std::move(f.key), f.key_mark, std::move(n)});
+        f.key.clear();
+    }
+
+    const std::string& file_;
+    int index_;
+    std::vector<Frame> frames_;
+    std::string scratch_;
+};
+
+// Whether text that yaml.v2 reads as a flow collection has more after it (yaml.v2 stops at the
+// end of the document's first node and ignores the rest).
+bool more_after_root(std::string_view span, const io::Node& root, const io::Limits& limits) {
+    if (!root.is_map() && !root.is_seq()) return false;
+    // Only a flow collection can end before the text does.
+    std::size_t i = 0;
+    while (i < span.size() && (span[i] == ' ' || span[i] == '\t' || span[i] == '\n' ||
+                               span[i] == '\r' || span[i] == '#')) {
+        if (span[i] == '#')
+            while (i < span.size() && span[i] != '\n')
+                ++i;
+        else
+            ++i;
+    }
+    if (i >= span.size() || (span[i] != '{' && span[i] != '[')) return false;
+    struct Counter final : io::EventHandler {
+        int docs = 0;
+        void document_start(int, io::Mark) override { ++docs; }
+        void document_end() override {}
+        void mapping_start(io::Mark) override {}
+        void sequence_start(io::Mark) override {}
+        void mapping_end() override {}
+        void sequence_end() override {}
+        void key(const io::ScalarEvent&) override {}
+        void scalar(const io::ScalarEvent&) override {}
+    } counter;
+    auto all = io::read_yaml_events(span, "<document>", counter, limits);
+    return !all.ok() || counter.docs > 1;
+}
+
+// One YAML document to a blob.
+Result<void> yaml_document(std::string_view text, const detail::YamlDoc& d, int index,
                            const std::string& file, Worker& w, UnitOut& u) {
     const std::string_view span = text.substr(d.begin, d.end - d.begin);
-    auto shift = [&](SourcePos p) {
-        p.file = file;
-        if (p.line != 0) p.line += d.line - 1;
-        p.document = index;
-        return p;
-    };
-    auto parsed = io::parse_yaml(span, file, w.limits);
-    if (!parsed.ok()) {
-        Error e = std::move(parsed).error();
-        e.pos = shift(e.pos);
-        return fail(std::move(e));
+    DocBuilder b(file, index);
+    io::YamlEventOptions yo;
+    yo.line_offset = d.line - 1;
+    yo.document_offset = index;
+    yo.first_document_only = true;
+    KPKG_TRY(io::read_yaml_events(span, file, b, w.limits, yo));
+    if (!b.have_root || b.root_empty)
+        return fail(Error::invalid(detail::empty_document_message(d.marker),
+                                   pos_at(file, d.marker ? d.line - 1 : d.line, 1, index)));
+    io::Node& root = b.root;
+    if (b.repeated) {
+        std::string msg = io::pos_of(file, b.repeated->second, index).str() + ": repeated key \"" +
+                          b.repeated->first + "\"";
+        if (b.more_repeated > 0)
+            msg += " (and " + std::to_string(b.more_repeated) + " more repeated keys)";
+        msg += ": the last value is used, as opm uses it";
+        u.warnings.push_back(std::move(msg));
     }
-    if (parsed->empty())
-        return fail(Error::invalid("document holds only comments or blank lines; opm reads it as "
-                                   "a blob without \"schema\" (put comments after the \"---\" "
-                                   "line of a document)",
-                                   pos_at(file, d.line, 1, index)));
-    // gopkg.in/yaml.v2 reads only the first document of what it is given.
-    io::Node& root = parsed->front().root;
-    KPKG_TRY(resolve_merges(root, file, index, d.line));
+    if (more_after_root(span, root, w.limits))
+        u.warnings.push_back(io::pos_of(file, root.mark, index).str() +
+                             ": the document goes on after the flow collection that is its "
+                             "value; opm ignores the rest, and so does render (start a new "
+                             "document with a \"---\" line)");
+    KPKG_TRY(resolve_merges(root, file, index, 1));
     BlobError err;
     if (!detail::tree_from_yaml(root, w.tree, err)) {
         const io::Mark m = resolve_mark(root, err.path);
-        return fail(Error::invalid(err.message, shift(io::pos_of(file, m, index))));
+        return fail(Error::invalid(err.message, io::pos_of(file, m, index)));
     }
     BlobInfo info;
     std::string& a = w.arena();
     const std::size_t before = a.size();
     if (!w.conv.convert(w.tree, a, info, err)) {
         const io::Mark m = resolve_mark(root, err.path);
-        return fail(Error::invalid(err.message, shift(io::pos_of(file, m, index))));
+        return fail(Error::invalid(err.message, io::pos_of(file, m, index)));
     }
     add_blob(u, w, before, std::move(info));
     return {};
 }
 
-Result<void> yaml_stream(std::string_view text, std::size_t from, std::uint32_t first_line,
-                         int first_index, const std::string& file, Worker& w, UnitOut& u,
-                         const Error* json_error) {
-    auto docs = split_yaml(text, from, first_line, file);
-    if (!docs.ok()) return json_error != nullptr ? fail(*json_error) : fail(docs.error());
+// The YAML documents of text from `from` on. `json_error`: the error of the JSON read that gave
+// up there, reported instead when the first document fails too.
+Result<void> yaml_stream(std::string_view text, detail::TextPlace from, int first_index,
+                         const std::string& file, Worker& w, UnitOut& u, const Error* json_error) {
+    const detail::YamlSplit split = detail::split_yaml(text, from.offset, from.line);
     int index = first_index;
     bool first = true;
-    for (const DocSpan& d : *docs) {
+    for (const detail::YamlDoc& d : split.docs) {
         auto r = yaml_document(text, d, index++, file, w, u);
         if (!r.ok()) {
-            // A stream that looked like JSON reports the JSON error when YAML fails at once.
             if (first && json_error != nullptr) return fail(*json_error);
             return r;
         }
         first = false;
+    }
+    if (split.error) {
+        if (first && json_error != nullptr) return fail(*json_error);
+        return fail(
+            Error::invalid(split.error->message, pos_at(file, split.error->line, 1, index)));
     }
     return {};
 }
@@ -286,28 +400,15 @@ Result<void> json_stream(std::string_view text, const std::string& file, Worker&
     std::uint32_t line = 1;
     int count = 0;
     std::size_t last_end = 0;
-    std::uint32_t last_line = 1;
     for (;;) {
         if (!w.parser.skip_space(text, pos, line, line_start)) return {};
         BlobError err;
         if (!w.parser.parse(text, pos, line, line_start, w.tree, err)) {
             Error json_error =
                 Error::invalid(err.message, pos_at(file, err.line, err.column, count));
-            if (count > 1) return fail(std::move(json_error));
-            // Still ambiguous: read the rest as YAML, from the next line.
-            std::size_t from = last_end;
-            std::uint32_t from_line = last_line;
-            while (from < text.size()) {
-                if (text[from] == '\n') {
-                    ++from;
-                    ++from_line;
-                    break;
-                }
-                const std::size_t n = text::go_space_at(text, from);
-                if (n == 0) break;
-                from += n;
-            }
-            return yaml_stream(text, from, from_line, count, file, w, u, &json_error);
+            if (!detail::json_falls_back(count)) return fail(std::move(json_error));
+            return yaml_stream(text, detail::yaml_fallback_start(text, count, last_end), count,
+                               file, w, u, &json_error);
         }
         BlobInfo info;
         std::string& a = w.arena();
@@ -317,7 +418,6 @@ Result<void> json_stream(std::string_view text, const std::string& file, Worker&
         add_blob(u, w, before, std::move(info));
         ++count;
         last_end = pos;
-        last_line = line;
     }
 }
 
@@ -409,7 +509,7 @@ Result<void> load_unit(const Unit& unit, Worker& w, UnitOut& u) {
     if (in || !read_regular(unit.path, w.limits, text))
         text = KPKG_TRY(io::read_file(in ? fs::path("-") : unit.path, w.limits));
     if (detail::looks_like_json(text)) return json_stream(text, file, w, u);
-    return yaml_stream(text, 0, 1, 0, file, w, u, nullptr);
+    return yaml_stream(text, detail::TextPlace{}, 0, file, w, u, nullptr);
 }
 
 unsigned thread_count(unsigned wanted, std::size_t work) {
@@ -639,8 +739,11 @@ Result<RenderedCatalog> prepare_render(const std::vector<std::string>& sources,
                 if (first_error.compare_exchange_weak(cur, i)) break;
         }
     });
-    for (auto& u : impl->units)
+    for (auto& u : impl->units) {
+        for (const std::string& w : u.warnings)
+            log::warning(w);
         if (u.error) return fail(std::move(*u.error));
+    }
     for (auto& w : workers)
         impl->blocks.push_back(std::move(w->blocks));
 

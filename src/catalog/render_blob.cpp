@@ -1028,35 +1028,19 @@ bool BlobConverter::convert(const JsonTree& t, std::string& out, BlobInfo& info,
         // Meta: top-level keys differing only in case are an error; schema, package and name
         // (matched ignoring case) must be strings when present.
         {
-            // Two distinct keys that fold to the same: compared pairwise (a blob has few
-            // top-level keys); the long forms of s and k need the full fold.
+            // Two distinct keys that fold to the same: each key's fold looked up among those
+            // of the keys before it (linear in the keys, however many there are).
             const std::size_t end = t.next(0);
-            auto ascii_fold_equal = [](std::string_view a, std::string_view b) {
-                if (a.size() != b.size()) return false;
-                for (std::size_t i = 0; i < a.size(); ++i) {
-                    char x = a[i], y = b[i];
-                    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-                    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-                    if (x != y) return false;
-                }
-                return true;
-            };
-            auto long_form = [](std::string_view k) {
-                return k.find('\xC5') != std::string_view::npos ||
-                       k.find('\xE2') != std::string_view::npos;
-            };
-            for (std::size_t i = 1; i < end; i = t.next(i + 1)) {
-                const std::string_view a = t.text(i);
-                for (std::size_t j = t.next(i + 1); j < end; j = t.next(j + 1)) {
-                    const std::string_view b = t.text(j);
-                    if (a == b) continue; // the same key twice: the map keeps the last
-                    const bool same = (long_form(a) || long_form(b)) ? fold_key(a) == fold_key(b)
-                                                                     : ascii_fold_equal(a, b);
-                    if (!same) continue;
-                    d.push(std::string(b));
-                    d.fail(j, "keys \"" + std::string(a) + "\" and \"" + std::string(b) +
-                                  "\" differ only in case (opm matches them as the same key)");
-                }
+            std::unordered_map<std::string, std::size_t> seen; // fold -> first key node
+            for (std::size_t j = 1; j < end; j = t.next(j + 1)) {
+                const std::string_view b = t.text(j);
+                auto [it, added] = seen.try_emplace(fold_key(b), j);
+                if (added) continue;
+                const std::string_view a = t.text(it->second);
+                if (a == b) continue; // the same key twice: the map keeps the last
+                d.push(std::string(b));
+                d.fail(j, "keys \"" + std::string(a) + "\" and \"" + std::string(b) +
+                              "\" differ only in case (opm matches them as the same key)");
             }
         }
         // A properties list: [{"type": ..., "value": <raw>}], elements in order, or for a

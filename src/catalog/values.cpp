@@ -8,6 +8,7 @@
 
 #include "kpkg/io/go_json.hpp"
 #include "kpkg/io/scalars.hpp"
+#include "render_blob.hpp"
 
 namespace kpkg::catalog::detail {
 
@@ -32,28 +33,6 @@ const char* vkind_name(VKind k) {
 namespace {
 
 // --- numbers -----------------------------------------------------------------------------------
-
-// A float64 as Go's encoding/json writes it: the shortest text that reads back the same, in
-// exponent form below 1e-6 and from 1e21 on, with "e-07" written "e-7".
-void format_float(double d, std::string& out) {
-    out.clear();
-    if (d == 0) {
-        out = std::signbit(d) ? "-0" : "0";
-        return;
-    }
-    char buf[64];
-    const double a = std::fabs(d);
-    if (a < 1e-6 || a >= 1e21) {
-        auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
-        out.assign(buf, r.ptr);
-        const std::size_t n = out.size();
-        if (n >= 4 && out[n - 4] == 'e' && out[n - 3] == '-' && out[n - 2] == '0')
-            out.erase(n - 2, 1);
-    } else {
-        auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed);
-        out.assign(buf, r.ptr);
-    }
-}
 
 int digit_of(char c) {
     if (c >= '0' && c <= '9') return c - '0';
@@ -386,7 +365,8 @@ Scalar canonical(const io::ScalarEvent& ev, bool yaml, std::string& scratch, boo
     s.mark = ev.mark;
     s.text = ev.text;
     auto number = [&](double v) {
-        format_float(v, scratch);
+        scratch.clear();
+        io::go::append_float(scratch, v);
         s.kind = VKind::number;
         s.text = scratch;
     };
@@ -394,6 +374,17 @@ Scalar canonical(const io::ScalarEvent& ev, bool yaml, std::string& scratch, boo
         bad = true;
         s.kind = VKind::string;
     };
+    if (yaml && ev.binary) {
+        // yaml.v2 decodes the base64 into the string's bytes.
+        scratch.clear();
+        std::size_t at = 0;
+        s.kind = VKind::string;
+        if (decode_base64(ev.text, &scratch, at))
+            s.text = scratch;
+        else
+            bad = true;
+        return s;
+    }
     if (yaml && ev.plain) {
         double v = 0;
         switch (resolve_yaml11(ev.text, v)) {
@@ -448,6 +439,122 @@ Scalar canonical(const io::ScalarEvent& ev, bool yaml, std::string& scratch, boo
         s.kind = VKind::string;
     }
     return s;
+}
+
+// --- keys --------------------------------------------------------------------------------------
+
+namespace {
+
+enum class IntFit { none, i64, u64, big };
+
+// Go's strconv.ParseInt(s, 0, 64) then ParseUint(s, 0, 64): which one reads s, and the value.
+IntFit go_int_fit(std::string_view s, std::int64_t& value) {
+    if (s.empty()) return IntFit::none;
+    bool neg = false, sign = false;
+    if (s[0] == '+' || s[0] == '-') {
+        sign = true;
+        neg = s[0] == '-';
+        s.remove_prefix(1);
+        if (s.empty()) return IntFit::none;
+    }
+    int base = 10;
+    if (s[0] == '0' && s.size() > 1) {
+        const char l = static_cast<char>(s[1] | 0x20);
+        if ((l == 'b' || l == 'o' || l == 'x') && s.size() > 2) {
+            base = l == 'b' ? 2 : l == 'o' ? 8 : 16;
+            s.remove_prefix(2);
+        } else {
+            base = 8;
+            s.remove_prefix(1);
+        }
+    }
+    std::uint64_t v = 0;
+    bool over = false;
+    for (char c : s) {
+        const int d = digit_of(c);
+        if (d >= base) return IntFit::none;
+        if (v > (UINT64_MAX - static_cast<std::uint64_t>(d)) / static_cast<std::uint64_t>(base))
+            over = true;
+        v = v * static_cast<std::uint64_t>(base) + static_cast<std::uint64_t>(d);
+    }
+    if (over) return IntFit::big;
+    if (neg) {
+        if (v > std::uint64_t{1} << 63) return IntFit::big;
+        value = v == std::uint64_t{1} << 63 ? INT64_MIN : -static_cast<std::int64_t>(v);
+        return IntFit::i64;
+    }
+    if (v <= static_cast<std::uint64_t>(INT64_MAX)) {
+        value = static_cast<std::int64_t>(v);
+        return IntFit::i64;
+    }
+    return sign ? IntFit::big : IntFit::u64; // ParseUint takes no sign
+}
+
+std::size_t utf8_chars(std::string_view s) {
+    std::size_t n = 0;
+    for (char c : s)
+        if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++n;
+    return n;
+}
+
+} // namespace
+
+bool yaml_key(const io::ScalarEvent& k, std::string& scratch, std::string_view& out,
+              std::string& why) {
+    out = k.text;
+    // yaml.v2 gives up looking for the ':' of a key that starts more than 1024 characters
+    // before it (quotes included).
+    if (!k.empty && utf8_chars(k.text) + (k.plain ? 0 : 2) > 1024) {
+        why = "mapping key longer than 1024 characters (\"" + std::string(k.text.substr(0, 40)) +
+              "...\"): opm's YAML reader (yaml.v2) cannot read it";
+        return false;
+    }
+    if (!k.plain) return true;
+    double v = 0;
+    switch (resolve_yaml11(k.text, v)) {
+    case Plain::string:
+        return true;
+    case Plain::null:
+        why = "a null mapping key (\"" + std::string(k.text) +
+              "\"): opm cannot turn it into a JSON key (quote it to make it a string)";
+        return false;
+    case Plain::yes:
+        out = "true";
+        return true;
+    case Plain::no:
+        out = "false";
+        return true;
+    case Plain::nonfinite:
+        out = k.text.find_first_of("aA") != std::string_view::npos ? ".nan"
+              : k.text[0] == '-'                                   ? "-.inf"
+                                                                   : ".inf";
+        return true;
+    case Plain::number:
+        break;
+    }
+    std::string plain;
+    for (char c : k.text)
+        if (c != '_') plain += c;
+    std::int64_t i = 0;
+    switch (go_int_fit(plain, i)) {
+    case IntFit::i64:
+        scratch = std::to_string(i);
+        out = scratch;
+        return true;
+    case IntFit::u64:
+        why = "mapping key " + std::string(k.text) +
+              " is an integer only an unsigned 64-bit number holds: opm cannot turn it into a "
+              "JSON key (quote it to make it a string)";
+        return false;
+    case IntFit::big:
+    case IntFit::none:
+        break;
+    }
+    if (!yaml_style_float(plain) || !to_double(plain, v)) return true; // as yaml.v2: a string
+    scratch.clear();
+    io::go::append_float32_g(scratch, v);
+    out = scratch;
+    return true;
 }
 
 // --- Hasher ------------------------------------------------------------------------------------

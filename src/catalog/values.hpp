@@ -39,8 +39,17 @@ struct Scalar {
 
 // Turns parser scalars into canonical ones; `scratch` holds the text of converted numbers.
 // `yaml`: the event comes from the YAML reader (plain scalars typed by YAML 1.1). Non-finite
-// numbers (.inf, .nan) cannot be written as JSON: `bad` is set and the scalar is a string.
+// numbers (.inf, .nan) cannot be written as JSON, nor can !!binary text that is not base64: `bad`
+// is set and the scalar is a string.
 Scalar canonical(const io::ScalarEvent& ev, bool yaml, std::string& scratch, bool& bad);
+
+// A YAML mapping key as opm gets it (yaml.v2 types a plain key by YAML 1.1 and sigs.k8s.io/yaml
+// spells it as a string): booleans "true"/"false", integers in decimal, floats as Go's
+// FormatFloat(f, 'g', -1, 32) ("1.0" is "1", "1e6" is "1e+06"), .inf/-.inf/.nan as such; other
+// keys as they are. `out` may point into `scratch`. False, with `why`, for a key opm fails on: a
+// null key, an integer only a uint64 holds, a key longer than 1024 characters.
+bool yaml_key(const io::ScalarEvent& k, std::string& scratch, std::string_view& out,
+              std::string& why);
 
 // Go's fold for field names: ASCII case, plus the two non-ASCII characters that fold to ASCII
 // letters (U+017F to 's', U+212A to 'k'). `name` is ASCII.

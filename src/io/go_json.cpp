@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 #include "kpkg/io/json_reader.hpp" // detail::utf8_decode
 
@@ -152,6 +153,62 @@ void append_float(std::string& out, double v) {
         out.append(buf, len);
     } else {
         append_fixed(out, v);
+    }
+}
+
+void append_float32_g(std::string& out, double v) {
+    if (std::isnan(v)) {
+        out += "NaN";
+        return;
+    }
+    const auto f = static_cast<float>(v);
+    if (std::isinf(f)) {
+        out += f > 0 ? "+Inf" : "-Inf";
+        return;
+    }
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof buf, f, std::chars_format::scientific);
+    const std::string_view sci(buf, static_cast<std::size_t>(r.ptr - buf));
+    const std::size_t e = sci.find('e');
+    int exp = 0;
+    std::from_chars(sci.data() + e + (sci[e + 1] == '+' ? 2 : 1), sci.data() + sci.size(), exp);
+    std::size_t i = 0;
+    if (sci[0] == '-') {
+        out += '-';
+        i = 1;
+    }
+    std::string digits;
+    for (; i < e; ++i)
+        if (sci[i] != '.') digits += sci[i];
+    if (digits == "0") {
+        out += '0';
+        return;
+    }
+    if (exp < -4 || exp >= 6) {
+        out += digits[0];
+        if (digits.size() > 1) {
+            out += '.';
+            out.append(digits, 1, std::string::npos);
+        }
+        out += 'e';
+        out += exp < 0 ? '-' : '+';
+        const int a = exp < 0 ? -exp : exp;
+        if (a < 10) out += '0';
+        out += std::to_string(a);
+        return;
+    }
+    const int n = static_cast<int>(digits.size());
+    if (exp >= n - 1) {
+        out += digits;
+        out.append(static_cast<std::size_t>(exp - (n - 1)), '0');
+    } else if (exp >= 0) {
+        out.append(digits, 0, static_cast<std::size_t>(exp + 1));
+        out += '.';
+        out.append(digits, static_cast<std::size_t>(exp + 1), std::string::npos);
+    } else {
+        out += "0.";
+        out.append(static_cast<std::size_t>(-exp - 1), '0');
+        out += digits;
     }
 }
 

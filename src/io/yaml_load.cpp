@@ -383,7 +383,7 @@ private:
         };
         Type type = Type::scalar;
         Kind kind = Kind::null;
-        bool plain = false, tagged = false;
+        bool plain = false, tagged = false, binary = false;
         Mark mark;
         std::string text;
     };
@@ -503,6 +503,7 @@ private:
             r.kind = ev.kind;
             r.plain = ev.plain;
             r.tagged = ev.tagged;
+            r.binary = ev.binary;
             r.mark = ev.mark;
             r.text.assign(ev.text);
             records_.push_back(std::move(r));
@@ -575,6 +576,7 @@ private:
         if (tag != nullptr) {
             ev.kind = tagged_kind(ev.mark, text_of(tag), ev.text);
             ev.tagged = true;
+            ev.binary = text_of(tag) == "tag:yaml.org,2002:binary";
         } else if (style == FYSS_PLAIN) {
             ev.kind = ev.empty ? Kind::null : detail::resolve_plain(ev.text);
             ev.plain = true;
@@ -628,6 +630,7 @@ private:
             ev.kind = r.kind;
             ev.plain = r.plain;
             ev.tagged = r.tagged;
+            ev.binary = r.binary;
             ev.empty = false;
             ev.mark = i == 0 ? m : r.mark;
             Record::Type type = r.type;

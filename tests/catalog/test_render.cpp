@@ -201,12 +201,21 @@ TEST(CatalogRender, IndexIgnoreSelectsTheSameFilesAsLoad) {
     EXPECT_EQ(compact_names, names);
 }
 
+// A "---" line with nothing gathered before it starts the next document (Kubernetes' YAML reader
+// hands it on, yaml.v2 reads a document start marker): one at the start is fine, one more after
+// it makes a document of only "---" (no schema), as does a second one at the end.
 TEST(CatalogRender, DocumentSeparatorWithCommentAndEmptyDocuments) {
     TempDir t;
-    t.write("c/x.yaml", "---\n--- # a comment\n# fine here\nschema: olm.package\nname: p\n"
-                        "---\n---\n");
+    t.write("c/x.yaml", "--- # a comment\n# fine here\nschema: olm.package\nname: p\n---\n");
     EXPECT_EQ(render_json(t / "c"), "{\n    \"schema\": \"olm.package\",\n    \"name\": \"p\",\n   "
                                     " \"defaultChannel\": \"\"\n}\n");
+    t.write("d/x.yaml", "---\n--- # a comment\nschema: olm.package\nname: p\n");
+    t.write("e/x.yaml", "schema: olm.package\nname: p\n---\n---\n");
+    for (const char* dir : {"d", "e"}) {
+        const Error e = render_error({(t / dir).string()});
+        EXPECT_EQ(e.code, ExitCode::invalid) << dir;
+        EXPECT_NE(e.message.find("only a \"---\" line"), std::string::npos) << e.str();
+    }
 }
 
 // opm reads a document of only comments or blank lines as a blob without schema and fails; so

@@ -32,6 +32,7 @@ struct ScalarEvent {
     Kind kind = Kind::string;
     bool plain = false;  // YAML: written plain (not quoted, not a block scalar) and untagged
     bool tagged = false; // YAML: has an explicit tag
+    bool binary = false; // YAML: tagged !!binary (text is the base64 as written; kind string)
     bool empty = false;  // YAML: no text at all ("key:" with nothing after it)
 };
 

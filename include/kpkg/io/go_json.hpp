@@ -23,6 +23,11 @@ void append_float(std::string& out, double v);
 // laid out without an exponent.
 void append_fixed(std::string& out, double v);
 
+// strconv.FormatFloat(v, 'g', -1, 32): v rounded to a float32, its shortest digits, in e-form
+// ("1e+06", "1.5e-05") when the exponent is below -4 or from 6 on; "+Inf", "-Inf", "NaN" for
+// the non-finite values. (How sigs.k8s.io/yaml spells a YAML float used as a mapping key.)
+void append_float32_g(std::string& out, double v);
+
 // Standard base64 with padding (base64.StdEncoding, as encoding/json writes a []byte).
 void append_base64(std::string& out, std::string_view data);
 
