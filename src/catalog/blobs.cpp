@@ -387,8 +387,9 @@ private:
         for (const auto& [f, orig] : blob_.keys)
             if (f == folded) {
                 if (orig != key)
-                    blob_.duplicate = "duplicate keys \"" + orig + "\" and \"" + std::string(key) +
-                                      "\" (keys are matched without regard to case)";
+                    blob_.duplicate = "duplicate keys " + text::quote(orig) + " and " +
+                                      text::quote(key) +
+                                      " (keys are matched without regard to case)";
                 return;
             }
         blob_.keys.emplace_back(std::move(folded), std::string(key));
@@ -775,7 +776,7 @@ private:
                     const Mismatch& mm = *p.mismatch;
                     std::string msg =
                         label + ": " +
-                        (mm.path.empty() ? std::string("value") : "\"" + mm.path + "\"");
+                        (mm.path.empty() ? std::string("value") : text::quote(mm.path));
                     msg += mm.found.empty() ? " is not valid base64"
                                             : " must be " + mm.want + ", not " + mm.found;
                     problem(sc.scope, "bundle.property", msg, mm.mark, sc.package, sc.channel,
@@ -815,8 +816,8 @@ private:
             return;
         }
         if (b.nonfinite) {
-            blob_problem("\"" + b.nonfinite->first +
-                             "\" is a number JSON cannot hold (quote it to make it a string)",
+            blob_problem(text::quote(b.nonfinite->first) +
+                             " is a number JSON cannot hold (quote it to make it a string)",
                          b.nonfinite->second);
             return;
         }

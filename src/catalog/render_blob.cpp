@@ -10,6 +10,7 @@
 
 #include "go_sort.hpp"
 #include "kpkg/bundle/render.hpp"
+#include "kpkg/core/text.hpp"
 #include "kpkg/io/go_json.hpp"
 #include "kpkg/io/json_reader.hpp" // io::detail::utf8_decode, append_utf8
 #include "kpkg/io/load.hpp"
@@ -1054,8 +1055,8 @@ bool BlobConverter::convert(const JsonTree& t, std::string& out, BlobInfo& info,
                                                                      : ascii_fold_equal(a, b);
                     if (!same) continue;
                     d.push(std::string(b));
-                    d.fail(j, "keys \"" + std::string(a) + "\" and \"" + std::string(b) +
-                                  "\" differ only in case (opm matches them as the same key)");
+                    d.fail(j, "keys " + text::quote(a) + " and " + text::quote(b) +
+                                  " differ only in case (opm matches them as the same key)");
                 }
             }
         }
