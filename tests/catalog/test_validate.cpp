@@ -943,6 +943,14 @@ TEST(CatalogValidateCli, NoPackages) {
     EXPECT_EQ(d.get("findings")->items[0].get("rule")->text, "catalog.empty");
     auto stdin_empty = run_kpkg({"catalog", "validate", "-"}, "\n");
     EXPECT_EQ(stdin_empty.exit_code, 3) << stdin_empty.out << stdin_empty.err;
+
+    // catalog list answers with an empty list (exit 0) and says so on stderr.
+    auto list = run_kpkg({"catalog", "list", "packages", (t / "empty").string()});
+    EXPECT_EQ(list.exit_code, 0) << list.err;
+    EXPECT_EQ(list.out, "NAME  DEFAULT CHANNEL  CHANNELS  BUNDLES  LATEST\n");
+    EXPECT_EQ(list.err, "kpkg: warning: " + (t / "empty").string() + ": no packages found\n");
+    auto quiet = run_kpkg({"-q", "catalog", "list", "packages", (t / "empty").string()});
+    EXPECT_EQ(quiet.err, "");
 }
 
 TEST(CatalogValidateCli, HugeValuesAreCut) {
