@@ -794,8 +794,9 @@ private:
                     continue;
                 }
                 if (e.message == 0) missing_message(d.package, e);
-                std::string ref =
-                    "{schema: " + q(c_.str(e.schema)) + ", name: " + q(c_.str(e.name)) + "}";
+                // The reference as opm prints it (Go's %#v of its PackageScopedReference).
+                std::string ref = "declcfg.PackageScopedReference{Schema:" + q(c_.str(e.schema)) +
+                                  ", Name:" + q(c_.str(e.name)) + "}";
                 if (!refs.insert(pair_key(e.schema, e.name)).second) {
                     deprecation_error(rule::deprecation_duplicate_reference, d.package,
                                       "duplicate deprecation entry " + ref, e.pos);

@@ -366,6 +366,10 @@ TEST(CatalogValidate, SkipsAndSkipRange) {
     auto lenient = fixture("skip-range", {.lenient = true});
     EXPECT_EQ(only(lenient, "bundle.skip-range").severity, Severity::warning);
     EXPECT_EQ(only(lenient, "bundle.skip").severity, Severity::error);
+    std::set<std::string> lenient_rules;
+    for (const auto& rule : catalog::rules())
+        if (rule.lenient) lenient_rules.insert(rule.id);
+    EXPECT_EQ(lenient_rules, (std::set<std::string>{"bundle.related-image", "bundle.skip-range"}));
     auto both = fixture("skip-range", {.strict = true, .lenient = true});
     EXPECT_EQ(only(both, "bundle.skip-range").severity, Severity::error);
     EXPECT_EQ(catalog::count(both, Severity::warning), 0u);
@@ -490,7 +494,8 @@ TEST(CatalogValidate, Deprecations) {
     auto nomsg = only(is, "deprecation.message");
     EXPECT_EQ(nomsg.message, "invalid deprecation: message must be set");
     expect_at(nomsg, 36);
-    EXPECT_TRUE(has_message(is, "cannot deprecate object {schema: \"olm.thing\", name: \"x\"} "
+    EXPECT_TRUE(has_message(is, "cannot deprecate object declcfg.PackageScopedReference{Schema:"
+                                "\"olm.thing\", Name:\"x\"} "
                                 "referenced by entry 3: object schema unknown"));
     EXPECT_EQ(is.size(), 5u) << dump(is);
 
@@ -516,7 +521,8 @@ TEST(CatalogValidate, Deprecations) {
     dep("p", {});
     dep("", {});
     auto more = b.run();
-    EXPECT_TRUE(has_message(more, "duplicate deprecation entry {schema: \"olm.bundle\", name: "
+    EXPECT_TRUE(has_message(more, "duplicate deprecation entry declcfg.PackageScopedReference{"
+                                  "Schema:\"olm.bundle\", Name:"
                                   "\"p.v1\"}"))
         << dump(more);
     EXPECT_TRUE(has_message(more, "schema must be set for deprecation entry [3]"));
