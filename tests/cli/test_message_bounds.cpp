@@ -114,6 +114,29 @@ TEST(MessageBounds, Resolve) {
         huge + "\", \"package\": {\"packageName\": \"r\", \"versionRange\": \">=" + huge +
         "x\"}}}]}\n";
     t.write("c/index.json", cat);
+    // An unsatisfiable constraint whose failureMessage is 100,000 bytes (under OLM's 128 KiB
+    // limit for a value) and a required label as long: the explanation quotes both.
+    const std::string big(100000, '8');
+    t.write("u/index.json",
+            "{\"schema\": \"olm.package\", \"name\": \"p\", \"defaultChannel\": \"stable\"}\n"
+            "{\"schema\": \"olm.channel\", \"package\": \"p\", \"name\": \"stable\", "
+            "\"entries\": [{\"name\": \"p.v1.0.0\"}]}\n"
+            "{\"schema\": \"olm.bundle\", \"package\": \"p\", \"name\": \"p.v1.0.0\", "
+            "\"image\": \"quay.io/p/p:v1\", \"properties\": [{\"type\": \"olm.package\", "
+            "\"value\": {\"packageName\": \"p\", \"version\": \"1.0.0\"}}, {\"type\": "
+            "\"olm.constraint\", \"value\": {\"failureMessage\": \"" +
+                big +
+                "\", \"package\": {\"packageName\": \"r\", \"versionRange\": \">=1.0.0\"}}}, "
+                "{\"type\": \"olm.label.required\", "
+                "\"value\": {\"label\": \"" +
+                big + "\"}}]}\n");
+    for (const char* fmt : {"text", "json"}) {
+        auto r = run_kpkg({"-o", fmt, "resolve", "p", "--catalog", (t / "u").string()});
+        EXPECT_EQ(r.exit_code, 4) << r.err.substr(0, 2000);
+        expect_bounded(r, std::string("resolve unsatisfiable ") + fmt);
+        EXPECT_NE((r.out + r.err).find("(100000 bytes)"), std::string::npos)
+            << r.out.substr(0, 3000);
+    }
     const std::string c = (t / "c").string();
     const std::string arg(100000, 'z'); // command-line arguments are at most 128 KiB each
     for (const std::vector<std::string>& args :
