@@ -96,8 +96,7 @@ void setup(CLI::App& root, Context& ctx) {
     v->add_option("SRC", opts->source, "Catalog directory, file, or - for stdin")->required();
     CLI::Option* strict = v->add_flag("--strict", opts->strict, "Treat warnings as errors");
     v->add_flag("--lenient", opts->lenient,
-                "Report a relatedImages image that is not an image reference and a skipRange "
-                "that does not parse as warnings (older opm accepts them)")
+                "As older opm: bad relatedImages and skipRanges are warnings")
         ->excludes(strict);
     v->add_flag("--allow-empty", opts->allow_empty,
                 "Accept a catalog without packages (else \"no packages found\", exit 3)");
