@@ -21,7 +21,7 @@ __kpkg_flags() {
         "kpkg") __kpkg_flags="$global --version" ;;
         "kpkg version") __kpkg_flags="$global --libraries" ;;
         "kpkg bundle validate") __kpkg_flags="$global --strict --k8s-version" ;;
-        "kpkg catalog validate") __kpkg_flags="$global --strict" ;;
+        "kpkg catalog validate") __kpkg_flags="$global --strict --lenient --allow-empty" ;;
         "kpkg catalog diff") __kpkg_flags="$global --exit-code" ;;
         "kpkg catalog graph") __kpkg_flags="$global --channel --format" ;;
         "kpkg catalog render") __kpkg_flags="$global --output-file" ;;

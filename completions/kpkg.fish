@@ -91,6 +91,8 @@ complete -c kpkg -n '__kpkg_path_is catalog' -a validate -d 'Check a catalog as 
 complete -c kpkg -n '__kpkg_path_is catalog' -a render -d 'Render catalogs and bundle directories as one catalog'
 complete -c kpkg -n '__fish_seen_subcommand_from validate; and __fish_seen_subcommand_from catalog' -F -a - -d 'Catalog (directory, file, or - for stdin)'
 complete -c kpkg -n '__fish_seen_subcommand_from validate; and __fish_seen_subcommand_from catalog' -l strict -d 'Treat warnings as errors'
+complete -c kpkg -n '__fish_seen_subcommand_from validate; and __fish_seen_subcommand_from catalog' -l lenient -d 'Report what older opm accepts as warnings'
+complete -c kpkg -n '__fish_seen_subcommand_from validate; and __fish_seen_subcommand_from catalog' -l allow-empty -d 'Accept a catalog without packages'
 complete -c kpkg -n '__fish_seen_subcommand_from render; and __fish_seen_subcommand_from catalog' -F -a - -d 'Catalog or bundle directory (or - for stdin)'
 complete -c kpkg -n '__fish_seen_subcommand_from render; and __fish_seen_subcommand_from catalog' -l output-file -r -F -d 'Write the catalog to FILE, atomically'
 complete -c kpkg -n '__kpkg_path_is catalog' -a diff -d 'Show what changes from one catalog to another'

@@ -29,6 +29,7 @@
 #include <tuple>
 #include <utility>
 
+#include "kpkg/core/text.hpp"
 #include "kpkg/io/go_json.hpp"
 #include "kpkg/io/json_reader.hpp" // io::detail::utf8_decode
 #include "kpkg/io/load.hpp"
@@ -1379,12 +1380,14 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
         const std::string name = KPKG_TRY(rd.str(field(&c, "name"), "owned CRD name"));
         const std::size_t dot = name.find('.');
         if (dot == std::string::npos)
-            return invalid("owned CRD name \"" + name + "\" is not <plural>.<group>", rd.pos(&c));
+            return invalid("owned CRD name " + text::quote(name) + " is not <plural>.<group>",
+                           rd.pos(&c));
         std::string version = KPKG_TRY(rd.str(field(&c, "version"), "version"));
         std::string kind = KPKG_TRY(rd.str(field(&c, "kind"), "kind"));
         ApiKey key{name.substr(dot + 1), std::move(version), std::move(kind), name.substr(0, dot)};
         if (!provided_apis.count(key))
-            return invalid("owned CRD " + name + " " + key.version + " (kind " + key.kind +
+            return invalid("owned CRD " + text::shown(name) + " " + text::shown(key.version) +
+                               " (kind " + text::shown(key.kind) +
                                ") is not among the CRDs in manifests/; opm refuses to render it",
                            rd.pos(&c));
     }
@@ -1395,7 +1398,7 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
         const std::string name = KPKG_TRY(rd.str(field(&c, "name"), "required CRD name"));
         const std::size_t dot = name.find('.');
         if (dot == std::string::npos)
-            return invalid("required CRD name \"" + name + "\" is not <plural>.<group>",
+            return invalid("required CRD name " + text::quote(name) + " is not <plural>.<group>",
                            rd.pos(&c));
         std::string kind = KPKG_TRY(rd.str(field(&c, "kind"), "kind"));
         std::string version = KPKG_TRY(rd.str(field(&c, "version"), "version"));

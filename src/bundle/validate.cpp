@@ -244,11 +244,11 @@ std::optional<std::string> group_of_crd_name(std::string_view name) {
 }
 
 std::string gvk_text(std::string_view group, std::string_view version, std::string_view kind) {
-    std::string s(group);
+    std::string s = text::shown(group);
     if (!s.empty()) s += '/';
-    s += version;
+    s += text::shown(version);
     s += ", Kind=";
-    s += kind;
+    s += text::shown(kind);
     return s;
 }
 

@@ -349,8 +349,8 @@ public:
         if (bad && !blob_.undecodable)
             blob_.undecodable.emplace(
                 ev.binary ? "!!binary value is not valid base64"
-                          : "\"" + std::string(ev.text) +
-                                "\" is a number JSON cannot hold (quote it to make it a string)",
+                          : text::quote(ev.text) +
+                                " is a number JSON cannot hold (quote it to make it a string)",
                 ev.mark);
         if (in_value_) {
             value_scalar(s);
@@ -396,8 +396,8 @@ private:
         if (added) {
             it->second.assign(key);
         } else if (it->second != key) {
-            blob_.duplicate = "duplicate keys \"" + it->second + "\" and \"" + std::string(key) +
-                              "\" (keys are matched without regard to case)";
+            blob_.duplicate = "duplicate keys " + text::quote(it->second) + " and " +
+                              text::quote(key) + " (keys are matched without regard to case)";
         }
     }
 
@@ -782,7 +782,7 @@ private:
                     const Mismatch& mm = *p.mismatch;
                     std::string msg =
                         label + ": " +
-                        (mm.path.empty() ? std::string("value") : "\"" + mm.path + "\"");
+                        (mm.path.empty() ? std::string("value") : text::quote(mm.path));
                     msg += mm.found.empty() ? " is not valid base64"
                                             : " must be " + mm.want + ", not " + mm.found;
                     problem(sc.scope, "bundle.property", msg, mm.mark, sc.package, sc.channel,

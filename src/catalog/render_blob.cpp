@@ -10,6 +10,7 @@
 
 #include "go_sort.hpp"
 #include "kpkg/bundle/render.hpp"
+#include "kpkg/core/text.hpp"
 #include "kpkg/io/go_json.hpp"
 #include "kpkg/io/json_reader.hpp" // io::detail::utf8_decode, append_utf8
 #include "kpkg/io/load.hpp"
@@ -1039,8 +1040,8 @@ bool BlobConverter::convert(const JsonTree& t, std::string& out, BlobInfo& info,
                 const std::string_view a = t.text(it->second);
                 if (a == b) continue; // the same key twice: the map keeps the last
                 d.push(std::string(b));
-                d.fail(j, "keys \"" + std::string(a) + "\" and \"" + std::string(b) +
-                              "\" differ only in case (opm matches them as the same key)");
+                d.fail(j, "keys " + text::quote(a) + " and " + text::quote(b) +
+                              " differ only in case (opm matches them as the same key)");
             }
         }
         // A properties list: [{"type": ..., "value": <raw>}], elements in order, or for a

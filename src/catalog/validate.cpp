@@ -30,83 +30,13 @@ using model::Str;
 // names, so one finding stays readable and bounded whatever the input.
 constexpr std::size_t max_listed = 100;
 
-// Longest quoted value shown in a message, in bytes.
-constexpr std::size_t max_quoted = 256;
-
-// `s` in double quotes as Go's %q writes it for the cases that matter here: quotes, backslashes
-// and control bytes escaped; a value longer than max_quoted bytes is cut (at a UTF-8 boundary)
-// and its size given, so a message stays one bounded line.
+// Input values in messages: quoted (text::quote) or, in opm's unquoted lists, as they are
+// (text::shown); both escape control bytes and cut a value over text::max_shown bytes.
 std::string q(std::string_view s) {
-    std::size_t shown = s.size();
-    if (shown > max_quoted) {
-        shown = max_quoted;
-        while (shown > 0 && (static_cast<unsigned char>(s[shown]) & 0xc0) == 0x80)
-            --shown;
-    }
-    std::string out;
-    out.reserve(shown + 2);
-    out += '"';
-    static const char* hex = "0123456789abcdef";
-    for (std::size_t i = 0; i < shown; ++i) {
-        auto c = static_cast<unsigned char>(s[i]);
-        switch (c) {
-        case '"':
-            out += "\\\"";
-            break;
-        case '\\':
-            out += "\\\\";
-            break;
-        case '\n':
-            out += "\\n";
-            break;
-        case '\t':
-            out += "\\t";
-            break;
-        case '\r':
-            out += "\\r";
-            break;
-        default:
-            if (c < 0x20 || c == 0x7f) {
-                out += "\\x";
-                out += hex[c >> 4];
-                out += hex[c & 15];
-            } else {
-                out += static_cast<char>(c);
-            }
-        }
-    }
-    if (shown < s.size()) out += "...";
-    out += '"';
-    if (shown < s.size()) out += " (" + std::to_string(s.size()) + " bytes)";
-    return out;
+    return text::quote(s);
 }
-
-// A name as it is, but with control bytes escaped, for the unquoted lists opm prints.
 std::string esc(std::string_view s) {
-    auto control = [](char ch) {
-        auto c = static_cast<unsigned char>(ch);
-        return c < 0x20 || c == 0x7f;
-    };
-    if (std::none_of(s.begin(), s.end(), control)) return std::string(s);
-    std::string out;
-    static const char* hex = "0123456789abcdef";
-    for (char ch : s) {
-        auto c = static_cast<unsigned char>(ch);
-        if (c == '\n')
-            out += "\\n";
-        else if (c == '\t')
-            out += "\\t";
-        else if (c == '\r')
-            out += "\\r";
-        else if (c < 0x20 || c == 0x7f) {
-            out += "\\x";
-            out += hex[c >> 4];
-            out += hex[c & 15];
-        } else {
-            out += ch;
-        }
-    }
-    return out;
+    return text::shown(s);
 }
 
 // Names joined with `sep`, at most max_listed of them (the rest counted).
@@ -303,6 +233,7 @@ bool dns_subdomain(std::string_view s) {
 // --- rules ------------------------------------------------------------------------------------
 
 namespace rule {
+constexpr const char* catalog_empty = "catalog.empty";
 constexpr const char* package_name = "package.name";
 constexpr const char* package_duplicate = "package.duplicate";
 constexpr const char* package_no_channels = "package.no-channels";
@@ -423,6 +354,12 @@ private:
         add(Severity::error, Scope::deprecation, rule, pkg, std::move(msg), pos);
     }
 
+    // The severity of the findings current opm rejects and older releases accept: errors, as
+    // current opm; warnings with --lenient (--strict wins).
+    Severity older_opm_accepts() const {
+        return opts_.lenient && !opts_.strict ? Severity::warning : Severity::error;
+    }
+
     // Load problems are errors as they are; a bundle with one is not checked for its olm.package
     // property again (opm stops at a property it cannot parse, too).
     void load_problems() {
@@ -439,6 +376,9 @@ private:
     }
 
     void packages() {
+        if (c_.packages.empty() && !opts_.allow_empty)
+            add(Severity::error, Scope::catalog, rule::catalog_empty, 0, "no packages found",
+                model::Pos{npos32, 0, 0, -1}); // about no file
         chan_count_.assign(c_.packages.size(), 0);
         for (std::uint32_t i = 0; i < c_.packages.size(); ++i) {
             const model::Package& p = c_.packages[i];
@@ -623,7 +563,7 @@ private:
             }
         }
         if (!it->second.empty())
-            bundle_issue(Severity::warning, rule::bundle_skip_range, ch.package, e.name, ch.name,
+            bundle_issue(older_opm_accepts(), rule::bundle_skip_range, ch.package, e.name, ch.name,
                          "invalid skipRange " + q(c_.str(e.skip_range)) + " in channel " +
                              q(c_.str(ch.name)) + ": " + it->second,
                          e.pos);
@@ -680,7 +620,7 @@ private:
                 std::string why = image_problem(images[i].image);
                 if (!why.empty())
                     bundle_issue(
-                        Severity::warning, rule::bundle_related_image, b.package, b.name, 0,
+                        older_opm_accepts(), rule::bundle_related_image, b.package, b.name, 0,
                         "relatedImages[" + std::to_string(i) + "].image: invalid image pull spec " +
                             q(c_.str(images[i].image)) + ": " + why,
                         b.pos);
@@ -754,11 +694,11 @@ private:
         for (std::uint32_t i = 0; i < c_.packages.size(); ++i) {
             const model::Package& p = c_.packages[i];
             if (p.name == 0 || package_of_[p.name] != i) continue;
-            if (chan_count_[i] == 0) {
+            // As opm's model: each of the three reported on its own, so a package with neither
+            // channels nor a default channel gets two findings.
+            if (chan_count_[i] == 0)
                 package_error(rule::package_no_channels, p.name,
                               "package must contain at least one channel", p.pos);
-                continue;
-            }
             if (p.default_channel == 0)
                 package_error(rule::package_default_channel, p.name, "default channel must be set",
                               p.pos);
@@ -853,11 +793,10 @@ private:
                                       "schema must be set for deprecation entry " + idx, e.pos);
                     continue;
                 }
-                if (e.message == 0)
-                    deprecation_error(rule::deprecation_message, d.package,
-                                      "deprecation entry " + idx + " must have a message", e.pos);
-                std::string ref =
-                    "{schema: " + q(c_.str(e.schema)) + ", name: " + q(c_.str(e.name)) + "}";
+                if (e.message == 0) missing_message(d.package, e);
+                // The reference as opm prints it (Go's %#v of its PackageScopedReference).
+                std::string ref = "declcfg.PackageScopedReference{Schema:" + q(c_.str(e.schema)) +
+                                  ", Name:" + q(c_.str(e.name)) + "}";
                 if (!refs.insert(pair_key(e.schema, e.name)).second) {
                     deprecation_error(rule::deprecation_duplicate_reference, d.package,
                                       "duplicate deprecation entry " + ref, e.pos);
@@ -891,6 +830,22 @@ private:
                 }
             }
         }
+    }
+
+    // A deprecation entry without a message, in opm's words, under the channel or bundle it
+    // deprecates when that exists (where opm's model reports it), else under the package.
+    void missing_message(Str pkg, const model::DeprecationEntry& e) {
+        std::string msg = "invalid deprecation: message must be set";
+        const std::string_view schema = c_.str(e.schema);
+        if (schema == "olm.bundle" && c_.find_bundle(pkg, e.name) != npos32)
+            bundle_issue(Severity::error, rule::deprecation_message, pkg, e.name, 0, std::move(msg),
+                         e.pos);
+        else if (schema == "olm.channel" && channel_of_.count(pair_key(pkg, e.name)))
+            add(Severity::error, Scope::channel, rule::deprecation_message, pkg, std::move(msg),
+                e.pos)
+                .channel = c_.string(e.name);
+        else
+            deprecation_error(rule::deprecation_message, pkg, std::move(msg), e.pos);
     }
 
     void sort() {
@@ -949,6 +904,9 @@ const std::vector<RuleInfo>& rules() {
     using S = Severity;
     using Sc = Scope;
     static const std::vector<RuleInfo> all = {
+        {rule::catalog_empty, S::error, Sc::catalog,
+         "the catalog has at least one olm.package blob (an empty directory or a path with no "
+         "catalog files is an error unless --allow-empty)"},
         {rule::package_name, S::error, Sc::package,
          "a package name is set and is a DNS-1123 label (lower-case letters, digits and '-', at "
          "most 63 characters)"},
@@ -964,9 +922,10 @@ const std::vector<RuleInfo>& rules() {
         {rule::channel_missing_bundle, S::error, Sc::channel,
          "every channel entry has an olm.bundle blob of that name in the package"},
         {rule::bundle_skip, S::error, Sc::bundle, "no entry of skips is empty"},
-        {rule::bundle_skip_range, S::warning, Sc::bundle,
-         "a skipRange parses as a blang/semver range (current opm rejects the catalog, older "
-         "releases accept it)"},
+        {rule::bundle_skip_range, S::error, Sc::bundle,
+         "a skipRange parses as a blang/semver range (as current opm; older releases accept "
+         "it: a warning with --lenient)",
+         true},
         {rule::channel_head, S::error, Sc::channel,
          "exactly one entry (the head) is neither replaced nor skipped by another; the heads "
          "found are listed, sorted"},
@@ -993,14 +952,15 @@ const std::vector<RuleInfo>& rules() {
         {rule::bundle_image, S::error, Sc::bundle,
          "the image parses as an image reference; a bundle without image has an "
          "olm.bundle.object property"},
-        {rule::bundle_related_image, S::warning, Sc::bundle,
-         "every non-empty relatedImages image parses as an image reference (current opm "
-         "rejects the catalog, older releases accept it)"},
+        {rule::bundle_related_image, S::error, Sc::bundle,
+         "every non-empty relatedImages image parses as an image reference (as current opm; "
+         "older releases accept it: a warning with --lenient)",
+         true},
         {rule::bundle_no_channel, S::error, Sc::bundle,
          "every olm.bundle is an entry of some channel of its package"},
         {rule::package_no_channels, S::error, Sc::package, "a package has at least one channel"},
         {rule::package_default_channel, S::error, Sc::package,
-         "a package with channels names its default channel, and that channel exists"},
+         "a package names its default channel, and that channel exists"},
         {rule::package_duplicate_version, S::error, Sc::package,
          "no two bundles of a package have one version (with its release)"},
         {rule::deprecation_package, S::error, Sc::deprecation,
@@ -1010,7 +970,8 @@ const std::vector<RuleInfo>& rules() {
         {rule::deprecation_schema, S::error, Sc::deprecation,
          "every deprecation entry's reference has a schema"},
         {rule::deprecation_message, S::error, Sc::deprecation,
-         "every deprecation entry has a message"},
+         "every deprecation entry has a message (reported under the channel or bundle it "
+         "deprecates)"},
         {rule::deprecation_duplicate_reference, S::error, Sc::deprecation,
          "no two deprecation entries have one reference"},
         {rule::deprecation_reference, S::error, Sc::deprecation,

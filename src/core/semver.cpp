@@ -24,84 +24,11 @@ bool all_digits(std::string_view s) {
     return !s.empty() && std::all_of(s.begin(), s.end(), is_digit);
 }
 
-// Length of the well-formed UTF-8 sequence at s[i], or 0 when the bytes there are not one.
-std::size_t utf8_length(std::string_view s, std::size_t i) {
-    auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-    unsigned char c = b(i);
-    std::size_t n = 0;
-    char32_t cp = 0;
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) {
-        n = 2;
-        cp = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        cp = c & 0x0F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    if (i + n > s.size()) return 0;
-    for (std::size_t k = 1; k < n; ++k) {
-        if ((b(i + k) & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (b(i + k) & 0x3F);
-    }
-    // Reject overlong forms, surrogates and values past U+10FFFF.
-    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-        (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return n;
-}
-
-void append_hex_byte(std::string& out, unsigned char c) {
-    static const char hex[] = "0123456789abcdef";
-    out += "\\x";
-    out += hex[c >> 4];
-    out += hex[c & 0xF];
-}
-
-// Appends s[i..] up to `limit` bytes of input, escaped; returns how many input bytes it used.
-std::size_t append_escaped(std::string& out, std::string_view s, std::size_t limit, char quote) {
-    std::size_t i = 0;
-    while (i < s.size() && i < limit) {
-        unsigned char c = static_cast<unsigned char>(s[i]);
-        if (c == static_cast<unsigned char>(quote) || c == '\\') {
-            out += '\\';
-            out += static_cast<char>(c);
-            ++i;
-        } else if (c >= 0x20 && c < 0x7F) {
-            out += static_cast<char>(c);
-            ++i;
-        } else if (c == '\t') {
-            out += "\\t", ++i;
-        } else if (c == '\n') {
-            out += "\\n", ++i;
-        } else if (c == '\r') {
-            out += "\\r", ++i;
-        } else if (c < 0x80) {
-            append_hex_byte(out, c), ++i;
-        } else {
-            std::size_t n = utf8_length(s, i);
-            // C1 controls (U+0080..U+009F) are escaped like invalid bytes.
-            bool c1 = n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0;
-            if (n == 0 || c1) {
-                append_hex_byte(out, c), ++i;
-            } else {
-                out.append(s.substr(i, n));
-                i += n;
-            }
-        }
-    }
-    return i;
-}
-
 // The character at s[i] in single quotes, for "unexpected 'x' at position N".
 std::string char_at(std::string_view s, std::size_t i) {
-    std::size_t n = utf8_length(s, i);
+    std::size_t n = text::utf8_length(s, i);
     std::string out = "'";
-    append_escaped(out, s.substr(i, n == 0 ? 1 : n), std::string_view::npos, '\'');
+    text::append_escaped(out, s.substr(i, n == 0 ? 1 : n), std::string_view::npos, '\'');
     out += '\'';
     return out;
 }
@@ -230,15 +157,7 @@ std::string_view trim_zeros(std::string_view p) {
 namespace detail {
 
 std::string quote(std::string_view s) {
-    constexpr std::size_t shown = 64;
-    std::string out = "\"";
-    std::size_t used = append_escaped(out, s, shown, '"');
-    out += '"';
-    if (used < s.size()) {
-        out.insert(out.size() - 1, "...");
-        out += " (" + std::to_string(s.size()) + " bytes)";
-    }
-    return out;
+    return text::quote(s, 64);
 }
 
 std::string_view trim_go_space(std::string_view s) {

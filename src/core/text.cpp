@@ -73,10 +73,94 @@ std::optional<std::string> closest(std::string_view word,
     return std::nullopt;
 }
 
-std::string quote(std::string_view s) {
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+    auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    unsigned char c = b(i);
+    std::size_t n = 0;
+    char32_t cp = 0;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+        cp = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        cp = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        cp = c & 0x07;
+    } else {
+        return 0;
+    }
+    if (i + n > s.size()) return 0;
+    for (std::size_t k = 1; k < n; ++k) {
+        if ((b(i + k) & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (b(i + k) & 0x3F);
+    }
+    // Reject overlong forms, surrogates and values past U+10FFFF.
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return n;
+}
+
+namespace {
+
+void append_hex_byte(std::string& out, unsigned char c) {
+    static const char hex[] = "0123456789abcdef";
+    out += "\\x";
+    out += hex[c >> 4];
+    out += hex[c & 0xF];
+}
+
+} // namespace
+
+std::size_t append_escaped(std::string& out, std::string_view s, std::size_t limit, char quote) {
+    std::size_t i = 0;
+    while (i < s.size() && i < limit) {
+        unsigned char c = static_cast<unsigned char>(s[i]);
+        if (quote != 0 && (c == static_cast<unsigned char>(quote) || c == '\\')) {
+            out += '\\';
+            out += static_cast<char>(c);
+            ++i;
+        } else if (c >= 0x20 && c < 0x7F) {
+            out += static_cast<char>(c);
+            ++i;
+        } else if (c == '\t') {
+            out += "\\t", ++i;
+        } else if (c == '\n') {
+            out += "\\n", ++i;
+        } else if (c == '\r') {
+            out += "\\r", ++i;
+        } else if (c < 0x80) {
+            append_hex_byte(out, c), ++i;
+        } else {
+            std::size_t n = utf8_length(s, i);
+            // C1 controls (U+0080..U+009F) are escaped like invalid bytes.
+            bool c1 = n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0;
+            if (n == 0 || c1) {
+                append_hex_byte(out, c), ++i;
+            } else {
+                out.append(s.substr(i, n));
+                i += n;
+            }
+        }
+    }
+    return i;
+}
+
+std::string quote(std::string_view s, std::size_t max) {
     std::string out = "\"";
-    out += s;
+    const std::size_t used = append_escaped(out, s, max, '"');
+    if (used < s.size()) out += "...";
     out += '"';
+    if (used < s.size()) out += " (" + std::to_string(s.size()) + " bytes)";
+    return out;
+}
+
+std::string shown(std::string_view s, std::size_t max) {
+    std::string out;
+    const std::size_t used = append_escaped(out, s, max, 0);
+    if (used < s.size()) out += "... (" + std::to_string(s.size()) + " bytes)";
     return out;
 }
 

@@ -29,6 +29,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "kpkg/core/text.hpp"
 #include "kpkg/io/scalars.hpp"
 
 namespace kpkg::io {
@@ -648,8 +649,7 @@ private:
         if (tag.substr(0, core.size()) != core) return Kind::string; // "!" or a local tag
         const std::string_view name = tag.substr(core.size());
         auto bad = [&](const char* what) {
-            abort(m, "\"" + std::string(value) + "\" is not " + what + " (tag !!" +
-                         std::string(name) + ")");
+            abort(m, text::quote(value) + " is not " + what + " (tag !!" + std::string(name) + ")");
         };
         if (name == "int") {
             if (!detail::is_yaml_int(value)) bad("an integer");

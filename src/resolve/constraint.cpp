@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "kpkg/cel/cel.hpp"
+#include "kpkg/core/text.hpp"
 #include "kpkg/io/emit.hpp"
 #include "kpkg/io/load.hpp"
 #include "kpkg/model/catalog.hpp"
@@ -410,10 +411,11 @@ std::vector<PropertyValue> constraint_properties(const model::Catalog& cat,
 std::string describe(const Constraint& c) {
     switch (c.kind) {
     case Constraint::Kind::gvk:
-        return "an API " + (c.group.empty() ? std::string() : c.group + "/") + c.version + " " +
-               c.kind_name;
+        return "an API " + (c.group.empty() ? std::string() : text::shown(c.group) + "/") +
+               text::shown(c.version) + " " + text::shown(c.kind_name);
     case Constraint::Kind::package:
-        return "package " + c.package_name + " in range " + c.version_range;
+        return "package " + text::shown(c.package_name) + " in range " +
+               text::shown(c.version_range);
     case Constraint::Kind::cel: {
         std::string rule = one_line(c.rule);
         if (rule.size() > 200) { // cut at a character boundary

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <set>
 
+#include "kpkg/core/text.hpp"
 #include "round.hpp"
 
 namespace kpkg::resolve::detail {
@@ -183,7 +184,7 @@ private:
         const Dep& d = u_.index().dep(u_.list(list).dep);
         std::string w = d.words();
         if (d.kind == DepKind::constraint && d.constraint && !d.constraint->failure_message.empty())
-            w += " (\"" + d.constraint->failure_message + "\")";
+            w += " (" + text::quote(d.constraint->failure_message) + ")";
         return w;
     }
 

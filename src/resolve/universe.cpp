@@ -72,9 +72,9 @@ std::string Dep::words() const {
     case DepKind::gvk:
         return gvk.words();
     case DepKind::package:
-        return "package " + package + " in range " + range_text;
+        return "package " + text::shown(package) + " in range " + text::shown(range_text);
     case DepKind::label:
-        return "label " + label;
+        return "label " + text::shown(label);
     case DepKind::constraint:
         return constraint ? describe(*constraint) : key;
     }
@@ -847,12 +847,12 @@ std::vector<std::string> Universe::near_misses(std::uint32_t l) {
             out.push_back("no bundle in any catalog provides " + d.gvk.words());
             break;
         case DepKind::label:
-            out.push_back("no bundle in any catalog has the label " + d.label);
+            out.push_back("no bundle in any catalog has the label " + text::shown(d.label));
             break;
         case DepKind::constraint:
             out.push_back("no bundle in any catalog satisfies it" +
                           (d.constraint && !d.constraint->failure_message.empty()
-                               ? ": " + d.constraint->failure_message
+                               ? ": " + text::shown(d.constraint->failure_message)
                                : std::string()));
             break;
         }

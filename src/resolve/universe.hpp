@@ -20,6 +20,7 @@
 
 #include "kpkg/core/result.hpp"
 #include "kpkg/core/semver.hpp"
+#include "kpkg/core/text.hpp"
 #include "kpkg/resolve/constraint.hpp"
 #include "kpkg/resolve/resolve.hpp"
 
@@ -35,7 +36,9 @@ struct Gvk {
     // "group/version/Kind"
     std::string str() const { return group + "/" + version + "/" + kind; }
     // "API group/version Kind", as messages say it
-    std::string words() const { return "API " + group + "/" + version + " " + kind; }
+    std::string words() const {
+        return "API " + text::shown(group) + "/" + text::shown(version) + " " + text::shown(kind);
+    }
 };
 
 enum class DepKind : std::uint8_t { gvk, package, label, constraint };

@@ -52,16 +52,24 @@ struct Issue : Finding {
 struct ValidateOptions {
     // Report every warning as an error (the issue's severity is changed).
     bool strict = false;
+    // Report the two findings older opm releases accept (a relatedImages image that is not an
+    // image reference, a skipRange blang/semver cannot parse) as warnings instead of errors, for
+    // catalogs built by those releases. strict wins when both are set.
+    bool lenient = false;
+    // Accept a catalog without any olm.package blob (an empty directory, a path with no catalog
+    // files); otherwise that is the error "no packages found" (rule catalog.empty).
+    bool allow_empty = false;
 };
 
-// One rule: its stable id (Finding::rule), its severity, where its findings are grouped, and
-// what it checks. Load problems keep the rule ids the loader gives them ("catalog.*",
-// "bundle.property", ...); they are not listed here.
+// One rule: its stable id (Finding::rule), its default severity, where its findings are grouped,
+// what it checks, and whether ValidateOptions::lenient makes it a warning. Load problems keep the
+// rule ids the loader gives them ("catalog.*", "bundle.property", ...); they are not listed here.
 struct RuleInfo {
     const char* id;
     Severity severity;
     Scope scope;
     const char* summary;
+    bool lenient = false; // a warning under ValidateOptions::lenient
 };
 
 // Every rule validate() can report, in the order they run.

@@ -22,8 +22,27 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 std::optional<std::string> closest(std::string_view word,
                                    const std::vector<std::string>& candidates);
 
-// `s` quoted for messages: "name".
-std::string quote(std::string_view s);
+// The longest part of a value from the input that a message shows, in bytes.
+inline constexpr std::size_t max_shown = 256;
+
+// `s` in double quotes for messages, as Go's %q shows what matters: '"' and '\\' escaped, \t \n
+// \r by name, other control bytes, C1 controls and bytes that are not UTF-8 as \xNN, other
+// UTF-8 as it is. A value longer than `max` bytes is cut at a character boundary and its size
+// given: "abc..." (1000000 bytes). Every message that quotes input goes through this (or shown).
+std::string quote(std::string_view s, std::size_t max = max_shown);
+
+// `s` unquoted (names in the lists of a message), escaped and cut as quote() does, without
+// escaping quotes or backslashes: abc... (1000000 bytes).
+std::string shown(std::string_view s, std::size_t max = max_shown);
+
+// Appends at most `limit` bytes of `s` to `out` (never splitting a character), escaped as
+// quote() does; `quote` (0 for none) and '\\' are escaped only when `quote` is not 0. Returns
+// the number of bytes of `s` used.
+std::size_t append_escaped(std::string& out, std::string_view s, std::size_t limit, char quote);
+
+// The length of the well-formed UTF-8 sequence at s[i] (1 for ASCII), or 0 when the bytes there
+// are not one (overlong forms, surrogates and values past U+10FFFF are not).
+std::size_t utf8_length(std::string_view s, std::size_t i);
 
 // The byte length of the white-space character (Go's unicode.IsSpace: ASCII blanks, U+0085,
 // U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000) starting at s[i], or 0.

@@ -2,6 +2,7 @@
 #include "command.hpp"
 #include "kpkg/catalog/load.hpp"
 #include "kpkg/catalog/query.hpp"
+#include "kpkg/core/log.hpp"
 #include "kpkg/core/text.hpp"
 
 namespace kpkg::cli {
@@ -26,6 +27,8 @@ std::string or_dash(const std::string& s) {
 
 int run_list(const Globals& g, const ListOptions& o) {
     const model::Catalog cfg = load_clean_catalog(g, o.source);
+    // An empty list is an answer (exit 0), but a wrong path should not pass unnoticed.
+    if (cfg.packages.empty()) log::warning(o.source + ": no packages found");
     std::optional<std::string> pkg;
     if (!o.package.empty()) pkg = o.package;
     io::Node doc = io::Node::seq();

@@ -6,8 +6,9 @@
 //   SRC: invalid: 3 errors in 2 packages, 1 warning
 //   SRC: valid
 //   SRC: valid, 31 warnings
-// Exit codes: 0 no errors, 3 errors (files that do not parse included; with --strict warnings
-// count as errors), 1 unreadable.
+// Exit codes: 0 no errors, 3 errors (files that do not parse included; a catalog without
+// packages unless --allow-empty; with --strict warnings count as errors), 1 unreadable.
+// --lenient reports the two findings older opm releases accept as warnings.
 #include <set>
 
 #include "command.hpp"
@@ -20,6 +21,8 @@ namespace {
 struct ValidateCliOptions {
     std::string source;
     bool strict = false;
+    bool lenient = false;
+    bool allow_empty = false;
 };
 
 std::string plural(std::size_t n, const char* word) {
@@ -46,6 +49,8 @@ int run_validate(const Globals& g, const ValidateCliOptions& o) {
     const model::Catalog cat = catalog::load_catalog(o.source, catalog_options(g)).take();
     catalog::ValidateOptions vopts;
     vopts.strict = o.strict;
+    vopts.lenient = o.lenient;
+    vopts.allow_empty = o.allow_empty;
     const std::vector<catalog::Issue> issues = catalog::validate(cat, vopts);
     const std::size_t errors = catalog::count(issues, catalog::Severity::error);
     const std::size_t warnings = catalog::count(issues, catalog::Severity::warning);
@@ -89,13 +94,19 @@ void setup(CLI::App& root, Context& ctx) {
     CLI::App* v = cat->add_subcommand(
         "validate", "Check a File-Based Catalog as opm validate does, reporting every problem");
     v->add_option("SRC", opts->source, "Catalog directory, file, or - for stdin")->required();
-    v->add_flag("--strict", opts->strict, "Treat warnings as errors");
+    CLI::Option* strict = v->add_flag("--strict", opts->strict, "Treat warnings as errors");
+    v->add_flag("--lenient", opts->lenient,
+                "As older opm: bad relatedImages and skipRanges are warnings")
+        ->excludes(strict);
+    v->add_flag("--allow-empty", opts->allow_empty,
+                "Accept a catalog without packages (else \"no packages found\", exit 3)");
     v->footer("Errors are printed as opm's \"invalid index\" tree, grouped per package, channel\n"
               "and bundle, each with FILE:LINE:COL; then warnings, as a tree rooted at\n"
               "\"warnings\", and a summary line. With -o json|yaml: {\"valid\", \"errors\",\n"
               "\"warnings\", \"findings\": [{\"severity\", \"scope\", \"rule\", \"package\", "
               "\"channel\",\n\"bundle\", \"message\", \"file\", \"line\", \"column\"}]}.\n"
-              "Exit status: 0 valid, 3 invalid (--strict: or warnings), 1 unreadable.");
+              "Exit status: 0 valid, 3 invalid (--strict: or warnings; a catalog without\n"
+              "packages unless --allow-empty), 1 unreadable.");
     v->callback(
         [&ctx, opts] { ctx.action = [&ctx, opts] { return run_validate(ctx.globals, *opts); }; });
 }
