@@ -98,7 +98,9 @@ TEST(CatalogFileText, HostileSeparatorsGetOneVerdictFromValidateRenderAndList) {
         t.write("c/x.yaml", c.text);
         const std::string dir = (t / "c").string();
         const std::vector<std::string> env = {"KPKG_NO_CACHE=1"};
-        const auto v = test::run_kpkg({"catalog", "validate", dir}, {}, env);
+        // The blobs are of a schema kpkg does not model: no package, which validate accepts
+        // only when told to (the verdict on the separators is what is compared).
+        const auto v = test::run_kpkg({"catalog", "validate", "--allow-empty", dir}, {}, env);
         const auto r = test::run_kpkg({"catalog", "render", dir}, {}, env);
         const auto l = test::run_kpkg({"catalog", "list", "packages", dir}, {}, env);
         const int want = c.valid ? 0 : 3;
