@@ -46,6 +46,33 @@ TEST(ResolveRequest, Subscription) {
     EXPECT_EQ(resolve::parse_subscription("a b").error().code, ExitCode::invalid);
 }
 
+TEST(ResolveRequest, SubscriptionWithCatalog) {
+    auto s = resolve::parse_subscription("foo:beta@>=1.0.0 <2.0.0/ops").take();
+    EXPECT_EQ(s.package, "foo");
+    EXPECT_EQ(s.channel, "beta");
+    EXPECT_EQ(s.range_text, ">=1.0.0 <2.0.0");
+    EXPECT_EQ(s.source, "ops");
+    EXPECT_EQ(s.spec, "foo:beta@>=1.0.0 <2.0.0/ops");
+    auto t = resolve::parse_subscription("foo/ops").take();
+    EXPECT_EQ(t.package, "foo");
+    EXPECT_EQ(t.source, "ops");
+    EXPECT_TRUE(t.channel.empty());
+    auto empty = resolve::parse_subscription("foo/");
+    ASSERT_FALSE(empty.ok());
+    EXPECT_EQ(empty.error().code, ExitCode::invalid);
+    EXPECT_EQ(empty.error().message, "request \"foo/\": the catalog after '/' is empty");
+    EXPECT_EQ(resolve::parse_subscription("/ops").error().code, ExitCode::invalid);
+    EXPECT_EQ(resolve::parse_subscription("a/b/ops").error().code, ExitCode::invalid);
+    // --source: for the requests that name no catalog, and written into their spec.
+    auto u = resolve::parse_subscription("bar").take();
+    resolve::default_source(u, "ops");
+    EXPECT_EQ(u.source, "ops");
+    EXPECT_EQ(u.spec, "bar/ops");
+    resolve::default_source(t, "other");
+    EXPECT_EQ(t.source, "ops");
+    EXPECT_EQ(t.spec, "foo/ops");
+}
+
 TEST(ResolveRequest, CatalogSpecAndPriority) {
     auto [n1, p1] = resolve::parse_catalog_spec("ops=/x/y").take();
     EXPECT_EQ(n1, "ops");
@@ -436,6 +463,79 @@ TEST(ResolveErrors, UnknownPackageChannelAndStartingCsv) {
     ASSERT_FALSE(dup.ok());
     EXPECT_EQ(dup.error().code, ExitCode::usage);
     EXPECT_NE(dup.error().message.find("requested twice"), std::string::npos);
+}
+
+TEST(Resolve, RequestNamesItsCatalog) {
+    // Package a in two catalogs; "high" is preferred unless the request names "low".
+    Cat high = Cat{}
+                   .package("a", "s")
+                   .channel("a", "s", {"a.v2"})
+                   .bundle("a", "a.v2", "2.0.0")
+                   .package("b", "s")
+                   .channel("b", "s", {"b.v1"})
+                   .bundle("b", "b.v1", "1.0.0");
+    Cat low = Cat{}
+                  .package("a", "s")
+                  .channel("a", "s", {"a.v1", "a.v3<a.v1"})
+                  .bundle("a", "a.v1", "1.0.0", {"pkg:b:>=1.0.0"})
+                  .bundle("a", "a.v3", "3.0.0", {"pkg:b:>=1.0.0"});
+    World w;
+    w.add("high", high, 10).add("low", low);
+    auto any = w.run({"a"}).take();
+    ASSERT_TRUE(any.satisfiable) << explain(any);
+    EXPECT_EQ(picks(any), Strings{"a.v2"});
+    EXPECT_EQ(any.selected[0].catalog, "high");
+    // Pinned to "low": a from low, its dependency b from wherever it is.
+    auto pinned = w.run({"a/low"}).take();
+    ASSERT_TRUE(pinned.satisfiable) << explain(pinned);
+    EXPECT_EQ(picks(pinned), (Strings{"a.v3", "b.v1"}));
+    EXPECT_EQ(pinned.selected[0].catalog, "low");
+    EXPECT_EQ(pinned.selected[1].catalog, "high");
+    EXPECT_EQ(pick(w.run({"a:s@<2.0.0/low"}).take(), "a"), "a.v1");
+    EXPECT_EQ(pick(w.run({"a@<3.0.0/high"}).take(), "a"), "a.v2");
+    // An installed a from high, upgraded through low's channel.
+    auto up = w.run({"a/low"}, {installed("a", "a.v1", "1.0.0", "high")}).take();
+    ASSERT_TRUE(up.satisfiable) << explain(up);
+    EXPECT_EQ(pick(up, "a"), "a.v3");
+    EXPECT_EQ(up.selected[0].replaces, "a.v1");
+    // Nothing in the named catalog satisfies the range: no solution, not another catalog.
+    auto none = w.run({"a@>=4.0.0/low"}).take();
+    EXPECT_FALSE(none.satisfiable);
+    EXPECT_NE(explain(none).find("request a@>=4.0.0/low has no candidate"), std::string::npos)
+        << explain(none);
+
+    // A catalog that is not given, one without the package, an unknown package.
+    auto unknown = w.run({"a/lo"});
+    ASSERT_FALSE(unknown.ok());
+    EXPECT_EQ(unknown.error().code, ExitCode::invalid);
+    EXPECT_EQ(unknown.error().message,
+              "unknown catalog \"lo\" in request \"a/lo\"; the nearest is \"low\"");
+    ASSERT_EQ(unknown.error().notes.size(), 1u);
+    EXPECT_EQ(unknown.error().notes[0], "known catalogs: high, low");
+    auto missing = w.run({"b/low"});
+    ASSERT_FALSE(missing.ok());
+    EXPECT_EQ(missing.error().code, ExitCode::invalid);
+    EXPECT_EQ(missing.error().message,
+              "request \"b/low\": catalog \"low\" has no package \"b\" (catalogs with it: high)");
+    auto nowhere = w.run({"c/low"});
+    ASSERT_FALSE(nowhere.ok());
+    EXPECT_EQ(nowhere.error().message, "unknown package \"c\" in catalog \"low\"; the nearest is "
+                                       "\"a\"");
+    // The starting CSV is looked up in the named catalog.
+    auto start = w.run({"a/high"}, {}, Opts().starting_csv("a.v1"));
+    ASSERT_FALSE(start.ok());
+    EXPECT_EQ(start.error().code, ExitCode::invalid);
+    auto started = w.run({"a/low"}, {}, Opts().starting_csv("a.v1")).take();
+    EXPECT_EQ(pick(started, "a"), "a.v1");
+    EXPECT_EQ(started.selected[0].catalog, "low");
+
+    // --source: an unknown name is a usage error naming the catalogs.
+    EXPECT_TRUE(resolve::check_source(w.catalogs, "low").ok());
+    auto bad = resolve::check_source(w.catalogs, "hihg");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().code, ExitCode::usage);
+    EXPECT_EQ(bad.error().message, "unknown catalog \"hihg\" in --source; the nearest is \"high\"");
+    EXPECT_EQ(bad.error().notes.at(0), "known catalogs: high, low");
 }
 
 TEST(ResolveErrors, BadDependencyRange) {
