@@ -608,6 +608,91 @@ TEST(ResolveErrors, ExplainsNestedFailures) {
     EXPECT_NE(json.find("\"children\""), std::string::npos);
 }
 
+// Many providers of a required API, none installable: the explanation shows the first few in
+// full and counts the others, and costs a few solves however many there are (with one solve
+// per provider, N = 400 took tens of seconds).
+TEST(ResolveErrors, ExplainsManyFailingProvidersAlike) {
+    const int n = 400;
+    auto requester = [] {
+        return Cat{}
+            .package("r", "s")
+            .channel("r", "s", {"r.v1"})
+            .bundle("r", "r.v1", "1.0.0", {"req:g/v1/X"});
+    };
+    // N versions of one provider package, and N provider packages.
+    Cat versions = requester();
+    std::vector<std::string> chain;
+    for (int i = 1; i <= n; ++i)
+        chain.push_back("p.v" + std::to_string(i) +
+                        (i > 1 ? "<p.v" + std::to_string(i - 1) : std::string()));
+    versions.package("p", "s").channel("p", "s", chain);
+    for (int i = 1; i <= n; ++i)
+        versions.bundle("p", "p.v" + std::to_string(i), std::to_string(i) + ".0.0",
+                        {"gvk:g/v1/X", "pkg:missing:>=1.0.0"});
+    Cat packages = requester();
+    for (int i = 0; i < n; ++i) {
+        std::string p = "p" + std::to_string(1000 + i);
+        packages.package(p, "s").channel(p, "s", {p + ".v1"});
+        packages.bundle(p, p + ".v1", "1.0.0", {"gvk:g/v1/X", "pkg:missing:>=1.0.0"});
+    }
+    for (const auto& [cat, first] :
+         {std::pair<Cat, std::string>{versions, "p.v400 (p 400.0.0"},
+          std::pair<Cat, std::string>{packages, "p1000.v1 (p1000 1.0.0"}}) {
+        World w;
+        w.add("ops", cat);
+        auto r = w.run({"r"}).take();
+        ASSERT_FALSE(r.satisfiable);
+        ASSERT_EQ(r.problems.size(), 1u);
+        const resolve::Problem& root = r.problems[0];
+        EXPECT_EQ(root.message, "request r cannot be satisfied: no candidate can be installed");
+        ASSERT_EQ(root.children.size(), 1u) << explain(r);
+        const resolve::Problem& why = root.children[0];
+        EXPECT_EQ(why.message, "r.v1 (r 1.0.0, channel s, catalog ops) requires API g/v1 X, but no "
+                               "candidate fits");
+        // Eight providers explained, then a count of the others.
+        ASSERT_EQ(why.children.size(), 9u) << explain(r);
+        EXPECT_EQ(why.children[0].message.rfind(first, 0), 0u) << why.children[0].message;
+        for (std::size_t i = 0; i < 8; ++i) {
+            const auto& c = why.children[i];
+            EXPECT_NE(c.message.find(") requires package missing in range >=1.0.0, but nothing "
+                                     "offers it"),
+                      std::string::npos)
+                << c.message;
+            ASSERT_EQ(c.children.size(), 1u);
+            EXPECT_EQ(c.children[0].message.rfind("no catalog has a package missing", 0), 0u)
+                << c.children[0].message;
+        }
+        EXPECT_EQ(why.children[8].message, "and 392 more");
+        EXPECT_LT(explain(r).size(), 4000u) << explain(r);
+    }
+}
+
+// A bundle that cannot be installed is explained by the requirement at fault, not by every
+// requirement it has.
+TEST(ResolveErrors, ExplainsTheRequirementAtFault) {
+    World w;
+    w.add("ops", Cat{}
+                     .package("a", "s")
+                     .channel("a", "s", {"a.v1"})
+                     .bundle("a", "a.v1", "1.0.0", {"req:g/v/Fine", "req:g/v/X"})
+                     .package("f", "s")
+                     .channel("f", "s", {"f.v1"})
+                     .bundle("f", "f.v1", "1.0.0", {"gvk:g/v/Fine"})
+                     .package("p", "s")
+                     .channel("p", "s", {"p.v1"})
+                     .bundle("p", "p.v1", "1.0.0", {"gvk:g/v/X", "pkg:missing:>=1.0.0"}));
+    auto r = w.run({"a"}).take();
+    ASSERT_FALSE(r.satisfiable);
+    std::string t = explain(r);
+    EXPECT_EQ(t, "no solution:\n"
+                 "  request a cannot be satisfied: no candidate can be installed\n"
+                 "  └─ a.v1 (a 1.0.0, channel s, catalog ops) requires API g/v X, but no "
+                 "candidate fits\n"
+                 "     └─ p.v1 (p 1.0.0, channel s, catalog ops) requires package missing in range "
+                 ">=1.0.0, but nothing offers it\n"
+                 "        └─ no catalog has a package missing (the nearest is a)\n");
+}
+
 TEST(ResolveAll, EveryPackageOnItsOwn) {
     World w;
     w.add("ops", Cat{}
