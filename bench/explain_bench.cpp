@@ -68,7 +68,9 @@ std::string versions(int n) {
 std::string packages(int n) {
     std::string y = requester();
     for (int i = 0; i < n; ++i) {
-        std::string p = "p" + std::to_string(i);
+        // (Appended, not "p" + to_string(i): GCC 12 -O2 warns about the latter, wrongly.)
+        std::string p = std::to_string(i);
+        p.insert(p.begin(), 'p');
         y += "---\nschema: olm.package\nname: " + p +
              "\ndefaultChannel: stable\n---\n"
              "schema: olm.channel\npackage: " +

@@ -631,7 +631,8 @@ TEST(ResolveErrors, ExplainsManyFailingProvidersAlike) {
                         {"gvk:g/v1/X", "pkg:missing:>=1.0.0"});
     Cat packages = requester();
     for (int i = 0; i < n; ++i) {
-        std::string p = "p" + std::to_string(1000 + i);
+        std::string p = std::to_string(1000 + i);
+        p.insert(p.begin(), 'p');
         packages.package(p, "s").channel(p, "s", {p + ".v1"});
         packages.bundle(p, p + ".v1", "1.0.0", {"gvk:g/v1/X", "pkg:missing:>=1.0.0"});
     }
