@@ -26,8 +26,8 @@ __kpkg_flags() {
         "kpkg catalog graph") __kpkg_flags="$global --channel --format" ;;
         "kpkg catalog render") __kpkg_flags="$global --output-file" ;;
         "kpkg bundle render") __kpkg_flags="$global --image --csv-metadata" ;;
-        "kpkg upgrade-path") __kpkg_flags="$global --from --to --channel --shortest --catalog --priority" ;;
-        "kpkg resolve") __kpkg_flags="$global --catalog --priority --installed --starting-csv --upgrade --one-hop --exclude-deprecated --all-packages --lockfile --locked --debug-testcase" ;;
+        "kpkg upgrade-path") __kpkg_flags="$global --from --to --channel --source --shortest --catalog --priority" ;;
+        "kpkg resolve") __kpkg_flags="$global --catalog --priority --installed --starting-csv --source --upgrade --one-hop --exclude-deprecated --all-packages --lockfile --locked --debug-testcase" ;;
         *) __kpkg_flags=$global ;;
     esac
 }
@@ -65,7 +65,7 @@ _kpkg() {
         w=${COMP_WORDS[i]}
         case $w in
             -o | --output | --image | --k8s-version | --channel | --format | --output-file | \
-                --catalog | --priority | --installed | --starting-csv | --debug-testcase | --from | --to | --lockfile | --locked)
+                --catalog | --priority | --installed | --starting-csv | --source | --debug-testcase | --from | --to | --lockfile | --locked)
                 # Its value follows; "--output=json" may arrive split as "--output" "=" "json".
                 if [[ ${COMP_WORDS[i + 1]} == = ]]; then ((i += 2)); else ((i++)); fi
                 continue
@@ -131,8 +131,9 @@ _kpkg() {
         mapfile -t COMPREPLY < <(compgen -f -- "${cur#*=}")
         return
     fi
-    # --priority NAME=N, --starting-csv CSV, --from and --to VERSION|CSV: nothing to offer.
-    [[ $prev == --priority || $prev == --starting-csv || $prev == --from || $prev == --to ]] && return
+    # --priority NAME=N, --starting-csv CSV, --source CATALOG, --from and --to VERSION|CSV: nothing
+    # to offer.
+    [[ $prev == --priority || $prev == --starting-csv || $prev == --source || $prev == --from || $prev == --to ]] && return
     if [[ $prev == --format ]]; then
         COMPREPLY=($(compgen -W "text dot mermaid" -- "$cur"))
         return
@@ -188,7 +189,7 @@ _kpkg() {
             fi
             ;;
         "kpkg resolve" | "kpkg upgrade-path")
-            # REQUEST (PKG[:CHANNEL][@RANGE]) or PACKAGE: a package of the first --catalog.
+            # REQUEST (PKG[:CHANNEL][@RANGE][/CATALOG]) or PACKAGE: a package of the first --catalog.
             local c= j
             for ((j = 1; j < COMP_CWORD; j++)); do
                 if [[ ${COMP_WORDS[j]} == --catalog ]]; then

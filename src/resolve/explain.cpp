@@ -202,7 +202,7 @@ private:
             }
         JobSet alone;
         alone.add(enc_.install(x));
-        if (sat(alone)) {
+        if (!enc_.dead(x) && sat(alone)) {
             // Installable on its own: an installed CSV is in the way.
             for (VarId m : in_.mandatory) {
                 JobSet js = alone;
@@ -220,20 +220,22 @@ private:
                 add(p, leaf(std::move(w)));
             return p;
         }
-        // Requirements none of whose candidates fits.
-        std::vector<Problem> blocking;
+        // x cannot be installed, so no candidate of any of its requirements fits beside it (no
+        // solve needs to say so, one per candidate would make this quadratic or worse). The
+        // requirements shown are those whose every candidate fails for a reason of its own
+        // (it can never be installed, or it is another bundle of x's package or provides an API
+        // x provides); when there is none, every requirement, each candidate explained.
+        std::vector<std::uint32_t> lists;
         for (std::uint32_t l : var.lists) {
             std::vector<VarId> providers = enc_.usable(u_.list(l).vars);
-            bool all_fail = true;
-            for (VarId y : providers) {
-                JobSet js = alone;
-                js.add(enc_.install(y));
-                if (sat(js)) {
-                    all_fail = false;
-                    break;
-                }
-            }
-            if (!all_fail) continue;
+            if (std::all_of(providers.begin(), providers.end(),
+                            [&](VarId y) { return excluded_by(x, y); }))
+                lists.push_back(l);
+        }
+        if (lists.empty()) lists = var.lists;
+        std::vector<Problem> blocking;
+        for (std::uint32_t l : lists) {
+            std::vector<VarId> providers = enc_.usable(u_.list(l).vars);
             Problem p{label + " requires " + requirement(l) + ", but no candidate fits", {}};
             for (std::size_t k = 0; k < providers.size(); ++k) {
                 if (k == max_children) {
@@ -257,6 +259,19 @@ private:
         return p;
     }
 
+    // Whether y fails beside x whatever else is installed: y can never be installed, or it is
+    // another bundle of x's package, or it provides an API x provides.
+    bool excluded_by(VarId x, VarId y) {
+        if (enc_.dead(y)) return true;
+        const BundleInfo& bx = u_.info(x);
+        const BundleInfo& by = u_.info(y);
+        if (bx.package == by.package) return true;
+        for (const Gvk& g : by.provides)
+            if (std::find(bx.provides.begin(), bx.provides.end(), g) != bx.provides.end())
+                return true;
+        return false;
+    }
+
     // Why provider y of one of x's requirements cannot be installed with x.
     Problem pair(VarId x, VarId y, int depth) {
         const BundleInfo& bx = u_.info(x);
@@ -271,7 +286,7 @@ private:
                             " does (at most one provider per API)");
         JobSet alone;
         alone.add(enc_.install(y));
-        if (!sat(alone)) {
+        if (enc_.dead(y) || !sat(alone)) {
             if (depth + 1 <= max_depth) return candidate(y, depth + 1);
             return leaf(ylabel + " cannot be installed");
         }

@@ -2,6 +2,7 @@
 #include "kpkg/resolve/lockfile.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -109,6 +110,69 @@ public:
 private:
     std::string file_;
 };
+
+// What kpkg writes for a selected bundle, given the lock's installed CSVs: "upgrade" with the
+// installed CSV it replaces and the bundles stepped through (this one last) for an installed
+// package; "install", nothing replaced, and no path or one of several hops otherwise. A lock
+// saying anything else was edited: it is refused.
+Result<void> consistent(const Lock& lock, const Selected& s, const std::string& action,
+                        const std::string& where) {
+    if (!action.empty() && action != "install" && action != "upgrade")
+        return fail(
+            Error::invalid(where + ".action is " + q(action) + ", not \"install\" or \"upgrade\""));
+    auto inst = std::find_if(lock.installed.begin(), lock.installed.end(),
+                             [&](const Installed& i) { return i.package == s.package; });
+    if (inst == lock.installed.end()) {
+        if (action == "upgrade" || !s.replaces.empty())
+            return fail(Error::invalid(where + ": " + s.bundle + " is an upgrade" +
+                                       (s.replaces.empty() ? "" : " of " + s.replaces) +
+                                       ", but the lock has no installed CSV of package " +
+                                       s.package));
+        if (s.path.size() == 1)
+            return fail(Error::invalid(where + ": " + s.bundle +
+                                       " is a new install, but it has a path of one step"));
+    } else {
+        if (action == "install" || s.replaces != inst->name)
+            return fail(Error::invalid(
+                where + ": package " + s.package + " is installed (" + inst->name + "), so " +
+                s.bundle + " is an upgrade that replaces " + inst->name +
+                (s.replaces.empty()         ? ", but the lock says it replaces nothing"
+                 : s.replaces != inst->name ? ", not " + s.replaces
+                                            : ", but the lock says it is an install")));
+        if (s.path.empty())
+            return fail(Error::invalid(where + ": the upgrade to " + s.bundle +
+                                       " has no path (the bundles stepped through)"));
+    }
+    if (!s.path.empty() && s.path.back() != s.bundle)
+        return fail(
+            Error::invalid(where + ": the path ends at " + s.path.back() + ", not at " + s.bundle));
+    std::set<std::string> steps;
+    for (const auto& p : s.path)
+        if (!steps.insert(p).second || p == s.replaces)
+            return fail(Error::invalid(where + ": the path passes " + p + " twice"));
+    return {};
+}
+
+// Whether an entry of `to` in some channel of the package replaces `from`, skips it, or covers
+// its version with its skipRange: one upgrade hop OLM takes.
+bool upgrade_edge(const model::Catalog& cat, const std::string& package, const std::string& from,
+                  const std::string& from_version, const std::string& to) {
+    const auto* pi = cat.package_info(package);
+    if (pi == nullptr) return false;
+    auto v = semver::Version::parse(from_version);
+    for (std::uint32_t ch : pi->channels)
+        for (const auto& e : cat.entries_of(cat.channels[ch])) {
+            if (cat.str(e.name) != to) continue;
+            if (cat.str(e.replaces) == from) return true;
+            for (model::Str sk : cat.skips_of(e))
+                if (cat.str(sk) == from) return true;
+            if (e.skip_range != 0 && v) {
+                auto r = semver::Range::parse(cat.str(e.skip_range));
+                if (r && r->contains(*v)) return true;
+            }
+        }
+    return false;
+}
 
 } // namespace
 
@@ -248,7 +312,9 @@ Result<Lock> parse_lock(const io::Node& doc, const std::string& file) {
     }
     auto sel = rd.maps(doc, "selected", "lock");
     if (!sel) return fail(std::move(sel).error());
+    std::map<std::string, std::size_t> selected_at; // package -> its item
     for (const io::Node* m : *sel) {
+        std::string where = "lock.selected[" + std::to_string(lock.selected.size()) + "]";
         Selected s;
         for (auto [key, dst, required] :
              {std::tuple<const char*, std::string*, bool>{"package", &s.package, true},
@@ -266,6 +332,19 @@ Result<Lock> parse_lock(const io::Node& doc, const std::string& file) {
         auto path = rd.list(*m, "path", "lock.selected");
         if (!path) return fail(std::move(path).error());
         s.path = std::move(*path);
+        auto action = rd.str(*m, "action", "lock.selected", false);
+        if (!action) return fail(std::move(action).error());
+        if (auto r = consistent(lock, s, *action, where); !r) {
+            Error e = r.error();
+            e.pos = rd.at(*m);
+            return fail(std::move(e));
+        }
+        auto [it, fresh] = selected_at.emplace(s.package, lock.selected.size());
+        if (!fresh)
+            return fail(Error::invalid(
+                where + ": package " + q(s.package) + " is selected twice (also in lock.selected[" +
+                    std::to_string(it->second) + "]): a lock selects one bundle per package",
+                rd.at(*m)));
         lock.selected.push_back(std::move(s));
     }
     return lock;
@@ -380,6 +459,30 @@ Result<LockCheck> resolve_locked(const std::vector<CatalogSource>& catalogs, con
             out.drift.push_back("locked " + who + " is " + why + " now");
         if (u.var(u.var_at(c, channel, b)).prohibited)
             out.drift.push_back("locked " + who + " is deprecated now (olm.deprecated)");
+        // The hops of its path, from the installed CSV it replaces.
+        if (request.options.one_hop && s.path.size() > 1)
+            out.drift.push_back("locked " + who + " takes " + std::to_string(s.path.size()) +
+                                " hops, but --one-hop takes one");
+        std::string from = s.replaces, from_version;
+        for (const auto& i : request.installed)
+            if (i.package == s.package) from_version = i.version;
+        for (const auto& step : s.path) {
+            auto id = cat.strings.find(step);
+            std::uint32_t sb = pkg && id ? cat.find_bundle(*pkg, *id) : none;
+            if (sb == none) {
+                out.drift.push_back("locked " + who + ": its path passes " + step +
+                                    ", which is not in the catalog");
+                break;
+            }
+            if (!from.empty() && !upgrade_edge(cat, s.package, from, from_version, step)) {
+                out.drift.push_back("locked " + who + ": its path steps from " + from + " to " +
+                                    step + ", which neither replaces nor skips " + from +
+                                    " nor covers " + from_version + " with its skipRange");
+                break;
+            }
+            from = step;
+            from_version = index.info(c, sb).version_text;
+        }
         locked.push_back(u.var_at(c, channel, b));
     }
     if (!out.drift.empty()) return out;
@@ -398,6 +501,8 @@ Result<LockCheck> resolve_locked(const std::vector<CatalogSource>& catalogs, con
         }
         if (!sub.channel.empty() && it->channel != sub.channel)
             out.drift.push_back("request " + sub.spec + ": the lock has channel " + it->channel);
+        if (!sub.source.empty() && it->catalog != sub.source)
+            out.drift.push_back("request " + sub.spec + ": the lock has catalog " + it->catalog);
         auto v = semver::Version::parse(it->version);
         if (sub.range && !(v && sub.range->contains(*v)))
             out.drift.push_back("request " + sub.spec + ": the locked version " + it->version +

@@ -95,10 +95,28 @@ Result<void> check_catalogs(std::vector<CatalogSource>& catalogs,
     return {};
 }
 
+Result<void> check_source(const std::vector<CatalogSource>& catalogs, const std::string& name) {
+    std::vector<std::string> names;
+    for (const auto& c : catalogs) {
+        if (c.name == name) return {};
+        names.push_back(c.name);
+    }
+    Error e = detail::unknown_name("catalog", name, std::move(names), " in --source");
+    e.code = ExitCode::usage;
+    return fail(std::move(e));
+}
+
 Result<Subscription> parse_subscription(std::string_view spec) {
     Subscription s;
     s.spec = std::string(spec);
     std::string_view rest = spec;
+    // The catalog comes last: package names and ranges have no '/'.
+    if (auto slash = rest.rfind('/'); slash != std::string_view::npos) {
+        s.source = std::string(rest.substr(slash + 1));
+        rest = rest.substr(0, slash);
+        if (s.source.empty())
+            return fail(Error::invalid("request " + q(spec) + ": the catalog after '/' is empty"));
+    }
     if (auto at = rest.find('@'); at != std::string_view::npos) {
         s.range_text = std::string(rest.substr(at + 1));
         rest = rest.substr(0, at);
@@ -118,13 +136,19 @@ Result<Subscription> parse_subscription(std::string_view spec) {
     }
     if (rest.empty())
         return fail(Error::invalid("request " + q(spec) +
-                                   ": no package name (write PKG[:CHANNEL][@RANGE])"));
+                                   ": no package name (write PKG[:CHANNEL][@RANGE][/CATALOG])"));
     s.package = std::string(rest);
     for (char c : s.package)
         if (c == ' ' || c == '\t' || c == '/' || c == '=')
             return fail(Error::invalid("request " + q(spec) + ": " + q(s.package) +
                                        " is not a package name"));
     return s;
+}
+
+void default_source(Subscription& s, const std::string& source) {
+    if (!s.source.empty() || source.empty()) return;
+    s.source = source;
+    s.spec += "/" + source;
 }
 
 Result<std::vector<Installed>> parse_installed(const io::Node& doc, const std::string& file) {

@@ -576,7 +576,7 @@ Result<Resolution> resolve(const std::vector<CatalogSource>& catalogs, const Req
     if (request.subscriptions.empty() && !(opts.upgrade && !request.installed.empty()))
         return fail(Error::usage(
             opts.upgrade ? "nothing to resolve: no request, and --upgrade has no installed CSV"
-                         : "nothing to resolve: give a request PKG[:CHANNEL][@RANGE], or "
+                         : "nothing to resolve: give a request PKG[:CHANNEL][@RANGE][/CATALOG], or "
                            "--upgrade with --installed"));
     {
         std::map<std::string, std::string> seen;
@@ -602,6 +602,7 @@ Result<Resolution> resolve(const std::vector<CatalogSource>& catalogs, const Req
         std::vector<Subscription*> owners;
         for (auto& s : subs)
             for (const auto& c : catalogs) {
+                if (!s.source.empty() && c.name != s.source) continue;
                 auto pkg = c.catalog->strings.find(s.package);
                 auto name = c.catalog->strings.find(csv);
                 if (pkg && name && c.catalog->find_bundle(*pkg, *name) != model::npos32) {

@@ -525,11 +525,30 @@ std::vector<std::uint32_t> Universe::catalog_order(std::uint32_t preferred) cons
     return out;
 }
 
+std::uint32_t Universe::catalog_named(const std::string& name) const {
+    for (std::uint32_t c = 0; c < index_.catalogs().size(); ++c)
+        if (index_.catalogs()[c].name == name) return c;
+    return none;
+}
+
 Result<void> Universe::check(const Subscription& s) const {
+    // A request naming its catalog (spec.source) looks in that catalog only.
+    std::uint32_t only = none;
+    if (!s.source.empty()) {
+        only = catalog_named(s.source);
+        if (only == none) {
+            std::vector<std::string> names;
+            for (const auto& c : index_.catalogs())
+                names.push_back(c.name);
+            return fail(unknown_name("catalog", s.source, names, " in request " + q(s.spec)));
+        }
+    }
+    auto skip = [&](std::uint32_t c) { return only != none && c != only; };
     // The lists of names are only gathered for the error.
     auto all_packages = [&] {
         std::vector<std::string> packages;
         for (std::uint32_t c = 0; c < index_.catalogs().size(); ++c) {
+            if (skip(c)) continue;
             const model::Catalog& cat = index_.cat(c);
             for (const auto& [name, pi] : cat.by_package())
                 if (pi.package != model::npos32 || !pi.channels.empty())
@@ -540,6 +559,7 @@ Result<void> Universe::check(const Subscription& s) const {
     std::vector<std::string> channels, bundles;
     bool found = false, channel_found = s.channel.empty(), csv_found = s.starting_csv.empty();
     for (std::uint32_t c = 0; c < index_.catalogs().size(); ++c) {
+        if (skip(c)) continue;
         const model::Catalog& cat = index_.cat(c);
         const auto* pi = cat.package_info(s.package);
         if (pi == nullptr) continue;
@@ -556,7 +576,19 @@ Result<void> Universe::check(const Subscription& s) const {
             }
         }
     }
-    if (!found) return fail(unknown_name("package", s.package, all_packages(), ""));
+    if (!found && only != none) {
+        std::vector<std::string> elsewhere;
+        for (std::uint32_t c : index_.order())
+            if (index_.cat(c).package_info(s.package) != nullptr)
+                elsewhere.push_back(index_.catalogs()[c].name);
+        if (!elsewhere.empty())
+            return fail(Error::invalid("request " + q(s.spec) + ": catalog " + q(s.source) +
+                                       " has no package " + q(s.package) +
+                                       " (catalogs with it: " + text::join(elsewhere, ", ") + ")"));
+    }
+    if (!found)
+        return fail(unknown_name("package", s.package, all_packages(),
+                                 only == none ? "" : " in catalog " + q(s.source)));
     if (!channel_found)
         return fail(unknown_name("channel", s.channel, channels, " of package " + q(s.package)));
     if (!csv_found)
@@ -570,7 +602,10 @@ Result<Offer> Universe::offer(const Subscription& s, std::uint32_t current, bool
     Offer out;
     const InstalledState* cur = current == none ? nullptr : &installed_[current];
     std::vector<std::uint32_t> cats;
-    if (cur != nullptr && !cur->csv.catalog.empty()) {
+    if (!s.source.empty()) {
+        // The subscription's own catalog, even for an installed CSV from another one.
+        if (std::uint32_t c = catalog_named(s.source); c != none) cats.push_back(c);
+    } else if (cur != nullptr && !cur->csv.catalog.empty()) {
         for (std::uint32_t c = 0; c < index_.catalogs().size(); ++c)
             if (index_.catalogs()[c].name == cur->csv.catalog) cats.push_back(c);
     } else {

@@ -194,9 +194,11 @@ public:
     // The variable of installed CSV i.
     VarId installed_var(std::uint32_t i) const { return installed_vars_[i]; }
 
-    // Validates a subscription against the catalogs (unknown package / channel / starting CSV:
-    // exit 3 with the nearest names).
+    // Validates a subscription against the catalogs (unknown catalog / package / channel /
+    // starting CSV: exit 3 with the nearest names).
     Result<void> check(const Subscription& s) const;
+    // The index of the catalog of that name (none when no catalog has it).
+    std::uint32_t catalog_named(const std::string& name) const;
     // OLM's candidates for a subscription; `current` is the installed CSV it upgrades (or none).
     Result<Offer> offer(const Subscription& s, std::uint32_t current, bool with_notes);
 

@@ -22,11 +22,12 @@ struct Found {
 };
 
 // A bundle of the package by name, or else a version.
-Result<Found> find(Index& index, const std::string& package, const std::string& what,
-                   const char* flag) {
+Result<Found> find(Index& index, const std::string& package, const std::string& source,
+                   const std::string& what, const char* flag) {
     // The first bundle of the package, in catalog order, for which `pred` holds.
     auto first = [&](auto pred) -> std::optional<Found> {
         for (std::uint32_t c : index.order()) {
+            if (!source.empty() && index.catalogs()[c].name != source) continue;
             const auto* pi = index.cat(c).package_info(package);
             if (pi == nullptr) continue;
             for (std::uint32_t b : pi->bundles) {
@@ -47,7 +48,7 @@ Result<Found> find(Index& index, const std::string& package, const std::string& 
             return bi.version && semver::compare(*bi.version, *v) == 0;
         });
         if (by_version) return *by_version;
-        return Found{"", v->str(), ""};
+        return Found{"", v->str(), source};
     }
     Error e = unknown_name("bundle", what, names, " for " + std::string(flag));
     e.message += " (give a bundle of package " + package + " or a semantic version)";
@@ -134,16 +135,18 @@ Result<UpgradePath> upgrade_path(const std::vector<CatalogSource>& catalogs,
     Subscription sub;
     sub.package = req.package;
     sub.channel = req.channel;
-    sub.spec = req.package + (req.channel.empty() ? "" : ":" + req.channel);
+    sub.source = req.source;
+    sub.spec = req.package + (req.channel.empty() ? "" : ":" + req.channel) +
+               (req.source.empty() ? "" : "/" + req.source);
     {
         Universe probe(index, {});
         if (auto r = probe.check(sub); !r) return fail(std::move(r).error());
     }
-    auto from = find(index, req.package, req.from, "--from");
+    auto from = find(index, req.package, req.source, req.from, "--from");
     if (!from) return fail(std::move(from).error());
     std::optional<Found> to;
     if (!req.to.empty()) {
-        auto t = find(index, req.package, req.to, "--to");
+        auto t = find(index, req.package, req.source, req.to, "--to");
         if (!t) return fail(std::move(t).error());
         to = std::move(*t);
     }
@@ -222,6 +225,7 @@ Result<UpgradePath> upgrade_path(const std::vector<CatalogSource>& catalogs,
             p.children.push_back({who(*to) + " is not newer than " + who(*from), {}});
         // The target may be in the channels but never offered.
         for (std::uint32_t c : index.order()) {
+            if (!req.source.empty() && index.catalogs()[c].name != req.source) continue;
             const model::Catalog& cat = index.cat(c);
             const auto* pi = cat.package_info(req.package);
             if (pi == nullptr || to->name.empty()) continue;

@@ -265,3 +265,215 @@ TEST(LockfileCli, WriteAndReproduce) {
                        (dir / "file" / "kpkg.lock").string()});
     EXPECT_EQ(u.exit_code, 1);
 }
+
+// Locks edited by hand: what the resolution itself would never write is refused (exit 3) or,
+// when it is about the catalogs, reported as drift (exit 5); never printed as if it held.
+namespace {
+
+Cat hops() {
+    return Cat{}
+        .package("a", "stable")
+        .channel("a", "stable", {"a.v1", "a.v2<a.v1", "a.v3<a.v2"})
+        .bundle("a", "a.v1", "1.0.0")
+        .bundle("a", "a.v2", "2.0.0")
+        .bundle("a", "a.v3", "3.0.0")
+        .package("b", "stable")
+        .channel("b", "stable", {"b.v1"})
+        .bundle("b", "b.v1", "1.0.0");
+}
+
+struct Tamper {
+    World w;
+    resolve::Request req;
+    std::string yaml; // the lock as kpkg writes it
+
+    Tamper(const Strings& specs, const std::vector<resolve::Installed>& installed = {},
+           resolve::Options opts = {}) {
+        w.add("ops", hops());
+        req = request(specs);
+        req.installed = installed;
+        req.options = opts;
+        auto res = resolve::resolve(w.catalogs, req).take();
+        EXPECT_TRUE(res.satisfiable);
+        yaml = resolve::lock_yaml(resolve::make_lock(w.catalogs, req, res));
+    }
+    // The lock with `from` replaced by `to` (which must occur once).
+    std::string edit(const std::string& from, const std::string& to) const {
+        auto at = yaml.find(from);
+        EXPECT_NE(at, std::string::npos) << from << " not in\n" << yaml;
+        EXPECT_EQ(yaml.find(from, at + 1), std::string::npos) << from << " twice in\n" << yaml;
+        if (at == std::string::npos) return yaml;
+        return yaml.substr(0, at) + to + yaml.substr(at + from.size());
+    }
+    static Result<resolve::Lock> parse(const std::string& text) {
+        auto docs = io::parse_yaml(text, "l.yaml").take();
+        return resolve::parse_lock(docs.at(0).root, "l.yaml");
+    }
+    resolve::LockCheck check(const std::string& text) {
+        return resolve::resolve_locked(w.catalogs, req, parse(text).take()).take();
+    }
+};
+
+const char* new_a = "- package: a\n  bundle: a.v3\n  version: 3.0.0\n  channel: stable\n"
+                    "  catalog: ops\n  image: example.com/a.v3:latest\n  action: install\n"
+                    "  reason: requested\n";
+
+} // namespace
+
+TEST(LockfileTampered, TheUntouchedLockHolds) {
+    Tamper t({"a", "b"});
+    EXPECT_NE(t.yaml.find(new_a), std::string::npos) << t.yaml;
+    EXPECT_TRUE(t.check(t.yaml).holds);
+    Tamper up({"a"}, {kpkg::test::installed("a", "a.v1", "1.0.0")});
+    EXPECT_NE(up.yaml.find("  action: upgrade\n  reason: upgrade of installed a.v1 (requested)\n"
+                           "  replaces: a.v1\n  path:\n  - a.v2\n  - a.v3\n"),
+              std::string::npos)
+        << up.yaml;
+    EXPECT_TRUE(up.check(up.yaml).holds);
+}
+
+TEST(LockfileTampered, UpgradeOfNothingInstalled) {
+    Tamper t({"a", "b"});
+    auto action = Tamper::parse(t.edit("action: install\n  reason: requested\n- package: b",
+                                       "action: upgrade\n  reason: requested\n- package: b"));
+    ASSERT_FALSE(action.ok());
+    EXPECT_EQ(action.error().code, ExitCode::invalid);
+    EXPECT_EQ(action.error().str(), "l.yaml:18:3: lock.selected[0]: a.v3 is an upgrade, but the "
+                                    "lock has no installed CSV of package a");
+    auto bogus = Tamper::parse(t.edit("action: install\n  reason: requested\n- package: b",
+                                      "action: remove\n  reason: requested\n- package: b"));
+    ASSERT_FALSE(bogus.ok());
+    EXPECT_EQ(bogus.error().message,
+              "lock.selected[0].action is \"remove\", not \"install\" or \"upgrade\"");
+}
+
+TEST(LockfileTampered, ReplacesWithNothingInstalled) {
+    Tamper t({"a", "b"});
+    auto r = Tamper::parse(t.edit("  reason: requested\n- package: b",
+                                  "  reason: requested\n  replaces: a.v1\n- package: b"));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ExitCode::invalid);
+    EXPECT_EQ(r.error().message, "lock.selected[0]: a.v3 is an upgrade of a.v1, but the lock has "
+                                 "no installed CSV of package a");
+    // With the action changed too.
+    auto both = Tamper::parse(
+        t.edit("action: install\n  reason: requested\n- package: b",
+               "action: upgrade\n  reason: requested\n  replaces: a.v1\n- package: b"));
+    ASSERT_FALSE(both.ok());
+    EXPECT_EQ(both.error().code, ExitCode::invalid);
+}
+
+TEST(LockfileTampered, PathWithNothingInstalled) {
+    Tamper t({"a", "b"});
+    auto one = Tamper::parse(t.edit("  reason: requested\n- package: b",
+                                    "  reason: requested\n  path: [a.v3]\n- package: b"));
+    ASSERT_FALSE(one.ok());
+    EXPECT_EQ(one.error().message,
+              "lock.selected[0]: a.v3 is a new install, but it has a path of one step");
+    auto wrong_end =
+        Tamper::parse(t.edit("  reason: requested\n- package: b",
+                             "  reason: requested\n  path: [a.v3, a.v2]\n- package: b"));
+    ASSERT_FALSE(wrong_end.ok());
+    EXPECT_EQ(wrong_end.error().message, "lock.selected[0]: the path ends at a.v2, not at a.v3");
+    // Hops the channel does not have: drift.
+    auto back = t.edit("  reason: requested\n- package: b",
+                       "  reason: requested\n  path: [a.v1, a.v3]\n- package: b");
+    auto c = t.check(back);
+    EXPECT_FALSE(c.holds);
+    EXPECT_EQ(c.drift,
+              Strings{"locked a.v3 (channel stable, catalog ops): its path steps from a.v1 "
+                      "to a.v3, which neither replaces nor skips a.v1 nor covers 1.0.0 "
+                      "with its skipRange"});
+    auto gone = t.check(t.edit("  reason: requested\n- package: b",
+                               "  reason: requested\n  path: [a.v0, a.v3]\n- package: b"));
+    EXPECT_FALSE(gone.holds);
+    EXPECT_EQ(gone.drift,
+              Strings{"locked a.v3 (channel stable, catalog ops): its path passes a.v0, "
+                      "which is not in the catalog"});
+}
+
+TEST(LockfileTampered, SelectedTwice) {
+    Tamper t({"a", "b"});
+    auto r = Tamper::parse(t.edit(new_a, std::string(new_a) + new_a));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ExitCode::invalid);
+    EXPECT_EQ(r.error().str(), "l.yaml:26:3: lock.selected[1]: package \"a\" is selected twice "
+                               "(also in lock.selected[0]): a lock selects one bundle per "
+                               "package");
+    // Another bundle of the same package is the same mistake.
+    std::string other = new_a;
+    other.replace(other.find("a.v3"), 4, "a.v2");
+    EXPECT_FALSE(Tamper::parse(t.edit(new_a, std::string(new_a) + other)).ok());
+}
+
+TEST(LockfileTampered, UpgradeEdited) {
+    Tamper t({"a"}, {kpkg::test::installed("a", "a.v1", "1.0.0")});
+    // The upgrade made an install, its replaces dropped or changed, its path dropped.
+    auto install = Tamper::parse(t.edit("action: upgrade", "action: install"));
+    ASSERT_FALSE(install.ok());
+    EXPECT_EQ(install.error().message,
+              "lock.selected[0]: package a is installed (a.v1), so a.v3 is an upgrade that "
+              "replaces a.v1, but the lock says it is an install");
+    auto dropped = Tamper::parse(t.edit("  replaces: a.v1\n", ""));
+    ASSERT_FALSE(dropped.ok());
+    EXPECT_EQ(dropped.error().code, ExitCode::invalid);
+    EXPECT_EQ(dropped.error().message,
+              "lock.selected[0]: package a is installed (a.v1), so a.v3 is an upgrade that "
+              "replaces a.v1, but the lock says it replaces nothing");
+    auto changed = Tamper::parse(t.edit("  replaces: a.v1\n", "  replaces: a.v2\n"));
+    ASSERT_FALSE(changed.ok());
+    EXPECT_EQ(changed.error().message,
+              "lock.selected[0]: package a is installed (a.v1), so a.v3 is an upgrade that "
+              "replaces a.v1, not a.v2");
+    auto nopath = Tamper::parse(t.edit("  path:\n  - a.v2\n  - a.v3\n", ""));
+    ASSERT_FALSE(nopath.ok());
+    EXPECT_EQ(nopath.error().message,
+              "lock.selected[0]: the upgrade to a.v3 has no path (the bundles stepped through)");
+    auto twice = Tamper::parse(t.edit("  - a.v2\n  - a.v3\n", "  - a.v2\n  - a.v2\n  - a.v3\n"));
+    ASSERT_FALSE(twice.ok());
+    EXPECT_EQ(twice.error().message, "lock.selected[0]: the path passes a.v2 twice");
+    // A hop left out: a.v3 does not replace a.v1.
+    auto shortcut = t.check(t.edit("  - a.v2\n  - a.v3\n", "  - a.v3\n"));
+    EXPECT_FALSE(shortcut.holds);
+    EXPECT_EQ(shortcut.drift, Strings{"locked a.v3 (channel stable, catalog ops): its path steps "
+                                      "from a.v1 to a.v3, which neither replaces nor skips a.v1 "
+                                      "nor covers 1.0.0 with its skipRange"});
+    // --one-hop takes one hop.
+    t.req.options.one_hop = true;
+    auto hop = t.check(t.edit("oneHop: false", "oneHop: true"));
+    EXPECT_FALSE(hop.holds);
+    EXPECT_EQ(hop.drift,
+              Strings{"locked a.v3 (channel stable, catalog ops) takes 2 hops, but --one-hop takes "
+                      "one"});
+}
+
+TEST(LockfileTamperedCli, RefusedOrDrift) {
+    TempDir dir;
+    auto cat = testdata("catalog").string();
+    auto lock = (dir / "kpkg.lock").string();
+    ASSERT_EQ(run_kpkg({"resolve", "vault", "--catalog", cat, "--lockfile", lock}).exit_code, 0);
+    std::string text = read_file(lock);
+    const std::string install = "  action: install\n  reason: requested\n";
+    auto at = text.find(install);
+    ASSERT_NE(at, std::string::npos) << text;
+    auto upgraded = dir.write("upgraded.lock", text.substr(0, at) +
+                                                   "  action: upgrade\n  reason: requested\n"
+                                                   "  replaces: vault-operator.v1.1.0\n" +
+                                                   text.substr(at + install.size()));
+    auto r = run_kpkg({"resolve", "vault", "--catalog", cat, "--locked", upgraded.string()});
+    EXPECT_EQ(r.exit_code, 3) << r.out;
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find(upgraded.string() + ":"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("vault-operator.v1.2.0 is an upgrade of vault-operator.v1.1.0, but the "
+                         "lock has no installed CSV of package vault"),
+              std::string::npos)
+        << r.err;
+    // A selected entry repeated.
+    auto sel = text.find("- package: vault\n");
+    ASSERT_NE(sel, std::string::npos);
+    auto twice = dir.write("twice.lock", text + text.substr(sel));
+    auto t = run_kpkg({"resolve", "vault", "--catalog", cat, "--locked", twice.string()});
+    EXPECT_EQ(t.exit_code, 3) << t.out;
+    EXPECT_EQ(t.out, "");
+    EXPECT_NE(t.err.find("package \"vault\" is selected twice"), std::string::npos) << t.err;
+}

@@ -46,6 +46,33 @@ TEST(ResolveRequest, Subscription) {
     EXPECT_EQ(resolve::parse_subscription("a b").error().code, ExitCode::invalid);
 }
 
+TEST(ResolveRequest, SubscriptionWithCatalog) {
+    auto s = resolve::parse_subscription("foo:beta@>=1.0.0 <2.0.0/ops").take();
+    EXPECT_EQ(s.package, "foo");
+    EXPECT_EQ(s.channel, "beta");
+    EXPECT_EQ(s.range_text, ">=1.0.0 <2.0.0");
+    EXPECT_EQ(s.source, "ops");
+    EXPECT_EQ(s.spec, "foo:beta@>=1.0.0 <2.0.0/ops");
+    auto t = resolve::parse_subscription("foo/ops").take();
+    EXPECT_EQ(t.package, "foo");
+    EXPECT_EQ(t.source, "ops");
+    EXPECT_TRUE(t.channel.empty());
+    auto empty = resolve::parse_subscription("foo/");
+    ASSERT_FALSE(empty.ok());
+    EXPECT_EQ(empty.error().code, ExitCode::invalid);
+    EXPECT_EQ(empty.error().message, "request \"foo/\": the catalog after '/' is empty");
+    EXPECT_EQ(resolve::parse_subscription("/ops").error().code, ExitCode::invalid);
+    EXPECT_EQ(resolve::parse_subscription("a/b/ops").error().code, ExitCode::invalid);
+    // --source: for the requests that name no catalog, and written into their spec.
+    auto u = resolve::parse_subscription("bar").take();
+    resolve::default_source(u, "ops");
+    EXPECT_EQ(u.source, "ops");
+    EXPECT_EQ(u.spec, "bar/ops");
+    resolve::default_source(t, "other");
+    EXPECT_EQ(t.source, "ops");
+    EXPECT_EQ(t.spec, "foo/ops");
+}
+
 TEST(ResolveRequest, CatalogSpecAndPriority) {
     auto [n1, p1] = resolve::parse_catalog_spec("ops=/x/y").take();
     EXPECT_EQ(n1, "ops");
@@ -438,6 +465,79 @@ TEST(ResolveErrors, UnknownPackageChannelAndStartingCsv) {
     EXPECT_NE(dup.error().message.find("requested twice"), std::string::npos);
 }
 
+TEST(Resolve, RequestNamesItsCatalog) {
+    // Package a in two catalogs; "high" is preferred unless the request names "low".
+    Cat high = Cat{}
+                   .package("a", "s")
+                   .channel("a", "s", {"a.v2"})
+                   .bundle("a", "a.v2", "2.0.0")
+                   .package("b", "s")
+                   .channel("b", "s", {"b.v1"})
+                   .bundle("b", "b.v1", "1.0.0");
+    Cat low = Cat{}
+                  .package("a", "s")
+                  .channel("a", "s", {"a.v1", "a.v3<a.v1"})
+                  .bundle("a", "a.v1", "1.0.0", {"pkg:b:>=1.0.0"})
+                  .bundle("a", "a.v3", "3.0.0", {"pkg:b:>=1.0.0"});
+    World w;
+    w.add("high", high, 10).add("low", low);
+    auto any = w.run({"a"}).take();
+    ASSERT_TRUE(any.satisfiable) << explain(any);
+    EXPECT_EQ(picks(any), Strings{"a.v2"});
+    EXPECT_EQ(any.selected[0].catalog, "high");
+    // Pinned to "low": a from low, its dependency b from wherever it is.
+    auto pinned = w.run({"a/low"}).take();
+    ASSERT_TRUE(pinned.satisfiable) << explain(pinned);
+    EXPECT_EQ(picks(pinned), (Strings{"a.v3", "b.v1"}));
+    EXPECT_EQ(pinned.selected[0].catalog, "low");
+    EXPECT_EQ(pinned.selected[1].catalog, "high");
+    EXPECT_EQ(pick(w.run({"a:s@<2.0.0/low"}).take(), "a"), "a.v1");
+    EXPECT_EQ(pick(w.run({"a@<3.0.0/high"}).take(), "a"), "a.v2");
+    // An installed a from high, upgraded through low's channel.
+    auto up = w.run({"a/low"}, {installed("a", "a.v1", "1.0.0", "high")}).take();
+    ASSERT_TRUE(up.satisfiable) << explain(up);
+    EXPECT_EQ(pick(up, "a"), "a.v3");
+    EXPECT_EQ(up.selected[0].replaces, "a.v1");
+    // Nothing in the named catalog satisfies the range: no solution, not another catalog.
+    auto none = w.run({"a@>=4.0.0/low"}).take();
+    EXPECT_FALSE(none.satisfiable);
+    EXPECT_NE(explain(none).find("request a@>=4.0.0/low has no candidate"), std::string::npos)
+        << explain(none);
+
+    // A catalog that is not given, one without the package, an unknown package.
+    auto unknown = w.run({"a/lo"});
+    ASSERT_FALSE(unknown.ok());
+    EXPECT_EQ(unknown.error().code, ExitCode::invalid);
+    EXPECT_EQ(unknown.error().message,
+              "unknown catalog \"lo\" in request \"a/lo\"; the nearest is \"low\"");
+    ASSERT_EQ(unknown.error().notes.size(), 1u);
+    EXPECT_EQ(unknown.error().notes[0], "known catalogs: high, low");
+    auto missing = w.run({"b/low"});
+    ASSERT_FALSE(missing.ok());
+    EXPECT_EQ(missing.error().code, ExitCode::invalid);
+    EXPECT_EQ(missing.error().message,
+              "request \"b/low\": catalog \"low\" has no package \"b\" (catalogs with it: high)");
+    auto nowhere = w.run({"c/low"});
+    ASSERT_FALSE(nowhere.ok());
+    EXPECT_EQ(nowhere.error().message, "unknown package \"c\" in catalog \"low\"; the nearest is "
+                                       "\"a\"");
+    // The starting CSV is looked up in the named catalog.
+    auto start = w.run({"a/high"}, {}, Opts().starting_csv("a.v1"));
+    ASSERT_FALSE(start.ok());
+    EXPECT_EQ(start.error().code, ExitCode::invalid);
+    auto started = w.run({"a/low"}, {}, Opts().starting_csv("a.v1")).take();
+    EXPECT_EQ(pick(started, "a"), "a.v1");
+    EXPECT_EQ(started.selected[0].catalog, "low");
+
+    // --source: an unknown name is a usage error naming the catalogs.
+    EXPECT_TRUE(resolve::check_source(w.catalogs, "low").ok());
+    auto bad = resolve::check_source(w.catalogs, "hihg");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().code, ExitCode::usage);
+    EXPECT_EQ(bad.error().message, "unknown catalog \"hihg\" in --source; the nearest is \"high\"");
+    EXPECT_EQ(bad.error().notes.at(0), "known catalogs: high, low");
+}
+
 TEST(ResolveErrors, BadDependencyRange) {
     World w;
     w.add("ops", Cat{}
@@ -506,6 +606,92 @@ TEST(ResolveErrors, ExplainsNestedFailures) {
     std::string json = io::to_json(resolve::resolution_node(r));
     EXPECT_NE(json.find("\"problems\""), std::string::npos);
     EXPECT_NE(json.find("\"children\""), std::string::npos);
+}
+
+// Many providers of a required API, none installable: the explanation shows the first few in
+// full and counts the others, and costs a few solves however many there are (with one solve
+// per provider, N = 400 took tens of seconds).
+TEST(ResolveErrors, ExplainsManyFailingProvidersAlike) {
+    const int n = 400;
+    auto requester = [] {
+        return Cat{}
+            .package("r", "s")
+            .channel("r", "s", {"r.v1"})
+            .bundle("r", "r.v1", "1.0.0", {"req:g/v1/X"});
+    };
+    // N versions of one provider package, and N provider packages.
+    Cat versions = requester();
+    std::vector<std::string> chain;
+    for (int i = 1; i <= n; ++i)
+        chain.push_back("p.v" + std::to_string(i) +
+                        (i > 1 ? "<p.v" + std::to_string(i - 1) : std::string()));
+    versions.package("p", "s").channel("p", "s", chain);
+    for (int i = 1; i <= n; ++i)
+        versions.bundle("p", "p.v" + std::to_string(i), std::to_string(i) + ".0.0",
+                        {"gvk:g/v1/X", "pkg:missing:>=1.0.0"});
+    Cat packages = requester();
+    for (int i = 0; i < n; ++i) {
+        std::string p = std::to_string(1000 + i);
+        p.insert(p.begin(), 'p');
+        packages.package(p, "s").channel(p, "s", {p + ".v1"});
+        packages.bundle(p, p + ".v1", "1.0.0", {"gvk:g/v1/X", "pkg:missing:>=1.0.0"});
+    }
+    for (const auto& [cat, first] :
+         {std::pair<Cat, std::string>{versions, "p.v400 (p 400.0.0"},
+          std::pair<Cat, std::string>{packages, "p1000.v1 (p1000 1.0.0"}}) {
+        World w;
+        w.add("ops", cat);
+        auto r = w.run({"r"}).take();
+        ASSERT_FALSE(r.satisfiable);
+        ASSERT_EQ(r.problems.size(), 1u);
+        const resolve::Problem& root = r.problems[0];
+        EXPECT_EQ(root.message, "request r cannot be satisfied: no candidate can be installed");
+        ASSERT_EQ(root.children.size(), 1u) << explain(r);
+        const resolve::Problem& why = root.children[0];
+        EXPECT_EQ(why.message, "r.v1 (r 1.0.0, channel s, catalog ops) requires API g/v1 X, but no "
+                               "candidate fits");
+        // Eight providers explained, then a count of the others.
+        ASSERT_EQ(why.children.size(), 9u) << explain(r);
+        EXPECT_EQ(why.children[0].message.rfind(first, 0), 0u) << why.children[0].message;
+        for (std::size_t i = 0; i < 8; ++i) {
+            const auto& c = why.children[i];
+            EXPECT_NE(c.message.find(") requires package missing in range >=1.0.0, but nothing "
+                                     "offers it"),
+                      std::string::npos)
+                << c.message;
+            ASSERT_EQ(c.children.size(), 1u);
+            EXPECT_EQ(c.children[0].message.rfind("no catalog has a package missing", 0), 0u)
+                << c.children[0].message;
+        }
+        EXPECT_EQ(why.children[8].message, "and 392 more");
+        EXPECT_LT(explain(r).size(), 4000u) << explain(r);
+    }
+}
+
+// A bundle that cannot be installed is explained by the requirement at fault, not by every
+// requirement it has.
+TEST(ResolveErrors, ExplainsTheRequirementAtFault) {
+    World w;
+    w.add("ops", Cat{}
+                     .package("a", "s")
+                     .channel("a", "s", {"a.v1"})
+                     .bundle("a", "a.v1", "1.0.0", {"req:g/v/Fine", "req:g/v/X"})
+                     .package("f", "s")
+                     .channel("f", "s", {"f.v1"})
+                     .bundle("f", "f.v1", "1.0.0", {"gvk:g/v/Fine"})
+                     .package("p", "s")
+                     .channel("p", "s", {"p.v1"})
+                     .bundle("p", "p.v1", "1.0.0", {"gvk:g/v/X", "pkg:missing:>=1.0.0"}));
+    auto r = w.run({"a"}).take();
+    ASSERT_FALSE(r.satisfiable);
+    std::string t = explain(r);
+    EXPECT_EQ(t, "no solution:\n"
+                 "  request a cannot be satisfied: no candidate can be installed\n"
+                 "  └─ a.v1 (a 1.0.0, channel s, catalog ops) requires API g/v X, but no "
+                 "candidate fits\n"
+                 "     └─ p.v1 (p 1.0.0, channel s, catalog ops) requires package missing in range "
+                 ">=1.0.0, but nothing offers it\n"
+                 "        └─ no catalog has a package missing (the nearest is a)\n");
 }
 
 TEST(ResolveAll, EveryPackageOnItsOwn) {

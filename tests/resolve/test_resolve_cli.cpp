@@ -180,6 +180,80 @@ TEST(ResolveCli, Usage) {
     EXPECT_NE(same.err.find("two catalogs are named \"catalog\""), std::string::npos);
 }
 
+TEST(ResolveCli, RequestPinnedToACatalog) {
+    // The sample catalog twice, under two names: "b" is preferred (priority), unless the
+    // request names "a" with /a or --source a.
+    auto two = [](std::vector<std::string> args) {
+        std::vector<std::string> all{"resolve"};
+        all.insert(all.end(), args.begin(), args.end());
+        for (std::string c : {std::string("--catalog"), "a=" + sample(), std::string("--catalog"),
+                              "b=" + sample(), std::string("--priority"), std::string("b=5"),
+                              std::string("-o"), std::string("yaml")})
+            all.push_back(c);
+        return run_kpkg(all);
+    };
+    auto any = two({"vault"});
+    ASSERT_EQ(any.exit_code, 0) << any.err;
+    EXPECT_NE(any.out.find("bundle: vault-operator.v1.2.0\n  version: 1.2.0\n  channel: stable\n"
+                           "  catalog: b\n"),
+              std::string::npos)
+        << any.out;
+    for (auto args :
+         {std::vector<std::string>{"vault/a"}, std::vector<std::string>{"vault", "--source", "a"},
+          std::vector<std::string>{"vault/a", "--source", "b"}}) {
+        auto pinned = two(args);
+        ASSERT_EQ(pinned.exit_code, 0) << pinned.err;
+        EXPECT_NE(pinned.out.find("bundle: vault-operator.v1.2.0\n  version: 1.2.0\n  channel: "
+                                  "stable\n  catalog: a\n"),
+                  std::string::npos)
+            << args.front() << "\n"
+            << pinned.out;
+        // Its dependency comes from its own catalog first (OLM's preference).
+        EXPECT_NE(pinned.out.find("bundle: etcdoperator.v0.9.4\n  version: 0.9.4\n  channel: "
+                                  "stable\n  catalog: a\n"),
+                  std::string::npos)
+            << pinned.out;
+    }
+    // Unknown names: the request's is invalid input (3), --source's a usage error (2); both
+    // name the catalogs there are.
+    auto bad = two({"vault/c"});
+    EXPECT_EQ(bad.exit_code, 3);
+    EXPECT_EQ(bad.out, "");
+    EXPECT_NE(bad.err.find("unknown catalog \"c\" in request \"vault/c\""), std::string::npos)
+        << bad.err;
+    EXPECT_NE(bad.err.find("known catalogs: a, b"), std::string::npos) << bad.err;
+    auto src = two({"vault", "--source", "c"});
+    EXPECT_EQ(src.exit_code, 2);
+    EXPECT_EQ(src.out, "");
+    EXPECT_NE(src.err.find("unknown catalog \"c\" in --source"), std::string::npos) << src.err;
+    EXPECT_NE(src.err.find("known catalogs: a, b"), std::string::npos) << src.err;
+    EXPECT_EQ(run_kpkg({"resolve", "--source", "catalog", "--catalog", sample()}).exit_code, 2);
+    EXPECT_EQ(run_kpkg({"resolve", "--all-packages", "--source", "catalog", "--catalog", sample()})
+                  .exit_code,
+              2);
+    // The lock records the catalog of the request: another one is drift.
+    TempDir dir;
+    auto lock = (dir / "kpkg.lock").string();
+    auto w = two({"vault", "--source", "a", "--lockfile", lock});
+    ASSERT_EQ(w.exit_code, 0) << w.err;
+    EXPECT_NE(read_file(lock).find("requests:\n- vault/a\n"), std::string::npos) << read_file(lock);
+    EXPECT_EQ(two({"vault/a", "--locked", lock}).exit_code, 0);
+    auto other = two({"vault/b", "--locked", lock});
+    EXPECT_EQ(other.exit_code, 5) << other.out;
+    // upgrade-path takes --source too.
+    auto path =
+        run_kpkg({"upgrade-path", "vault", "--from", "vault-operator.v1.0.0", "--channel", "stable",
+                  "--catalog", "a=" + sample(), "--catalog", "b=" + sample(), "--source", "b"});
+    ASSERT_EQ(path.exit_code, 0) << path.err;
+    EXPECT_NE(path.out.find("  1     vault-operator.v1.2.0  1.2.0    stable   b        skipRange"),
+              std::string::npos)
+        << path.out;
+    auto path_bad = run_kpkg({"upgrade-path", "vault", "--from", "vault-operator.v1.0.0",
+                              "--catalog", "a=" + sample(), "--source", "x"});
+    EXPECT_EQ(path_bad.exit_code, 2);
+    EXPECT_NE(path_bad.err.find("known catalogs: a"), std::string::npos) << path_bad.err;
+}
+
 TEST(ResolveCli, InstalledAndUpgrade) {
     TempDir dir;
     auto inst = dir.write("cluster.yaml", "installed:\n"

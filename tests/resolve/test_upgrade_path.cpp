@@ -134,6 +134,36 @@ TEST(UpgradePath, BadInput) {
     EXPECT_NE(cyc.error().message.find("cycle"), std::string::npos) << cyc.error().message;
 }
 
+TEST(UpgradePath, Source) {
+    // The same package in two catalogs: "fast" goes straight to a.v5, "ops" through a.v4.
+    World w;
+    w.add("fast", Cat{}
+                      .package("a", "stable")
+                      .channel("a", "stable", {"a.v1", "a.v5<a.v1"})
+                      .bundle("a", "a.v1", "1.0.0")
+                      .bundle("a", "a.v5", "5.0.0"));
+    w.add("ops", chain());
+    resolve::UpgradePathRequest r;
+    r.package = "a";
+    r.from = "a.v1";
+    auto fast = resolve::upgrade_path(w.catalogs, r).take();
+    EXPECT_EQ(bundles(fast), Strings{"a.v5"});
+    EXPECT_EQ(fast.steps.front().catalog, "fast");
+    r.source = "ops";
+    auto ops = resolve::upgrade_path(w.catalogs, r).take();
+    EXPECT_EQ(bundles(ops), (Strings{"a.v4", "a.v5"}));
+    EXPECT_EQ(ops.steps.front().catalog, "ops");
+    // A version only: its hops still come from the catalog named.
+    r.from = "1.5.0";
+    EXPECT_EQ(bundles(resolve::upgrade_path(w.catalogs, r).take()), (Strings{"a.v4", "a.v5"}));
+    r.source = "opz";
+    auto bad = resolve::upgrade_path(w.catalogs, r);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().code, ExitCode::invalid);
+    EXPECT_NE(bad.error().message.find("unknown catalog \"opz\""), std::string::npos)
+        << bad.error().message;
+}
+
 TEST(UpgradePathCli, SampleCatalog) {
     auto cat = testdata("catalog").string();
     auto r = run_kpkg({"upgrade-path", "vault", "--from", "vault-operator.v1.0.0", "--catalog", cat,

@@ -61,21 +61,31 @@ Result<std::pair<std::string, int>> parse_priority(std::string_view spec);
 Result<void> check_catalogs(std::vector<CatalogSource>& catalogs,
                             const std::vector<std::pair<std::string, int>>& priorities = {});
 
-// One OLM Subscription: "PKG[:CHANNEL][@RANGE]". The range (blang/semver, as OLM ranges) keeps
-// only candidates whose version it contains.
+// --source NAME (the catalog of requests that name none): usage error (exit 2) naming the
+// catalogs when none has that name.
+Result<void> check_source(const std::vector<CatalogSource>& catalogs, const std::string& name);
+
+// One OLM Subscription: "PKG[:CHANNEL][@RANGE][/CATALOG]". The range (blang/semver, as OLM
+// ranges) keeps only candidates whose version it contains; the catalog (a Subscription's
+// spec.source) offers the package alone, its dependencies still come from every catalog.
 struct Subscription {
     std::string spec; // as written
     std::string package;
     std::string channel; // "" for every channel, default first
     std::string range_text;
     std::optional<semver::Range> range;
+    std::string source;       // "" for every catalog, by priority then name
     std::string starting_csv; // with nothing installed, offer only this bundle (Subscription
                               // spec.startingCSV)
 };
 
-// Invalid input (exit 3) when the package is empty, the channel is empty after ':', or the
-// range does not parse (the message quotes it and says why).
+// Invalid input (exit 3) when the package is empty, the channel is empty after ':', the catalog
+// is empty after '/', or the range does not parse (the message quotes it and says why). A catalog
+// that is not given is an error of resolve() (it names the catalogs there are).
 Result<Subscription> parse_subscription(std::string_view spec);
+// The request with `source` as its catalog when it names none ("--source"); its spec then ends
+// with "/SOURCE", so that the lockfile records it.
+void default_source(Subscription& s, const std::string& source);
 
 // An installed ClusterServiceVersion. Its properties (APIs, dependencies) are those of the bundle
 // of that name in `catalog` (or in the first catalog that has it); `channel` is the channel its

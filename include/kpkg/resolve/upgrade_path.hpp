@@ -20,6 +20,7 @@ struct UpgradePathRequest {
     std::string from;      // a bundle (CSV) name of the package, or a version
     std::string to;        // optional: a bundle name or a version to reach
     std::string channel;   // optional: only this channel (default: every channel, default first)
+    std::string source;    // optional: only this catalog (default: the catalog --from is found in)
     bool shortest = false; // the fewest hops (to `to`, or to where OLM's walk ends)
 };
 

@@ -18,6 +18,7 @@ struct ResolveCliOptions {
     std::vector<std::string> priorities;
     std::string installed;
     std::vector<std::string> starting_csvs;
+    std::string source;
     bool upgrade = false;
     bool one_hop = false;
     bool exclude_deprecated = false;
@@ -28,10 +29,13 @@ struct ResolveCliOptions {
 };
 
 int run_resolve(const Globals& g, const ResolveCliOptions& o) {
-    if (o.all_packages &&
-        (!o.requests.empty() || !o.installed.empty() || o.upgrade || !o.starting_csvs.empty()))
+    if (o.all_packages && (!o.requests.empty() || !o.installed.empty() || o.upgrade ||
+                           !o.starting_csvs.empty() || !o.source.empty()))
         throw Exception(Error::usage("--all-packages resolves every package on its own: it takes "
-                                     "no request, --installed, --upgrade or --starting-csv"));
+                                     "no request, --installed, --upgrade, --starting-csv or "
+                                     "--source"));
+    if (!o.source.empty() && o.requests.empty())
+        throw Exception(Error::usage("--source names the catalog of the requests: give a request"));
     if (!o.lockfile.empty() && !o.locked.empty())
         throw Exception(Error::usage("--lockfile writes a lock and --locked reproduces one: "
                                      "give one of them"));
@@ -75,13 +79,16 @@ int run_resolve(const Globals& g, const ResolveCliOptions& o) {
 
     resolve::Request req;
     req.options = opts;
-    for (const auto& s : o.requests)
+    for (const auto& s : o.requests) {
         req.subscriptions.push_back(resolve::parse_subscription(s).take());
+        resolve::default_source(req.subscriptions.back(), o.source);
+    }
     if (!o.installed.empty()) req.installed = resolve::load_installed(o.installed).take();
     std::optional<resolve::Lock> lock;
     if (!o.locked.empty()) lock = resolve::load_lock(o.locked).take();
     std::deque<model::Catalog> store;
     auto catalogs = load_catalog_sources(g, o.catalogs, o.priorities, store);
+    if (!o.source.empty()) resolve::check_source(catalogs, o.source).take();
     if (lock) {
         auto check = resolve::resolve_locked(catalogs, req, *lock).take();
         if (!check.holds) {
@@ -128,7 +135,8 @@ void setup(CLI::App& root, Context& ctx) {
         "resolve", "Resolve operator subscriptions and their dependencies against catalogs, as "
                    "OLM would");
     cmd->add_option("REQUEST", opts->requests,
-                    "PKG[:CHANNEL][@RANGE], one per subscription (an OLM Subscription)");
+                    "PKG[:CHANNEL][@RANGE][/CATALOG], one per subscription (an OLM "
+                    "Subscription)");
     cmd->add_option("--catalog", opts->catalogs,
                     "A catalog, named after its directory unless NAME is given (repeatable)")
         ->option_text("[NAME=]PATH")
@@ -141,6 +149,9 @@ void setup(CLI::App& root, Context& ctx) {
     cmd->add_option("--starting-csv", opts->starting_csvs,
                     "Start the request of this bundle's package at this bundle (repeatable)")
         ->option_text("CSV");
+    cmd->add_option("--source", opts->source,
+                    "The catalog of every request that names none (a Subscription's spec.source)")
+        ->option_text("CATALOG");
     cmd->add_flag("--upgrade", opts->upgrade, "Subscribe every installed CSV and move it forward");
     cmd->add_flag("--one-hop", opts->one_hop,
                   "Upgrade by one step only, as one OLM InstallPlan does");

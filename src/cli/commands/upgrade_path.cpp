@@ -17,6 +17,7 @@ struct UpgradePathCliOptions {
 int run_upgrade_path(const Globals& g, const UpgradePathCliOptions& o) {
     std::deque<model::Catalog> store;
     const auto catalogs = load_catalog_sources(g, o.catalogs, o.priorities, store);
+    if (!o.req.source.empty()) resolve::check_source(catalogs, o.req.source).take();
     auto path = resolve::upgrade_path(catalogs, o.req).take();
     if (g.format == Format::text)
         print(resolve::upgrade_path_text(path));
@@ -37,6 +38,9 @@ void setup(CLI::App& root, Context& ctx) {
         ->option_text("VERSION|CSV");
     cmd->add_option("--channel", opts->req.channel, "Only this channel (default: every channel)")
         ->option_text("CHANNEL");
+    cmd->add_option("--source", opts->req.source,
+                    "Only this catalog (a Subscription's spec.source)")
+        ->option_text("CATALOG");
     cmd->add_flag("--shortest", opts->req.shortest,
                   "The fewest hops through the same upgrade edges");
     cmd->add_option("--catalog", opts->catalogs,
