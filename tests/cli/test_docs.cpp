@@ -204,9 +204,11 @@ void expect_completion_covers(const CompletionFormat& f) {
 
 // --- man pages -------------------------------------------------------------------------------
 
-// The page documenting a command: kpkg.1 for kpkg itself, kpkg-GROUP.1 for `kpkg GROUP ...`.
+// The page documenting a command: kpkg.1 for kpkg itself and `kpkg help`, kpkg-GROUP.1 for
+// `kpkg GROUP ...`.
 std::string page_of(const Command& c) {
-    return c.words.size() < 2 ? "man/kpkg.1" : "man/kpkg-" + c.words[1] + ".1";
+    return c.words.size() < 2 || c.words[1] == "help" ? "man/kpkg.1"
+                                                      : "man/kpkg-" + c.words[1] + ".1";
 }
 
 // roff source as text: no comments, `\-` as `-`, no font changes or zero-width escapes.
@@ -486,9 +488,12 @@ TEST(Docs, BashCompletionCompletesValues) {
     std::vector<Case> cases{
         {{"kpkg", "cat"}, {"catalog"}},
         {{"kpkg", "catalog", "list", ""}, {"packages", "channels", "bundles"}},
-        {{"kpkg", "-o", ""}, {"text", "json", "yaml"}},
-        {{"kpkg", "--output", "j"}, {"json"}},
-        {{"kpkg", "--output", "=", ""}, {"text", "json", "yaml"}}, // --output=<TAB>
+        {{"kpkg", "-o", ""}, {"text", "json", "yaml", "junit", "github"}},
+        {{"kpkg", "--output", "j"}, {"json", "junit"}},
+        {{"kpkg", "--output", "=", ""},
+         {"text", "json", "yaml", "junit", "github"}}, // --output=<TAB>
+        {{"kpkg", "completion", ""}, {"bash", "zsh", "fish"}},
+        {{"kpkg", "help", "catalog", "l"}, {"list"}},
         {{"kpkg", "-o", "json", "catalog", "list", "b"}, {"bundles"}},
         {{"kpkg", "-v", "catalog", "list", "bundles", catalog + "/"},
          {catalog + "/etcd", catalog + "/vault"},

@@ -70,6 +70,7 @@ int run_validate(const Globals& g, const ValidateCliOptions& o) {
     std::string out;
     std::size_t errors = 0, warnings = 0, invalid = 0;
     bool unreadable = false;
+    std::vector<CiUnit> units; // -o junit|github
 
     for (const auto& dir : o.dirs) {
         std::vector<bundle::Finding> findings;
@@ -92,6 +93,10 @@ int run_validate(const Globals& g, const ValidateCliOptions& o) {
         errors += e;
         warnings += w;
         if (e > 0) ++invalid;
+        units.push_back({dir, {}});
+        for (const auto& f : findings)
+            units.back().findings.push_back({f.severity == bundle::Severity::error, f.rule,
+                                             f.message, f.pos.file, f.pos.line, f.pos.column});
 
         if (g.format == Format::text) {
             for (const auto& f : findings)
@@ -120,7 +125,10 @@ int run_validate(const Globals& g, const ValidateCliOptions& o) {
         }
     }
 
-    if (g.format == Format::text) {
+    if (g.format == Format::junit || g.format == Format::github) {
+        print(g.format == Format::junit ? format_junit("kpkg bundle validate", units)
+                                        : format_github(units));
+    } else if (g.format == Format::text) {
         out += plural(o.dirs.size(), "bundle") + ": " + std::to_string(o.dirs.size() - invalid) +
                " valid, " + std::to_string(invalid) + " invalid; " + plural(errors, "error") +
                ", " + plural(warnings, "warning") + "\n";
@@ -149,8 +157,10 @@ void setup(CLI::App& root, Context& ctx) {
               "With -o json: {\"bundles\": [{\"dir\", \"valid\", \"errors\", \"warnings\",\n"
               "\"findings\": [{\"severity\", \"rule\", \"message\", \"file\", \"line\", "
               "\"column\",\n\"subject\"}]}], \"errors\", \"warnings\"}.\n"
+              "With -o junit: JUnit XML; with -o github: GitHub workflow annotations.\n"
               "Exit status: 0 valid, 3 errors found (--strict: or warnings), 1 unreadable "
               "directory.");
+    accept_ci_formats(v);
     v->callback(
         [&ctx, opts] { ctx.action = [&ctx, opts] { return run_validate(ctx.globals, *opts); }; });
 }
