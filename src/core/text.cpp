@@ -65,6 +65,24 @@ std::string_view without_dashes(std::string_view s) {
     return s.substr(i);
 }
 
+// Edit distance where swapping two adjacent characters is one edit too ("etdc" is one edit from
+// "etcd"), the commonest typo (optimal string alignment).
+std::size_t typo_distance(std::string_view a, std::string_view b) {
+    std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+    for (std::size_t i = 0; i <= a.size(); ++i)
+        d[i][0] = i;
+    for (std::size_t j = 0; j <= b.size(); ++j)
+        d[0][j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i)
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1,
+                                d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+    return d[a.size()][b.size()];
+}
+
 } // namespace
 
 std::optional<std::string> closest(std::string_view word,
@@ -79,7 +97,7 @@ std::optional<std::string> closest(std::string_view word,
         // fewer edits than the typed word has characters, so that a short word is not "close" to
         // everything of its length ("-x" is not a typo of "-h").
         const std::size_t limit = std::max<std::size_t>(1, std::max(w.size(), cw.size()) / 3);
-        const std::size_t d = edit_distance(w, cw);
+        const std::size_t d = typo_distance(w, cw);
         if (d > limit || d >= w.size()) continue;
         if (!best || d < best_d) {
             best_d = d;

@@ -618,12 +618,12 @@ TEST(Readme, ExamplesShowWhatKpkgPrints) {
     for (const std::string command :
          {"kpkg resolve dashboard --catalog index=testdata/catalogs/resolve-no-solution",
           "kpkg bundle validate -o github testdata/bundles/invalid-csv-version",
-          "kpkg bundle validate testdata/bundles/invalid-csv-version",
-          "kpkg frobnicate"}) {
+          "kpkg bundle validate testdata/bundles/invalid-csv-version", "kpkg frobnicate"}) {
         auto args = argv_of(command);
         for (auto& a : args)
             if (a.rfind("testdata/", 0) == 0 || a.find("=testdata/") != std::string::npos)
-                a.replace(a.find("testdata/"), 9, kpkg::test::source_root().string() + "/testdata/");
+                a.replace(a.find("testdata/"), 9,
+                          kpkg::test::source_root().string() + "/testdata/");
         auto r = run_kpkg(args);
         std::string shown = r.out + r.err;
         const std::string root = kpkg::test::source_root().string() + "/";

@@ -536,3 +536,13 @@ TEST(Docs, FishCompletionParses) {
     EXPECT_EQ(r.exit_code, 0) << r.out;
     EXPECT_EQ(r.out, "");
 }
+
+// `source <(kpkg completion zsh)` registers the completion instead of running it.
+TEST(Docs, ZshCompletionCanBeSourced) {
+    if (!have_program("zsh")) GTEST_SKIP() << "zsh is not installed";
+    auto r =
+        run_shell("zsh -fc 'autoload -U compinit && compinit -D -u && source " +
+                  (source_root() / "completions/_kpkg").string() + " && print -- $_comps[kpkg]'");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_EQ(r.out, "_kpkg\n");
+}

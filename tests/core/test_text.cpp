@@ -47,6 +47,9 @@ TEST(Text, ClosestOnlyWhenClose) {
     EXPECT_EQ(closest("zzzzzzz", words), std::nullopt);
     EXPECT_EQ(closest("bundels", words), "bundles");
     EXPECT_EQ(closest("valt", words), "vault");
+    // Two letters swapped is one typo.
+    EXPECT_EQ(closest("valut", words), "vault");
+    EXPECT_EQ(closest("etdc", words), "etcd");
     EXPECT_EQ(closest("defaultChanel", {"schema", "name", "defaultChannel", "description"}),
               "defaultChannel");
 }
