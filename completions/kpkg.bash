@@ -6,7 +6,7 @@
 # (Variables rather than output: no subshell per word.)
 __kpkg_subcommands() {
     case $1 in
-        "kpkg") __kpkg_subs="bundle catalog resolve upgrade-path version" ;;
+        "kpkg") __kpkg_subs="bundle catalog resolve upgrade-path version completion help" ;;
         "kpkg bundle") __kpkg_subs="inspect validate render" ;;
         "kpkg catalog") __kpkg_subs="list validate render diff graph" ;;
         "kpkg catalog list") __kpkg_subs="packages channels bundles" ;;
@@ -20,6 +20,7 @@ __kpkg_flags() {
     case $1 in
         "kpkg") __kpkg_flags="$global --version" ;;
         "kpkg version") __kpkg_flags="$global --libraries" ;;
+        "kpkg help") __kpkg_flags="$global --man" ;;
         "kpkg bundle validate") __kpkg_flags="$global --strict --k8s-version" ;;
         "kpkg catalog validate") __kpkg_flags="$global --strict --lenient --allow-empty" ;;
         "kpkg catalog diff") __kpkg_flags="$global --exit-code" ;;
@@ -84,15 +85,15 @@ _kpkg() {
     local before=
     ((COMP_CWORD >= 2)) && before=${COMP_WORDS[COMP_CWORD - 2]}
     if [[ $cur == = && ($prev == -o || $prev == --output) ]]; then
-        COMPREPLY=(text json yaml)
+        COMPREPLY=(text json yaml junit github)
         return
     fi
     if [[ $prev == -o || $prev == --output ]] || [[ $prev == = && ($before == -o || $before == --output) ]]; then
-        COMPREPLY=($(compgen -W "text json yaml" -- "$cur"))
+        COMPREPLY=($(compgen -W "text json yaml junit github" -- "$cur"))
         return
     fi
     if [[ $cur == --output=* ]]; then
-        COMPREPLY=($(compgen -W "text json yaml" -- "${cur#--output=}"))
+        COMPREPLY=($(compgen -W "text json yaml junit github" -- "${cur#--output=}"))
         return
     fi
 
@@ -145,6 +146,14 @@ _kpkg() {
     fi
 
     case $path in
+        "kpkg completion")
+            ((${#args[@]} == 0)) && COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur"))
+            ;;
+        "kpkg help")
+            # COMMAND...: the subcommands of the command named so far.
+            __kpkg_subcommands "kpkg${args[*]:+ ${args[*]}}"
+            COMPREPLY=($(compgen -W "$__kpkg_subs" -- "$cur"))
+            ;;
         "kpkg bundle inspect" | "kpkg bundle render")
             # DIR: one bundle directory.
             if ((${#args[@]} == 0)); then

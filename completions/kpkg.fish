@@ -3,7 +3,7 @@
 
 # True when the command line holds no subcommand yet.
 function __kpkg_no_subcommand
-    not __fish_seen_subcommand_from bundle catalog resolve upgrade-path version
+    not __fish_seen_subcommand_from bundle catalog resolve upgrade-path version completion help
 end
 
 # True when the command path so far is exactly the words given (e.g. catalog list).
@@ -65,7 +65,7 @@ end
 complete -c kpkg -f
 
 # Global flags, accepted after any command.
-complete -c kpkg -s o -l output -x -a 'text json yaml' -d 'Output format'
+complete -c kpkg -s o -l output -x -a 'text json yaml junit github' -d 'Output format'
 complete -c kpkg -s v -l verbose -d 'More detail on stderr (repeatable)'
 complete -c kpkg -s q -l quiet -d 'Only errors on stderr'
 complete -c kpkg -l no-color -d 'No colour (also when NO_COLOR is set)'
@@ -137,3 +137,14 @@ complete -c kpkg -n '__fish_seen_subcommand_from upgrade-path' -l priority -x -d
 # kpkg version
 complete -c kpkg -n __kpkg_no_subcommand -a version -d 'Print the version of kpkg and its libraries'
 complete -c kpkg -n '__fish_seen_subcommand_from version' -l libraries -d 'Load the on-demand libraries and report their versions'
+
+# kpkg completion
+complete -c kpkg -n __kpkg_no_subcommand -a completion -d 'Print the shell completion script for bash, zsh or fish'
+complete -c kpkg -n '__fish_seen_subcommand_from completion' -x -a 'bash zsh fish'
+
+# kpkg help
+complete -c kpkg -n __kpkg_no_subcommand -a help -d 'Show the help or the man page of a command'
+complete -c kpkg -n '__fish_seen_subcommand_from help' -l man -d 'Show the man page of the command'
+complete -c kpkg -n '__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from bundle catalog resolve upgrade-path version completion' -x -a 'bundle catalog resolve upgrade-path version completion'
+complete -c kpkg -n '__fish_seen_subcommand_from help; and __fish_seen_subcommand_from bundle' -x -a 'inspect validate render'
+complete -c kpkg -n '__fish_seen_subcommand_from help; and __fish_seen_subcommand_from catalog' -x -a 'list validate render diff graph'

@@ -2,6 +2,7 @@
 // adding a command is adding one file (and its line in commands/meson.build).
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <string>
@@ -19,7 +20,9 @@ struct CatalogSource;
 
 namespace kpkg::cli {
 
-enum class Format { text, json, yaml };
+// junit and github (JUnit XML, GitHub workflow annotations) only for the validate commands that
+// call accept_ci_formats; the others are refused with a usage error.
+enum class Format { text, json, yaml, junit, github };
 
 // Global flags, filled before any command runs.
 struct Globals {
@@ -32,6 +35,9 @@ struct Globals {
     // Colour decisions: only on a terminal, never with --no-color or NO_COLOR set.
     bool color_stdout = false;
     bool color_stderr = false;
+    // The width of the terminal stdout is, 0 when it is not one: tables wrap to fit a terminal
+    // and are never wrapped into a pipe or file.
+    std::size_t width = 0;
 };
 
 // What a command's parse callback leaves behind: the work to run once parsing succeeded.
@@ -65,6 +71,39 @@ struct Registrar {
 // The command group `name` under root, created on first use, so several files can add
 // subcommands to one group (kpkg bundle inspect|validate|render).
 CLI::App* group(CLI::App& root, const std::string& name, const std::string& description);
+
+// Marks `app` as a command that writes its findings as JUnit XML and GitHub workflow annotations
+// with -o junit / -o github (see ci_output.cpp).
+void accept_ci_formats(CLI::App* app);
+
+// A finding as the CI formats write it (ci_output.cpp).
+struct CiFinding {
+    bool error = true; // else a warning
+    std::string rule;
+    std::string message;
+    std::string file; // "" when unknown; line and column 0 when unknown
+    std::uint32_t line = 0;
+    std::uint32_t column = 0;
+};
+
+// What one run checked as a unit: a bundle directory, a catalog.
+struct CiUnit {
+    std::string name;
+    std::vector<CiFinding> findings;
+};
+
+// JUnit XML for `command` ("kpkg bundle validate"): a <testsuite> per unit, a <testcase> per
+// finding (an error as its <failure>, a warning passing with its text in <system-out>), and one
+// passing "valid" test case for a unit without findings.
+std::string format_junit(const std::string& command, const std::vector<CiUnit>& units);
+
+// GitHub Actions workflow commands: an ::error or ::warning line per finding, with file, line,
+// col and title (the rule) escaped as workflow commands require, then a plain verdict line per
+// unit.
+std::string format_github(const std::vector<CiUnit>& units);
+
+// The columns of the terminal `fd` is, or 0 when it is not a terminal.
+std::size_t terminal_width(int fd);
 
 // Writes structured output (json/yaml per the global format) to stdout.
 void print_structured(const Globals& g, const io::Node& doc);

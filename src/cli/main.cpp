@@ -2,8 +2,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <memory>
+#include <set>
 #include <string>
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "command.hpp"
@@ -20,6 +23,62 @@ std::vector<Registration>& registry() {
 }
 
 namespace {
+
+std::set<const CLI::App*>& ci_format_commands() {
+    static std::set<const CLI::App*> s;
+    return s;
+}
+
+} // namespace
+
+void accept_ci_formats(CLI::App* app) {
+    ci_format_commands().insert(app);
+}
+
+std::size_t terminal_width(int fd) {
+    if (::isatty(fd) != 1) return 0;
+    struct winsize ws {};
+    if (::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+    if (const char* c = std::getenv("COLUMNS"); c != nullptr && std::atoi(c) > 0)
+        return static_cast<std::size_t>(std::atoi(c));
+    return 80;
+}
+
+namespace {
+
+// The width help is wrapped at: the terminal's; else $COLUMNS; else 80.
+std::size_t help_width() {
+    if (std::size_t w = terminal_width(1); w > 0) return w;
+    if (const char* c = std::getenv("COLUMNS"); c != nullptr && std::atoi(c) > 0)
+        return static_cast<std::size_t>(std::atoi(c));
+    return 80;
+}
+
+// CLI11's help with the global flags (the root's options) listed in every subcommand's help,
+// and every line wrapped at the terminal width without breaking words.
+class HelpFormatter : public CLI::Formatter {
+public:
+    std::string make_help(const CLI::App* app, std::string name,
+                          CLI::AppFormatMode mode) const override {
+        return text::wrap(CLI::Formatter::make_help(app, std::move(name), mode), help_width());
+    }
+    std::string make_footer(const CLI::App* app) const override {
+        std::string globals;
+        const CLI::App* root = app;
+        while (root->get_parent() != nullptr)
+            root = root->get_parent();
+        if (root != app) {
+            globals = "Global flags (before or after the command):\n";
+            for (const CLI::Option* o : root->get_options())
+                if (!o->get_lnames().empty() && o->get_lnames().front() != "help" &&
+                    o->get_lnames().front() != "version")
+                    globals += make_option(o, false);
+        }
+        std::string footer = CLI::Formatter::make_footer(app);
+        if (!globals.empty() && !footer.empty()) globals += "\n";
+        return globals + footer;
+    }
+};
 
 void print_error_line(bool color, const std::string& msg) {
     std::string line = color ? "kpkg: \033[1;31merror\033[0m: " : "kpkg: error: ";
@@ -133,11 +192,17 @@ int run(int argc, char** argv) {
     root.set_version_flag("--version", "kpkg " KPKG_VERSION, "Print the version and exit");
     root.fallthrough();
     root.allow_extras();
+    // One command per run: a later word that names another top-level command is an argument
+    // (kpkg help catalog list; a catalog directory called "version").
+    root.require_subcommand(0, 1);
     root.option_defaults()->always_capture_default();
+    root.formatter(std::make_shared<HelpFormatter>());
 
     std::string format = "text";
-    root.add_option("-o,--output", format, "Output format: text, json or yaml")
-        ->check(CLI::IsMember({"text", "json", "yaml"}))
+    root.add_option("-o,--output", format,
+                    "Output format: text, json or yaml; junit or github (CI annotations) for "
+                    "bundle validate and catalog validate")
+        ->check(CLI::IsMember({"text", "json", "yaml", "junit", "github"}))
         ->option_text("FORMAT");
     root.add_flag("-v,--verbose", ctx.globals.verbose, "More detail on stderr (repeatable)");
     root.add_flag("-q,--quiet", ctx.globals.quiet, "Only errors on stderr");
@@ -198,7 +263,12 @@ int run(int argc, char** argv) {
     }
 
     Globals& g = ctx.globals;
-    g.format = format == "json" ? Format::json : format == "yaml" ? Format::yaml : Format::text;
+    g.format = format == "json"     ? Format::json
+               : format == "yaml"   ? Format::yaml
+               : format == "junit"  ? Format::junit
+               : format == "github" ? Format::github
+                                    : Format::text;
+    g.width = terminal_width(1);
     bool no_color = g.no_color || no_color_env;
     g.color_stdout = !no_color && ::isatty(1) == 1;
     g.color_stderr = !no_color && stderr_tty;
@@ -209,6 +279,15 @@ int run(int argc, char** argv) {
     log::set_sink(log::stderr_sink(g.color_stderr));
 
     if (int rc = report_extras(root, g.color_stderr); rc != 0) return rc;
+    if ((g.format == Format::junit || g.format == Format::github) && ctx.action &&
+        ci_format_commands().count(leaf_of(&root)) == 0) {
+        print_error_line(g.color_stderr, "-o " + format +
+                                             " is for 'kpkg bundle validate' and 'kpkg catalog "
+                                             "validate'; '" +
+                                             command_path(leaf_of(&root)) +
+                                             "' writes text, json or yaml");
+        return static_cast<int>(ExitCode::usage);
+    }
     if (!ctx.action) {
         // No command given (or a group without its subcommand): show what there is.
         CLI::App* leaf = leaf_of(&root);

@@ -1,6 +1,15 @@
 // End-to-end runs of the kpkg binary: global flags, exit codes, usage hints, catalog list.
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+#include <pty.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
+#include "kpkg/core/text.hpp"
 #include "kpkg/io/load.hpp"
 #include "support/support.hpp"
 
@@ -195,4 +204,431 @@ TEST(CatalogList, MissingSourceIsAnIoError) {
     auto r = run_kpkg({"catalog", "list", "packages", "/nonexistent/kpkg-catalog"});
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_TRUE(contains(r.err, "/nonexistent/kpkg-catalog")) << r.err;
+}
+
+// --- help ------------------------------------------------------------------------------------
+
+namespace {
+
+std::vector<std::string> words_of(const std::string& s) {
+    std::istringstream in(s);
+    std::vector<std::string> out;
+    for (std::string w; in >> w;)
+        out.push_back(w);
+    return out;
+}
+
+// Every command path of the binary, from `kpkg __spec` ("kpkg catalog list bundles", ...).
+std::vector<std::vector<std::string>> command_paths() {
+    auto r = run_kpkg({"__spec"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::vector<std::vector<std::string>> paths;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);) {
+        auto w = words_of(line);
+        if (w.size() < 3 || w[0] != "command" || w[2].rfind("__", 0) == 0) continue;
+        paths.emplace_back(w.begin() + 2, w.end()); // without "command kpkg"
+    }
+    return paths;
+}
+
+} // namespace
+
+TEST(Help, EverySubcommandShowsTheGlobalFlags) {
+    auto paths = command_paths();
+    ASSERT_GE(paths.size(), 10u);
+    for (auto args : paths) {
+        args.push_back("--help");
+        auto r = run_kpkg(args);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_TRUE(contains(r.out, "Global flags")) << r.out;
+        for (const char* f : {"--output", "--verbose", "--quiet", "--no-cache", "--no-color"})
+            EXPECT_TRUE(contains(r.out, f)) << f << " missing from the help of " << args[0] << ":\n"
+                                            << r.out;
+    }
+}
+
+TEST(Help, HelpCommandShowsACommandsHelp) {
+    auto direct = run_kpkg({"catalog", "list", "bundles", "--help"});
+    auto via = run_kpkg({"help", "catalog", "list", "bundles"});
+    EXPECT_EQ(via.exit_code, 0) << via.err;
+    EXPECT_EQ(via.out, direct.out);
+    EXPECT_TRUE(contains(via.out, "kpkg catalog list bundles")) << via.out;
+    auto top = run_kpkg({"help"});
+    EXPECT_EQ(top.exit_code, 0);
+    EXPECT_EQ(top.out, run_kpkg({"--help"}).out);
+    auto bad = run_kpkg({"help", "catalog", "lst"});
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_TRUE(contains(bad.err, "unknown command \"lst\" for 'kpkg catalog'")) << bad.err;
+    EXPECT_TRUE(contains(bad.err, "did you mean \"list\"?")) << bad.err;
+    EXPECT_TRUE(bad.out.empty());
+}
+
+// Piped, `kpkg help --man CMD` writes the command's man page as it is in man/.
+TEST(Help, ManPagesComeWithTheBinary) {
+    for (auto [cmd, page] :
+         std::vector<std::pair<std::string, std::string>>{{"", "kpkg.1"},
+                                                          {"bundle", "kpkg-bundle.1"},
+                                                          {"catalog", "kpkg-catalog.1"},
+                                                          {"resolve", "kpkg-resolve.1"},
+                                                          {"upgrade-path", "kpkg-upgrade-path.1"},
+                                                          {"version", "kpkg-version.1"},
+                                                          {"completion", "kpkg-completion.1"}}) {
+        std::vector<std::string> args{"help", "--man"};
+        if (!cmd.empty()) args.push_back(cmd);
+        auto r = run_kpkg(args);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_EQ(r.out, kpkg::test::read_file(kpkg::test::source_root() / "man" / page)) << page;
+    }
+}
+
+// Help is wrapped at the width ($COLUMNS when not on a terminal) at spaces: the words are the
+// same as unwrapped, and no line is longer than the width unless it is one word.
+TEST(Help, WrapsAtTheWidthWithoutBreakingWords) {
+    for (std::vector<std::string> args : {std::vector<std::string>{"--help"},
+                                          {"catalog", "validate", "--help"},
+                                          {"resolve", "--help"},
+                                          {"bundle", "validate", "--help"}}) {
+        auto wide = run_kpkg(args, {}, {"COLUMNS=1000"});
+        auto narrow = run_kpkg(args, {}, {"COLUMNS=50"});
+        ASSERT_EQ(narrow.exit_code, 0);
+        EXPECT_EQ(words_of(narrow.out), words_of(wide.out)) << narrow.out;
+        std::istringstream in(narrow.out);
+        for (std::string line; std::getline(in, line);) {
+            if (kpkg::text::display_width(line) > 50) {
+                EXPECT_EQ(words_of(line).size(), 1u) << "line longer than 50:\n" << line;
+            }
+        }
+        EXPECT_NE(narrow.out, wide.out);
+    }
+}
+
+// --- completion ------------------------------------------------------------------------------
+
+TEST(Completion, PrintsTheScriptsOfTheSourceTree) {
+    for (auto [shell, file] : std::vector<std::pair<std::string, std::string>>{
+             {"bash", "kpkg.bash"}, {"zsh", "_kpkg"}, {"fish", "kpkg.fish"}}) {
+        auto r = run_kpkg({"completion", shell});
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_EQ(r.out, kpkg::test::read_file(kpkg::test::source_root() / "completions" / file))
+            << shell;
+    }
+    auto bad = run_kpkg({"completion", "tcsh"});
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_TRUE(contains(bad.err, "tcsh")) << bad.err;
+    EXPECT_EQ(run_kpkg({"completion"}).exit_code, 2);
+}
+
+// --- suggestions -----------------------------------------------------------------------------
+
+TEST(Cli, NoSuggestionWhenNothingIsClose) {
+    for (std::vector<std::string> args : {std::vector<std::string>{"version", "-x"},
+                                          {"version", "--xyz"},
+                                          {"frobnicate"},
+                                          {"catalog", "list", "xy", catalog()}}) {
+        auto r = run_kpkg(args);
+        EXPECT_EQ(r.exit_code, 2) << r.err;
+        EXPECT_FALSE(contains(r.err, "did you mean")) << r.err;
+        EXPECT_TRUE(contains(r.err, "unknown")) << r.err;
+    }
+}
+
+// --- tables ----------------------------------------------------------------------------------
+
+namespace {
+
+// A catalog whose channel head skips `n` bundles.
+std::string catalog_with_skips(const kpkg::test::TempDir& d, int n) {
+    std::string y = "schema: olm.package\nname: p\ndefaultChannel: c\n---\n"
+                    "schema: olm.channel\npackage: p\nname: c\nentries:\n"
+                    "  - name: p.v2.0.0\n    skips:\n";
+    for (int i = 0; i < n; ++i)
+        y += "      - p.v1.0." + std::to_string(i) + "\n";
+    d.write("cat/p.yaml", y);
+    return (d / "cat").string();
+}
+
+} // namespace
+
+TEST(CatalogList, LongSkipListsAreSummarised) {
+    kpkg::test::TempDir d;
+    std::string cat = catalog_with_skips(d, 11);
+    auto r = run_kpkg({"catalog", "list", "bundles", cat});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "PACKAGE  CHANNEL  BUNDLE    VERSION  REPLACES  SKIPS     SKIP RANGE\n"
+                     "p        c        p.v2.0.0  -        -         11 skips  -\n");
+    auto j = run_kpkg({"-o", "json", "catalog", "list", "bundles", cat});
+    auto docs = kpkg::io::parse_json(j.out, "stdout");
+    ASSERT_TRUE(docs.ok());
+    EXPECT_EQ((*docs)[0].root.items[0].get("skips")->items.size(), 11u);
+
+    kpkg::test::TempDir d2;
+    auto two = run_kpkg({"catalog", "list", "bundles", catalog_with_skips(d2, 2)});
+    EXPECT_TRUE(contains(two.out, "p.v1.0.0,p.v1.0.1")) << two.out;
+}
+
+namespace {
+
+// Runs kpkg on a pseudo-terminal `cols` columns wide; returns what it wrote there.
+std::string run_on_terminal(const std::vector<std::string>& args, unsigned short cols) {
+    struct winsize ws {};
+    ws.ws_col = cols;
+    ws.ws_row = 50;
+    int master = -1;
+    pid_t pid = ::forkpty(&master, nullptr, nullptr, &ws);
+    if (pid < 0) return "forkpty failed";
+    if (pid == 0) {
+        std::vector<char*> argv;
+        std::string bin = std::getenv("KPKG_BIN");
+        argv.push_back(bin.data());
+        std::vector<std::string> copy = args;
+        for (auto& a : copy)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        ::setenv("NO_COLOR", "1", 1);
+        ::execv(bin.c_str(), argv.data());
+        ::_exit(127);
+    }
+    std::string out;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(master, buf, sizeof buf)) > 0;)
+        out.append(buf, static_cast<std::size_t>(n));
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ::close(master);
+    // The terminal turns each "\n" into "\r\n".
+    std::string clean;
+    for (char c : out)
+        if (c != '\r') clean += c;
+    return clean;
+}
+
+} // namespace
+
+// On a terminal, rows wider than it wrap within their columns; piped they stay one line each.
+TEST(CatalogList, RowsWrapOnATerminalOnly) {
+    auto piped = run_kpkg({"catalog", "list", "bundles", catalog(), "vault"});
+    ASSERT_EQ(piped.exit_code, 0);
+    auto wide = run_on_terminal({"catalog", "list", "bundles", catalog(), "vault"}, 200);
+    EXPECT_EQ(wide, piped.out);
+    auto narrow = run_on_terminal({"catalog", "list", "bundles", catalog(), "vault"}, 80);
+    std::istringstream in(narrow);
+    std::size_t lines = 0;
+    for (std::string line; std::getline(in, line); ++lines)
+        EXPECT_LE(line.size(), 80u) << line;
+    EXPECT_GT(lines, 8u) << narrow; // 8 rows, some of them on two lines
+    // The same characters, only laid out differently.
+    auto letters = [](std::string s) {
+        s.erase(std::remove(s.begin(), s.end(), ' '), s.end());
+        s.erase(std::remove(s.begin(), s.end(), '\n'), s.end());
+        std::sort(s.begin(), s.end());
+        return s;
+    };
+    EXPECT_EQ(letters(narrow), letters(piped.out)) << narrow;
+}
+
+// --- CI formats ------------------------------------------------------------------------------
+
+namespace {
+
+// A copy of the invalid-csv-version bundle in a directory named `name`, its CSV's version set
+// to `version` (a YAML double-quoted scalar's content).
+std::string bundle_copy(const kpkg::test::TempDir& d, const std::string& name,
+                        const std::string& version) {
+    namespace fs = std::filesystem;
+    fs::path src = testdata("bundles/invalid-csv-version");
+    fs::path dst = d / name;
+    fs::copy(src, dst, fs::copy_options::recursive);
+    fs::path csv = dst / "manifests/demo.v1.0.0.clusterserviceversion.yaml";
+    std::string y = kpkg::test::read_file(csv);
+    auto at = y.find("version: v1.0.0");
+    y.replace(at, 15, "version: \"" + version + "\"");
+    d.write(fs::relative(csv, d.path()).string(), y);
+    return dst.string();
+}
+
+struct Shell {
+    int exit_code = -1;
+    std::string out;
+};
+
+// `command` run by sh with `input` on its stdin.
+Shell sh(const std::string& command, const std::string& input) {
+    kpkg::test::TempDir d;
+    auto in = d.write("in", input);
+    Shell r;
+    FILE* p = ::popen((command + " < '" + in.string() + "' 2>&1").c_str(), "r");
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;)
+        r.out.append(buf, n);
+    int st = ::pclose(p);
+    r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+// The JUnit document read back by Python's XML parser, as JSON: {"name", "tests", "failures",
+// "cases": [[suite, case, failure message or null, system-out or null]]}.
+Shell parse_junit(const std::string& xml) {
+    return sh("python3 -c '\n"
+              "import sys, json, xml.etree.ElementTree as ET\n"
+              "r = ET.parse(sys.stdin).getroot()\n"
+              "assert r.tag == \"testsuites\", r.tag\n"
+              "cases = []\n"
+              "for s in r.iter(\"testsuite\"):\n"
+              "  for c in s.iter(\"testcase\"):\n"
+              "    f = c.find(\"failure\"); o = c.find(\"system-out\")\n"
+              "    cases.append([s.get(\"name\"), c.get(\"name\"), f.get(\"message\") if f is "
+              "not None else None, o.text if o is not None else None])\n"
+              "print(json.dumps({\"name\": r.get(\"name\"), \"tests\": r.get(\"tests\"), "
+              "\"failures\": r.get(\"failures\"), \"cases\": cases}))\n"
+              "'",
+              xml);
+}
+
+std::string text_or_null(const kpkg::io::Node* n) {
+    return n == nullptr || n->is_null() ? "null" : n->text;
+}
+
+} // namespace
+
+TEST(CiFormats, GithubAnnotations) {
+    std::string dir = testdata("bundles/invalid-csv-version").string();
+    auto r = run_kpkg({"bundle", "validate", "-o", "github", dir});
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_EQ(r.out, "::error file=" + dir +
+                         "/manifests/demo.v1.0.0.clusterserviceversion.yaml,line=10,col=12,"
+                         "title=csv.version::spec.version: invalid semantic version \"v1.0.0\": a "
+                         "leading 'v' is not part of a semantic version (write \"1.0.0\")\n" +
+                         dir + ": invalid: 1 error\n");
+    auto ok = run_kpkg({"catalog", "validate", "-o", "github", catalog()});
+    EXPECT_EQ(ok.exit_code, 0) << ok.err;
+    EXPECT_EQ(ok.out, catalog() + ": valid\n");
+    auto cat = run_kpkg(
+        {"-o", "github", "catalog", "validate", testdata("catalogs/validate-many").string()});
+    EXPECT_EQ(cat.exit_code, 3);
+    EXPECT_TRUE(contains(cat.out, "::error file=")) << cat.out;
+    EXPECT_TRUE(contains(cat.out, "alpha.yaml,line=2,col=1,title=")) << cat.out;
+    EXPECT_TRUE(contains(cat.out, "::package alpha: default channel \"beta\" not found"))
+        << cat.out;
+}
+
+// GitHub's workflow commands: in a message '%', CR and LF are %25, %0D, %0A; in a property
+// value ':' and ',' are %3A and %2C as well.
+TEST(CiFormats, GithubEscaping) {
+    kpkg::test::TempDir d;
+    std::string dir = bundle_copy(d, "a,b:c%d\nx\ry", "v1%x");
+    auto r = run_kpkg({"bundle", "validate", "-o", "github", dir});
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    std::string escaped = d.path().string() + "/a%2Cb%3Ac%25d%0Ax%0Dy";
+    std::istringstream in(r.out);
+    std::string first, second, rest;
+    std::getline(in, first);
+    std::getline(in, second);
+    std::getline(in, rest, '\0');
+    EXPECT_EQ(
+        first.rfind("::error file=" + escaped +
+                        "/manifests/demo.v1.0.0.clusterserviceversion.yaml,line=10,col=12,"
+                        "title=csv.version::spec.version: invalid semantic version \"v1%25x\"",
+                    0),
+        0u)
+        << first;
+    // The plain line escapes as a message does: '%' and line breaks, not ':' or ','.
+    EXPECT_EQ(second, d.path().string() + "/a,b:c%25d%0Ax%0Dy: invalid: 1 error");
+    EXPECT_EQ(rest, "");
+    EXPECT_FALSE(contains(r.out, "\r"));
+}
+
+TEST(CiFormats, JunitIsValidXmlWithEscaping) {
+    kpkg::test::TempDir d;
+    const std::string name = "b<&>\"'\x01\n";
+    std::string bad = bundle_copy(d, name, "v1 <&> \\\"q\\\" 'a'");
+    std::string good = testdata("bundles/valid-minimal").string();
+    auto r = run_kpkg({"bundle", "validate", "-o", "junit", bad, good});
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_EQ(r.out.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", 0), 0u) << r.out;
+    auto parsed = parse_junit(r.out);
+    ASSERT_EQ(parsed.exit_code, 0) << parsed.out << "\n" << r.out;
+    auto docs = kpkg::io::parse_json(parsed.out, "python");
+    ASSERT_TRUE(docs.ok()) << parsed.out;
+    const auto& doc = (*docs)[0].root;
+    EXPECT_EQ(doc.get("name")->text, "kpkg bundle validate");
+    EXPECT_EQ(doc.get("tests")->text, "2");
+    EXPECT_EQ(doc.get("failures")->text, "1");
+    const auto& cases = doc.get("cases")->items;
+    ASSERT_EQ(cases.size(), 2u) << parsed.out;
+    // The names and the message come back exactly, the control character XML cannot hold as
+    // U+FFFD, the line break kept.
+    const std::string shown = (d / "b<&>\"'\xEF\xBF\xBD\n").string();
+    EXPECT_EQ(cases[0].items[0].text, shown);
+    EXPECT_EQ(cases[0].items[1].text,
+              "csv.version at " + shown +
+                  "/manifests/demo.v1.0.0.clusterserviceversion.yaml:10:12");
+    EXPECT_EQ(text_or_null(&cases[0].items[2])
+                  .rfind("spec.version: invalid semantic version \"v1 <&> \\\"q\\\" 'a'\"", 0),
+              0u)
+        << text_or_null(&cases[0].items[2]);
+    EXPECT_EQ(cases[1].items[0].text, good);
+    EXPECT_EQ(cases[1].items[1].text, "valid");
+    EXPECT_EQ(text_or_null(&cases[1].items[2]), "null");
+}
+
+TEST(CiFormats, OnlyForTheValidateCommands) {
+    auto r = run_kpkg({"-o", "junit", "catalog", "list", "packages", catalog()});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_TRUE(contains(r.err, "-o junit is for 'kpkg bundle validate' and 'kpkg catalog "
+                                "validate'"))
+        << r.err;
+    EXPECT_TRUE(r.out.empty());
+    EXPECT_EQ(run_kpkg({"version", "-o", "github"}).exit_code, 2);
+    auto junit = run_kpkg({"catalog", "validate", "-o", "junit", catalog()});
+    EXPECT_EQ(junit.exit_code, 0) << junit.err;
+    auto parsed = parse_junit(junit.out);
+    EXPECT_EQ(parsed.exit_code, 0) << parsed.out;
+    EXPECT_EQ(parsed.out, "{\"name\": \"kpkg catalog validate\", \"tests\": \"1\", \"failures\": "
+                          "\"0\", \"cases\": [[\"" +
+                              catalog() + "\", \"valid\", null, null]]}\n");
+}
+
+// --- README ----------------------------------------------------------------------------------
+
+namespace {
+
+// The output the README shows under "$ COMMAND" (up to the next "$ " line or the block's end).
+std::string readme_output(const std::string& command) {
+    std::string readme = kpkg::test::read_file(kpkg::test::source_root() / "README.md");
+    auto at = readme.find("\n$ " + command + "\n");
+    if (at == std::string::npos) return "<not in README.md>";
+    at += command.size() + 4;
+    auto end = readme.find("```", at);
+    auto next = readme.find("\n$ ", at - 1);
+    if (next != std::string::npos && next < end) end = next + 1;
+    return readme.substr(at, end - at);
+}
+
+std::vector<std::string> argv_of(const std::string& command) {
+    auto w = words_of(command);
+    w.erase(w.begin()); // "kpkg"
+    return w;
+}
+
+} // namespace
+
+// README examples run on testdata/ and show what kpkg prints, byte for byte.
+TEST(Readme, ExamplesShowWhatKpkgPrints) {
+    for (const std::string command :
+         {"kpkg resolve dashboard --catalog index=testdata/catalogs/resolve-no-solution",
+          "kpkg bundle validate -o github testdata/bundles/invalid-csv-version",
+          "kpkg bundle validate testdata/bundles/invalid-csv-version", "kpkg frobnicate"}) {
+        auto args = argv_of(command);
+        for (auto& a : args)
+            if (a.rfind("testdata/", 0) == 0 || a.find("=testdata/") != std::string::npos)
+                a.replace(a.find("testdata/"), 9,
+                          kpkg::test::source_root().string() + "/testdata/");
+        auto r = run_kpkg(args);
+        std::string shown = r.out + r.err;
+        const std::string root = kpkg::test::source_root().string() + "/";
+        for (std::size_t p; (p = shown.find(root)) != std::string::npos;)
+            shown.erase(p, root.size());
+        EXPECT_EQ(shown, readme_output(command)) << command;
+    }
 }

@@ -204,9 +204,11 @@ void expect_completion_covers(const CompletionFormat& f) {
 
 // --- man pages -------------------------------------------------------------------------------
 
-// The page documenting a command: kpkg.1 for kpkg itself, kpkg-GROUP.1 for `kpkg GROUP ...`.
+// The page documenting a command: kpkg.1 for kpkg itself and `kpkg help`, kpkg-GROUP.1 for
+// `kpkg GROUP ...`.
 std::string page_of(const Command& c) {
-    return c.words.size() < 2 ? "man/kpkg.1" : "man/kpkg-" + c.words[1] + ".1";
+    return c.words.size() < 2 || c.words[1] == "help" ? "man/kpkg.1"
+                                                      : "man/kpkg-" + c.words[1] + ".1";
 }
 
 // roff source as text: no comments, `\-` as `-`, no font changes or zero-width escapes.
@@ -486,9 +488,12 @@ TEST(Docs, BashCompletionCompletesValues) {
     std::vector<Case> cases{
         {{"kpkg", "cat"}, {"catalog"}},
         {{"kpkg", "catalog", "list", ""}, {"packages", "channels", "bundles"}},
-        {{"kpkg", "-o", ""}, {"text", "json", "yaml"}},
-        {{"kpkg", "--output", "j"}, {"json"}},
-        {{"kpkg", "--output", "=", ""}, {"text", "json", "yaml"}}, // --output=<TAB>
+        {{"kpkg", "-o", ""}, {"text", "json", "yaml", "junit", "github"}},
+        {{"kpkg", "--output", "j"}, {"json", "junit"}},
+        {{"kpkg", "--output", "=", ""},
+         {"text", "json", "yaml", "junit", "github"}}, // --output=<TAB>
+        {{"kpkg", "completion", ""}, {"bash", "zsh", "fish"}},
+        {{"kpkg", "help", "catalog", "l"}, {"list"}},
         {{"kpkg", "-o", "json", "catalog", "list", "b"}, {"bundles"}},
         {{"kpkg", "-v", "catalog", "list", "bundles", catalog + "/"},
          {catalog + "/etcd", catalog + "/vault"},
@@ -530,4 +535,14 @@ TEST(Docs, FishCompletionParses) {
                        shell_quote((source_root() / "completions/kpkg.fish").string()));
     EXPECT_EQ(r.exit_code, 0) << r.out;
     EXPECT_EQ(r.out, "");
+}
+
+// `source <(kpkg completion zsh)` registers the completion instead of running it.
+TEST(Docs, ZshCompletionCanBeSourced) {
+    if (!have_program("zsh")) GTEST_SKIP() << "zsh is not installed";
+    auto r =
+        run_shell("zsh -fc 'autoload -U compinit && compinit -D -u && source " +
+                  (source_root() / "completions/_kpkg").string() + " && print -- $_comps[kpkg]'");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_EQ(r.out, "_kpkg\n");
 }

@@ -17,8 +17,10 @@ bool starts_with(std::string_view s, std::string_view prefix);
 // Levenshtein distance (insert, delete, substitute each cost 1).
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
-// The candidate closest to `word`, if one is close enough to be a plausible typo: distance at
-// most max(2, word.size() / 3), or `word` is a prefix of it. Ties go to the first candidate.
+// The candidate closest to `word`, if one is close enough to be a plausible typo, else nothing:
+// an edit distance of at most a third of the longer word (at least 1) and less than the length
+// of `word`, leading "-"/"--" of flags ignored; failing that, the one candidate `word` (three
+// characters or more) abbreviates. Ties go to the first candidate.
 std::optional<std::string> closest(std::string_view word,
                                    const std::vector<std::string>& candidates);
 
@@ -51,8 +53,23 @@ std::size_t go_space_at(std::string_view s, std::size_t i);
 // Display width of UTF-8 text: code points, not bytes (good enough for names and versions).
 std::size_t display_width(std::string_view s);
 
-// Rows as aligned columns for people: each column as wide as its widest cell plus two spaces,
-// the last one not padded, no trailing blanks, a newline after every row.
-std::string table(const std::vector<std::vector<std::string>>& rows);
+struct TableOptions {
+    // The width to fit (a terminal's): a row wider than this has its widest columns narrowed
+    // and their cells wrapped onto continuation lines (at spaces and after commas; a longer
+    // word is cut). 0: rows are never wrapped (output to a pipe or file).
+    std::size_t width = 0;
+    // A cell wider than this does not widen its column: it is written whole and pushes the rest
+    // of its own row right, instead of padding every row of the table.
+    std::size_t max_pad = 48;
+};
+
+// Rows as aligned columns for people: each column as wide as its widest cell (up to max_pad)
+// plus two spaces, the last one not padded, no trailing blanks, a newline after every row.
+std::string table(const std::vector<std::vector<std::string>>& rows, const TableOptions& opts = {});
+
+// Text for a terminal `width` columns wide: each line longer than that is broken at spaces, never
+// inside a word, its continuation lines indented as the line is, or, for a "  NAME  text" line
+// (two or more spaces after the first word), to where its text starts. Shorter lines are kept.
+std::string wrap(std::string_view text, std::size_t width);
 
 } // namespace kpkg::text

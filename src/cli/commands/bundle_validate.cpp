@@ -93,6 +93,7 @@ int run_validate(const Globals& g, const ValidateCliOptions& o) {
     std::string out;
     std::size_t errors = 0, warnings = 0, invalid = 0, validated = 0;
     bool unreadable = false, misused = false;
+    std::vector<CiUnit> units; // -o junit|github
 
     for (const auto& dir : o.dirs) {
         // An argument that is no directory is a mistake on the command line, not a bundle: said
@@ -128,6 +129,10 @@ int run_validate(const Globals& g, const ValidateCliOptions& o) {
         errors += e;
         warnings += w;
         if (e > 0) ++invalid;
+        units.push_back({dir, {}});
+        for (const auto& f : findings)
+            units.back().findings.push_back({f.severity == bundle::Severity::error, f.rule,
+                                             f.message, f.pos.file, f.pos.line, f.pos.column});
 
         if (g.format == Format::text) {
             for (const auto& f : findings)
@@ -156,7 +161,10 @@ int run_validate(const Globals& g, const ValidateCliOptions& o) {
         }
     }
 
-    if (g.format == Format::text) {
+    if (g.format == Format::junit || g.format == Format::github) {
+        print(g.format == Format::junit ? format_junit("kpkg bundle validate", units)
+                                        : format_github(units));
+    } else if (g.format == Format::text) {
         out += plural(validated, "bundle") + ": " + std::to_string(validated - invalid) +
                " valid, " + std::to_string(invalid) + " invalid; " + plural(errors, "error") +
                ", " + plural(warnings, "warning") + "\n";
@@ -190,8 +198,10 @@ void setup(CLI::App& root, Context& ctx) {
               "With -o json: {\"bundles\": [{\"dir\", \"valid\", \"errors\", \"warnings\",\n"
               "\"findings\": [{\"severity\", \"rule\", \"message\", \"file\", \"line\", "
               "\"column\",\n\"subject\"}]}], \"errors\", \"warnings\"}.\n"
+              "With -o junit: JUnit XML; with -o github: GitHub workflow annotations.\n"
               "Exit status: 0 valid, 3 errors found (--strict: or warnings), 1 unreadable "
               "directory,\n2 an argument that is not a directory (when no bundle has errors).");
+    accept_ci_formats(v);
     v->callback(
         [&ctx, opts] { ctx.action = [&ctx, opts] { return run_validate(ctx.globals, *opts); }; });
 }

@@ -66,8 +66,11 @@ int run_list(const Globals& g, const ListOptions& o) {
         rows.push_back(
             {"PACKAGE", "CHANNEL", "BUNDLE", "VERSION", "REPLACES", "SKIPS", "SKIP RANGE"});
         for (const auto& r : catalog::list_bundles(cfg, pkg).take()) {
+            // A long skips list as its count: the names are in -o json|yaml.
+            std::string skips = text::join(r.skips, ",");
+            if (text::display_width(skips) > 40) skips = std::to_string(r.skips.size()) + " skips";
             rows.push_back({r.package, r.channel, r.name, or_dash(r.version), or_dash(r.replaces),
-                            or_dash(text::join(r.skips, ",")), or_dash(r.skip_range)});
+                            or_dash(skips), or_dash(r.skip_range)});
             io::Node n = io::Node::map();
             n.set("package", io::Node::string(r.package));
             n.set("channel", io::Node::string(r.channel));
@@ -81,7 +84,7 @@ int run_list(const Globals& g, const ListOptions& o) {
         }
     }
     if (g.format == Format::text)
-        print(text::table(rows));
+        print(text::table(rows, {.width = g.width}));
     else
         print_structured(g, doc);
     return 0;

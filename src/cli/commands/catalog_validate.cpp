@@ -55,7 +55,21 @@ int run_validate(const Globals& g, const ValidateCliOptions& o) {
     const std::size_t errors = catalog::count(issues, catalog::Severity::error);
     const std::size_t warnings = catalog::count(issues, catalog::Severity::warning);
 
-    if (g.format == Format::text) {
+    if (g.format == Format::junit || g.format == Format::github) {
+        std::vector<CiUnit> units{{o.source, {}}};
+        for (const auto& i : issues) {
+            // The message with what it is about, as the text tree shows it by nesting.
+            std::string about;
+            if (!i.package.empty()) about += "package " + i.package;
+            if (!i.channel.empty()) about += (about.empty() ? "" : ", ") + ("channel " + i.channel);
+            if (!i.bundle.empty()) about += (about.empty() ? "" : ", ") + ("bundle " + i.bundle);
+            units[0].findings.push_back({i.severity == catalog::Severity::error, i.rule,
+                                         (about.empty() ? "" : about + ": ") + i.message,
+                                         i.pos.file, i.pos.line, i.pos.column});
+        }
+        print(g.format == Format::junit ? format_junit("kpkg catalog validate", units)
+                                        : format_github(units));
+    } else if (g.format == Format::text) {
         std::string out = catalog::format_tree(issues, catalog::Severity::error);
         if (!g.quiet) {
             out += catalog::format_tree(issues, catalog::Severity::warning);
@@ -105,8 +119,10 @@ void setup(CLI::App& root, Context& ctx) {
               "\"warnings\", and a summary line. With -o json|yaml: {\"valid\", \"errors\",\n"
               "\"warnings\", \"findings\": [{\"severity\", \"scope\", \"rule\", \"package\", "
               "\"channel\",\n\"bundle\", \"message\", \"file\", \"line\", \"column\"}]}.\n"
+              "With -o junit: JUnit XML; with -o github: GitHub workflow annotations.\n"
               "Exit status: 0 valid, 3 invalid (--strict: or warnings; a catalog without\n"
               "packages unless --allow-empty), 1 unreadable.");
+    accept_ci_formats(v);
     v->callback(
         [&ctx, opts] { ctx.action = [&ctx, opts] { return run_validate(ctx.globals, *opts); }; });
 }

@@ -36,7 +36,7 @@ int run_version(const Globals& g, const VersionOptions& o) {
         std::vector<std::vector<std::string>> rows{{"LIBRARY", "VERSION", "LINKAGE", "DETAIL"}};
         for (const auto& c : a.components)
             rows.push_back({c.name, c.version.empty() ? "-" : c.version, c.linkage, c.detail});
-        out += text::table(rows);
+        out += text::table(rows, {.width = g.width});
     }
     print(out);
     return 0;
