@@ -51,6 +51,21 @@ enum : std::uint8_t {
     F_properties,
     F_related_images
 };
+// The top-level fields opm decodes for each known schema (declcfg's types); any other is ignored
+// by opm, and noted by kpkg as a likely misspelling.
+constexpr std::uint32_t bit(std::uint8_t f) {
+    return std::uint32_t{1} << f;
+}
+constexpr std::uint32_t kPackageFields = bit(F_schema) | bit(F_name) | bit(F_default_channel) |
+                                         bit(F_description) | bit(F_icon) | bit(F_properties);
+constexpr std::uint32_t kChannelFields =
+    bit(F_schema) | bit(F_package) | bit(F_name) | bit(F_entries) | bit(F_properties);
+constexpr std::uint32_t kBundleFields = bit(F_schema) | bit(F_package) | bit(F_name) |
+                                        bit(F_image) | bit(F_properties) | bit(F_related_images);
+constexpr std::uint32_t kDeprecationFields = bit(F_schema) | bit(F_package) | bit(F_entries);
+// Fields of (almost) every schema, not looked at again (a "name" in olm.deprecations goes unseen).
+constexpr std::uint32_t kCommonFields = bit(F_schema) | bit(F_name) | bit(F_properties);
+
 constexpr std::string_view kIconFields[] = {"", "base64data", "mediatype"};
 enum : std::uint8_t { I_none, I_data, I_mediatype };
 constexpr std::string_view kEntryFields[] = {"",          "name",      "replaces", "skips",
@@ -124,7 +139,11 @@ struct Blob {
     std::vector<ImageS> image_list;
     std::vector<Str> skips;
     std::unordered_map<std::string, std::string> keys; // top-level keys: folded -> as written
-    std::optional<std::string> duplicate;              // keys equal but for case
+    // Top-level keys other than schema, name and properties, in order: the field (F_none for one
+    // no schema has) and where; the text of each F_none key in `unknown_text`.
+    std::vector<std::pair<std::uint8_t, Mark>> odd_keys;
+    std::vector<std::string> unknown_text;
+    std::optional<std::string> duplicate; // keys equal but for case
     // A value or key opm cannot decode (a number JSON cannot hold, !!binary that is not base64,
     // a key yaml.v2 or sigs.k8s.io/yaml fail on): the message and where.
     std::optional<std::pair<std::string, Mark>> undecodable;
@@ -136,6 +155,8 @@ struct Blob {
         auto il = std::move(image_list);
         auto sk = std::move(skips);
         auto ks = std::move(keys);
+        auto ok = std::move(odd_keys);
+        auto ut = std::move(unknown_text);
         *this = Blob{};
         doc = d;
         el.clear();
@@ -143,6 +164,10 @@ struct Blob {
         il.clear();
         sk.clear();
         ks.clear();
+        ok.clear();
+        ut.clear();
+        odd_keys = std::move(ok);
+        unknown_text = std::move(ut);
         entry_list = std::move(el);
         prop_list = std::move(pl);
         image_list = std::move(il);
@@ -310,6 +335,10 @@ public:
         case Ctx::blob:
             blob_key(text);
             f.field = field_of(text, kBlobFields);
+            if ((bit(f.field) & kCommonFields) == 0 && blob_.odd_keys.size() < kMaxOddKeys) {
+                blob_.odd_keys.emplace_back(f.field, k.mark);
+                if (f.field == F_none) blob_.unknown_text.emplace_back(text);
+            }
             if (f.field == F_entries) {
                 blob_.entry_list.clear();
                 blob_.skips.clear();
@@ -840,6 +869,7 @@ private:
             return;
         }
         const std::string_view schema = part_.strings[b.schema.id];
+        unknown_fields(schema);
         if (schema == "olm.package")
             commit_package();
         else if (schema == "olm.channel")
@@ -850,6 +880,54 @@ private:
             commit_deprecations();
         else
             part_.others.push_back(model::Other{b.schema.id, b.package.id, b.name.id, pos(b.mark)});
+    }
+
+    // A top-level key that is no field of the blob's (known) schema: opm ignores it, and so does
+    // kpkg, but a misspelt "defaultChannel" changes what the catalog says; validate warns.
+    static constexpr std::size_t kMaxOddKeys = 16;
+    void unknown_fields(std::string_view schema) {
+        const Blob& b = blob_;
+        if (b.odd_keys.empty()) return;
+        std::uint32_t allowed = 0;
+        model::Scope scope = model::Scope::package;
+        if (schema == "olm.package")
+            allowed = kPackageFields;
+        else if (schema == "olm.channel")
+            allowed = kChannelFields, scope = model::Scope::channel;
+        else if (schema == "olm.bundle")
+            allowed = kBundleFields, scope = model::Scope::bundle;
+        else if (schema == "olm.deprecations")
+            allowed = kDeprecationFields, scope = model::Scope::deprecation;
+        else
+            return;
+        std::vector<std::string> fields;
+        for (std::uint8_t f = 1; f < std::size(kBlobFields); ++f)
+            if (allowed & bit(f)) fields.emplace_back(kBlobFields[f]);
+        const std::string name =
+            scope == model::Scope::deprecation ? text(b.package) : text(b.name);
+        std::size_t unknown = 0;
+        for (auto [field, mark] : b.odd_keys) {
+            if (allowed & bit(field)) continue;
+            const std::string key =
+                field == F_none ? b.unknown_text[unknown++] : std::string(kBlobFields[field]);
+            std::string msg = std::string(schema) + (name.empty() ? "" : " " + text::quote(name)) +
+                              " has unknown field " + text::quote(key) +
+                              " (opm ignores it; the fields of " + std::string(schema) + " are " +
+                              text::join(fields, ", ") + ")";
+            if (auto c = text::closest(key, fields))
+                msg += "; did you mean " + text::quote(*c) + "?";
+            model::Finding f;
+            f.scope = scope;
+            f.rule = "catalog.unknown-field";
+            f.package = scope == model::Scope::package || scope == model::Scope::deprecation
+                            ? name
+                            : text(b.package);
+            if (scope == model::Scope::channel) f.channel = name;
+            if (scope == model::Scope::bundle) f.bundle = name;
+            f.message = std::move(msg);
+            f.pos = io::pos_of(display_, mark, b.doc);
+            part_.notes.push_back(std::move(f));
+        }
     }
 
     void commit_package() {

@@ -31,7 +31,7 @@ constexpr char kManifestMagic[8] = {'K', 'P', 'K', 'G', 'M', 'A', 'N', '1'};
 constexpr char kImageMagic[8] = {'K', 'P', 'K', 'G', 'I', 'M', 'G', '1'};
 // Bumped whenever the layout of either file or the model changes, and whenever the loader's
 // reading of a file changes (what it accepts or rejects), so that no older verdict is replayed.
-constexpr std::uint32_t kFormat = 4;
+constexpr std::uint32_t kFormat = 5;
 constexpr std::size_t kHeader = 32; // magic, format, reserved, payload size, checksum
 // Entries changed this close to (or after) the start of the load that stored the cache are not
 // proven by their stamps: a coarse clock gives two changes within one tick the same times.
@@ -508,26 +508,28 @@ std::string encode_image(const model::Catalog& c, const std::vector<std::string>
     w.buf += flat.text;
     Encoder e{w};
     each_table(c, [&](auto& t) { e.table(t); });
-    w.u64(c.problems.size());
-    for (const auto& f : c.problems) {
-        w.u8(static_cast<std::uint8_t>(f.scope));
-        w.str(f.rule);
-        w.str(f.package);
-        w.str(f.channel);
-        w.str(f.bundle);
-        w.str(f.message);
-        // The file as an index into files (its name depends on how the source is spelt).
-        std::uint32_t file = 0;
-        for (std::size_t i = 1; i < c.files.size(); ++i)
-            if (c.files[i] == f.pos.file) {
-                file = static_cast<std::uint32_t>(i);
-                break;
-            }
-        w.u32(file);
-        if (file == 0) w.str(f.pos.file);
-        w.u32(f.pos.line);
-        w.u32(f.pos.column);
-        w.u32(static_cast<std::uint32_t>(f.pos.document));
+    for (const auto* list : {&c.problems, &c.notes}) {
+        w.u64(list->size());
+        for (const auto& f : *list) {
+            w.u8(static_cast<std::uint8_t>(f.scope));
+            w.str(f.rule);
+            w.str(f.package);
+            w.str(f.channel);
+            w.str(f.bundle);
+            w.str(f.message);
+            // The file as an index into files (its name depends on how the source is spelt).
+            std::uint32_t file = 0;
+            for (std::size_t i = 1; i < c.files.size(); ++i)
+                if (c.files[i] == f.pos.file) {
+                    file = static_cast<std::uint32_t>(i);
+                    break;
+                }
+            w.u32(file);
+            if (file == 0) w.str(f.pos.file);
+            w.u32(f.pos.line);
+            w.u32(f.pos.column);
+            w.u32(static_cast<std::uint32_t>(f.pos.document));
+        }
     }
     return std::move(w.buf);
 }
@@ -568,24 +570,26 @@ std::optional<model::Catalog> decode_image(std::string_view payload, const fs::p
 
     Decoder d{r, nstrings, c.files.size()};
     each_table(c, [&](auto& t) { d.table(t); });
-    c.problems.resize(r.count(37));
-    for (auto& f : c.problems) {
-        d.kind(f.scope, model::Scope::deprecation);
-        f.rule = r.str();
-        f.package = r.str();
-        f.channel = r.str();
-        f.bundle = r.str();
-        f.message = r.str();
-        const std::uint32_t file = r.u32();
-        if (file == 0)
-            f.pos.file = r.str();
-        else if (file < c.files.size())
-            f.pos.file = c.files[file];
-        else
-            d.good = false;
-        f.pos.line = r.u32();
-        f.pos.column = r.u32();
-        f.pos.document = static_cast<int>(r.u32());
+    for (auto* list : {&c.problems, &c.notes}) {
+        list->resize(r.count(37));
+        for (auto& f : *list) {
+            d.kind(f.scope, model::Scope::deprecation);
+            f.rule = r.str();
+            f.package = r.str();
+            f.channel = r.str();
+            f.bundle = r.str();
+            f.message = r.str();
+            const std::uint32_t file = r.u32();
+            if (file == 0)
+                f.pos.file = r.str();
+            else if (file < c.files.size())
+                f.pos.file = c.files[file];
+            else
+                d.good = false;
+            f.pos.line = r.u32();
+            f.pos.column = r.u32();
+            f.pos.document = static_cast<int>(r.u32());
+        }
     }
     if (!r.ok() || !r.at_end() || !d.good) return std::nullopt;
 

@@ -309,6 +309,8 @@ void merge(model::Catalog& into, model::Catalog& part) {
         into.deprecation_entries.push_back({S(d.schema), S(d.name), S(d.message), P(d.pos)});
     for (model::Finding& f : part.problems)
         into.problems.push_back(std::move(f));
+    for (model::Finding& f : part.notes)
+        into.notes.push_back(std::move(f));
 }
 
 // Reads every job on up to `threads` threads; parts are merged in job order as they come.

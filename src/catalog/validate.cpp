@@ -234,6 +234,7 @@ bool dns_subdomain(std::string_view s) {
 
 namespace rule {
 constexpr const char* catalog_empty = "catalog.empty";
+constexpr const char* catalog_unknown_field = "catalog.unknown-field";
 constexpr const char* package_name = "package.name";
 constexpr const char* package_duplicate = "package.duplicate";
 constexpr const char* package_no_channels = "package.no-channels";
@@ -372,6 +373,13 @@ private:
             auto p = c_.strings.find(f.package);
             auto b = c_.strings.find(f.bundle);
             if (p && b) bundles_with_problems_.insert(pair_key(*p, *b));
+        }
+        // What opm ignores but is most likely a mistake: warnings (errors under --strict).
+        for (const Finding& f : c_.notes) {
+            Issue i;
+            static_cast<Finding&>(i) = f;
+            i.severity = Severity::warning;
+            out_.push_back(std::move(i));
         }
     }
 
@@ -907,6 +915,10 @@ const std::vector<RuleInfo>& rules() {
         {rule::catalog_empty, S::error, Sc::catalog,
          "the catalog has at least one olm.package blob (an empty directory or a path with no "
          "catalog files is an error unless --allow-empty)"},
+        {rule::catalog_unknown_field, S::warning, Sc::package,
+         "a blob of a known schema (olm.package, olm.channel, olm.bundle, olm.deprecations) has "
+         "no top-level field opm does not decode (opm ignores it: a misspelt defaultChannel "
+         "goes unnoticed), with the nearest field name"},
         {rule::package_name, S::error, Sc::package,
          "a package name is set and is a DNS-1123 label (lower-case letters, digits and '-', at "
          "most 63 characters)"},

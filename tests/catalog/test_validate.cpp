@@ -620,6 +620,57 @@ TEST(CatalogValidate, NoPackages) {
     EXPECT_EQ(only(l, "bundle.unknown-package").message, "unknown package \"p\"");
 }
 
+// A field a known schema does not have is ignored by opm (and by every command), which can change
+// what the catalog says: a misspelt defaultChannel leaves the package without one. validate warns
+// with the nearest field; the catalog stays valid unless --strict. The warnings come back the same
+// from the cache.
+TEST(CatalogValidate, UnknownFieldsOfKnownSchemas) {
+    TempDir t;
+    t.write("c/p.yaml",
+            "schema: olm.package\nname: p\ndefaultChanel: stable\ndefaultChannel: stable\n"
+            "---\nschema: olm.channel\npackage: p\nname: stable\n"
+            "entries: [{name: p.v1}]\nimage: nope\n"
+            "---\nschema: olm.bundle\npackage: p\nname: p.v1\nimage: quay.io/p:v1\n"
+            "relatedImage: []\nfrobnicate: 1\n"
+            "properties: [{type: olm.package, value: {packageName: p, version: 1.0.0}}]\n"
+            "---\nschema: x.other\nname: free\nanything: goes\n");
+    auto is = validate_dir(t / "c");
+    auto unknown = with_rule(is, "catalog.unknown-field");
+    ASSERT_EQ(unknown.size(), 4u) << dump(is);
+    for (const auto& i : unknown)
+        EXPECT_EQ(i.severity, Severity::warning);
+    EXPECT_EQ(
+        unknown[0].message,
+        "olm.package \"p\" has unknown field \"defaultChanel\" (opm ignores it; the fields of "
+        "olm.package are schema, name, defaultChannel, description, icon, properties); did "
+        "you mean \"defaultChannel\"?");
+    EXPECT_EQ(unknown[0].pos.line, 3u);
+    EXPECT_EQ(unknown[0].package, "p");
+    EXPECT_NE(unknown[1].message.find("olm.channel \"stable\" has unknown field \"image\""),
+              std::string::npos)
+        << unknown[1].message;
+    EXPECT_EQ(unknown[1].channel, "stable");
+    EXPECT_NE(unknown[2].message.find("\"relatedImage\""), std::string::npos);
+    EXPECT_NE(unknown[2].message.find("did you mean \"relatedImages\"?"), std::string::npos)
+        << unknown[2].message;
+    EXPECT_EQ(unknown[2].bundle, "p.v1");
+    EXPECT_EQ(unknown[3].message.find("did you mean"), std::string::npos) << unknown[3].message;
+    EXPECT_EQ(catalog::count(is, Severity::error), 0u) << dump(is);
+    auto strict = validate_dir(t / "c", {.strict = true});
+    EXPECT_EQ(with_rule(strict, "catalog.unknown-field").size(), 4u);
+    EXPECT_EQ(catalog::count(strict, Severity::error), 4u) << dump(strict);
+
+    // Through the cache: the same warnings on the cold and the warm run.
+    const std::vector<std::string> env = {"KPKG_NO_CACHE=",
+                                          "KPKG_CACHE_DIR=" + (t / "cache").string()};
+    auto cold = run_kpkg({"catalog", "validate", (t / "c").string()}, {}, env);
+    auto warm = run_kpkg({"catalog", "validate", (t / "c").string()}, {}, env);
+    EXPECT_EQ(cold.exit_code, 0) << cold.out << cold.err;
+    EXPECT_NE(cold.out.find("did you mean \"defaultChannel\"?"), std::string::npos) << cold.out;
+    EXPECT_EQ(warm.out, cold.out);
+    EXPECT_EQ(warm.exit_code, 0);
+}
+
 TEST(CatalogValidate, HugeValuesAreCut) {
     // Every value a message quotes is cut at 256 bytes (at a character boundary) with its size.
     const std::string huge(1000000, '7');

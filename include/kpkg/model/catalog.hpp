@@ -249,6 +249,9 @@ public:
     // Problems found while loading, in file order; the blobs concerned are left out or kept
     // with the offending field empty.
     std::vector<Finding> problems;
+    // What opm accepts but is most likely a mistake (a misspelt field of a known schema, which
+    // opm ignores), in file order: warnings of `kpkg catalog validate`, unseen by other commands.
+    std::vector<Finding> notes;
 
     // --- access ---
     std::string_view str(Str id) const { return strings[id]; }
