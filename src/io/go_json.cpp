@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "kpkg/io/json_reader.hpp" // detail::utf8_decode
 
@@ -106,21 +107,27 @@ void append_string(std::string& out, std::string_view s, bool escape_html) {
         append_string_impl<false>(out, s);
 }
 
-void append_fixed(std::string& out, double v) {
-    char buf[64];
-    auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-    const std::string_view sci(buf, static_cast<std::size_t>(r.ptr - buf));
+namespace {
+
+// The digits and decimal exponent of a number written by std::to_chars in scientific form
+// ("-1.25e+02" -> "125", 2); a minus sign goes to `out` first.
+std::pair<std::string, int> scientific_digits(std::string_view sci, std::string& out) {
     const std::size_t e = sci.find('e');
     int exp = 0;
     std::from_chars(sci.data() + e + (sci[e + 1] == '+' ? 2 : 1), sci.data() + sci.size(), exp);
-    std::string digits;
     std::size_t i = 0;
     if (sci[0] == '-') {
         out += '-';
         i = 1;
     }
+    std::string digits;
     for (; i < e; ++i)
         if (sci[i] != '.') digits += sci[i];
+    return {std::move(digits), exp};
+}
+
+// `digits` x 10^(exp - digits + 1) without an exponent: 1250, 12.5, 0.0125 ("0" stays "0").
+void append_positional(std::string& out, const std::string& digits, int exp) {
     if (digits == "0") {
         out += '0';
         return;
@@ -138,6 +145,16 @@ void append_fixed(std::string& out, double v) {
         out.append(static_cast<std::size_t>(-exp - 1), '0');
         out += digits;
     }
+}
+
+} // namespace
+
+void append_fixed(std::string& out, double v) {
+    char buf[64];
+    auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+    auto [digits, exp] =
+        scientific_digits(std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)), out);
+    append_positional(out, digits, exp);
 }
 
 void append_float(std::string& out, double v) {
@@ -168,23 +185,9 @@ void append_float32_g(std::string& out, double v) {
     }
     char buf[64];
     const auto r = std::to_chars(buf, buf + sizeof buf, f, std::chars_format::scientific);
-    const std::string_view sci(buf, static_cast<std::size_t>(r.ptr - buf));
-    const std::size_t e = sci.find('e');
-    int exp = 0;
-    std::from_chars(sci.data() + e + (sci[e + 1] == '+' ? 2 : 1), sci.data() + sci.size(), exp);
-    std::size_t i = 0;
-    if (sci[0] == '-') {
-        out += '-';
-        i = 1;
-    }
-    std::string digits;
-    for (; i < e; ++i)
-        if (sci[i] != '.') digits += sci[i];
-    if (digits == "0") {
-        out += '0';
-        return;
-    }
-    if (exp < -4 || exp >= 6) {
+    auto [digits, exp] =
+        scientific_digits(std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)), out);
+    if (digits != "0" && (exp < -4 || exp >= 6)) {
         out += digits[0];
         if (digits.size() > 1) {
             out += '.';
@@ -197,19 +200,7 @@ void append_float32_g(std::string& out, double v) {
         out += std::to_string(a);
         return;
     }
-    const int n = static_cast<int>(digits.size());
-    if (exp >= n - 1) {
-        out += digits;
-        out.append(static_cast<std::size_t>(exp - (n - 1)), '0');
-    } else if (exp >= 0) {
-        out.append(digits, 0, static_cast<std::size_t>(exp + 1));
-        out += '.';
-        out.append(digits, static_cast<std::size_t>(exp + 1), std::string::npos);
-    } else {
-        out += "0.";
-        out.append(static_cast<std::size_t>(-exp - 1), '0');
-        out += digits;
-    }
+    append_positional(out, digits, exp);
 }
 
 void append_base64(std::string& out, std::string_view in) {
