@@ -12,6 +12,7 @@
 #include <chrono>
 #include <concepts>
 #include <cstring>
+#include <memory>
 #include <system_error>
 #include <thread>
 #include <type_traits>
@@ -31,7 +32,7 @@ constexpr char kManifestMagic[8] = {'K', 'P', 'K', 'G', 'M', 'A', 'N', '1'};
 constexpr char kImageMagic[8] = {'K', 'P', 'K', 'G', 'I', 'M', 'G', '1'};
 // Bumped whenever the layout of either file or the model changes, and whenever the loader's
 // reading of a file changes (what it accepts or rejects), so that no older verdict is replayed.
-constexpr std::uint32_t kFormat = 5;
+constexpr std::uint32_t kFormat = 6;
 constexpr std::size_t kHeader = 32; // magic, format, reserved, payload size, checksum
 // Entries changed this close to (or after) the start of the load that stored the cache are not
 // proven by their stamps: a coarse clock gives two changes within one tick the same times.
@@ -80,6 +81,9 @@ public:
     explicit Reader(std::string_view d) : d_(d) {}
     bool ok() const { return ok_; }
     bool at_end() const { return p_ == d_.size(); }
+    // What has been read since position `from` (a value position() gave).
+    std::size_t position() const { return p_; }
+    std::string_view since(std::size_t from) const { return d_.substr(from, p_ - from); }
     std::uint8_t u8() {
         if (!need(1)) return 0;
         return static_cast<std::uint8_t>(d_[p_++]);
@@ -159,15 +163,50 @@ private:
     bool ok_ = true;
 };
 
-std::string framed(const char (&magic)[8], const std::string& payload) {
+// Tells the kernel that the whole pages of `bytes`, which lie in a read-only mapping of a
+// cache file, are not needed now: they leave the resident set and are read back from the page
+// cache if touched again. Never call it on memory that is not such a mapping (it would zero it).
+void release_mapped(std::string_view bytes) {
+    static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto begin = reinterpret_cast<std::uintptr_t>(bytes.data());
+    const std::uintptr_t first = (begin + page - 1) & ~(page - 1);
+    const std::uintptr_t last = (begin + bytes.size()) & ~(page - 1);
+    if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
+// The checksum of a payload: the hashes of its 4 MiB pieces, hashed. With `mapped`, each piece
+// is released from memory once hashed, so checking a large image does not hold all of it.
+std::uint64_t payload_sum(std::string_view payload, bool mapped) {
+    constexpr std::size_t piece = 4 << 20;
+    std::string sums;
+    for (std::size_t at = 0; at < payload.size(); at += piece) {
+        const std::string_view part = payload.substr(at, piece);
+        const std::uint64_t h = hash_bytes(part, kFormat);
+        sums.append(reinterpret_cast<const char*>(&h), sizeof h);
+        if (mapped) release_mapped(part);
+    }
+    return hash_bytes(sums, kFormat);
+}
+
+// A Writer for a cache file: kHeader bytes kept free at the front for framed() to fill, so the
+// payload is never copied to get its header in front of it.
+Writer file_writer() {
     Writer w;
-    w.buf.append(magic, 8);
-    w.u32(kFormat);
-    w.u32(0);
-    w.u64(payload.size());
-    w.u64(hash_bytes(payload, kFormat));
-    w.buf += payload;
-    return std::move(w.buf);
+    w.buf.assign(kHeader, '\0');
+    return w;
+}
+
+// The cache file of what `w` (from file_writer) holds: its header filled in.
+std::string framed(const char (&magic)[8], std::string&& file) {
+    const std::string_view payload = std::string_view(file).substr(kHeader);
+    Writer h;
+    h.buf.append(magic, 8);
+    h.u32(kFormat);
+    h.u32(0);
+    h.u64(payload.size());
+    h.u64(payload_sum(payload, false));
+    file.replace(0, kHeader, h.buf);
+    return std::move(file);
 }
 
 // The header of a cache file of `file_size` bytes: true when it is one of ours, of this format,
@@ -182,13 +221,14 @@ bool header_ok(const char (&magic)[8], std::string_view header, std::uint64_t fi
 }
 
 // The payload of a cache file, or nullopt when it is not one of ours, of another format,
-// truncated or damaged.
-std::optional<std::string_view> unframe(const char (&magic)[8], std::string_view data) {
+// truncated or damaged. `mapped`: `data` is a mapping of the file (see payload_sum).
+std::optional<std::string_view> unframe(const char (&magic)[8], std::string_view data,
+                                        bool mapped = false) {
     if (!header_ok(magic, data, data.size())) return std::nullopt;
     Reader r(data.substr(24, 8));
     const std::uint64_t sum = r.u64();
     const std::string_view payload = data.substr(kHeader);
-    if (hash_bytes(payload, kFormat) != sum) return std::nullopt;
+    if (payload_sum(payload, mapped) != sum) return std::nullopt;
     return payload;
 }
 
@@ -433,6 +473,7 @@ struct Decoder {
     Reader& r;
     std::size_t nstrings;
     std::size_t nfiles;
+    bool mapped = false; // r reads a mapping: release what was copied out, piece by piece
     bool good = true;
     template <class... N>
     void ids(N&... x) {
@@ -483,19 +524,27 @@ void Decoder::table(std::vector<T>& v) {
     const T record{};
     fields(s, record);
     v.resize(r.count(s.bytes));
-    for (T& x : v)
-        fields(*this, x);
+    std::size_t from = r.position();
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        fields(*this, v[i]);
+        if (mapped && (i + 1) % 65536 == 0) {
+            release_mapped(r.since(from));
+            from = r.position();
+        }
+    }
+    if (mapped) release_mapped(r.since(from));
 }
 
 std::string encode_image(const model::Catalog& c, const std::vector<std::string>& rels, bool dir) {
-    Writer w;
+    Writer w = file_writer();
     w.str(c.content_digest);
     w.u8(dir ? 1 : 2);
     w.u64(rels.size());
     for (const auto& r : rels)
         w.str(r);
     // The string pool as flat arrays (sizes, hashes and the table of ids loaded back in bulk).
-    const model::StringPool::Flat flat = c.strings.flatten();
+    // The text is written straight from the pool (not through a flat copy of it).
+    const model::StringPool::Flat flat = c.strings.flatten(/*with_text=*/false);
     w.u64(flat.sizes.size());
     for (std::uint32_t size : flat.sizes)
         w.u32(size);
@@ -504,8 +553,13 @@ std::string encode_image(const model::Catalog& c, const std::vector<std::string>
     w.u64(flat.slots.size());
     for (Str id : flat.slots)
         w.u32(id);
-    w.u64(flat.text.size());
-    w.buf += flat.text;
+    std::uint64_t text_bytes = 0;
+    for (std::uint32_t size : flat.sizes)
+        text_bytes += size;
+    w.u64(text_bytes);
+    w.buf.reserve(w.buf.size() + text_bytes);
+    for (Str i = 1; i < c.strings.size(); ++i)
+        w.buf += c.strings[i];
     Encoder e{w};
     each_table(c, [&](auto& t) { e.table(t); });
     for (const auto* list : {&c.problems, &c.notes}) {
@@ -535,8 +589,8 @@ std::string encode_image(const model::Catalog& c, const std::vector<std::string>
 }
 
 // The catalog of an image, every index checked; nullopt when anything is off.
-std::optional<model::Catalog> decode_image(std::string_view payload, const fs::path& src,
-                                           bool dir) {
+std::optional<model::Catalog> decode_image(std::string_view payload, const fs::path& src, bool dir,
+                                           std::shared_ptr<const void> keep) {
     Reader r(payload);
     model::Catalog c;
     c.content_digest = std::string(r.str());
@@ -548,18 +602,23 @@ std::optional<model::Catalog> decode_image(std::string_view payload, const fs::p
         const std::string_view rel = r.str();
         c.files.push_back(dir ? (src / std::string(rel)).string() : src.string());
     }
-    model::StringPool::Flat flat;
+    // The pool's text stays in the image: its strings are views into the mapping, which the
+    // pool keeps (a warm load copies no string; only the small tables are copied out).
+    const bool mapped = keep != nullptr;
+    const std::size_t arrays_from = r.position();
     const std::size_t nsizes = r.count(12);
-    flat.sizes.resize(nsizes);
-    r.array(flat.sizes.data(), nsizes);
-    flat.hashes.resize(nsizes);
-    r.array(flat.hashes.data(), nsizes);
+    std::vector<std::uint32_t> sizes(nsizes);
+    r.array(sizes.data(), nsizes);
+    std::vector<std::uint64_t> hashes(nsizes + 1, 0);
+    r.array(hashes.data() + 1, nsizes);
     const std::size_t nslots = r.count(4);
-    flat.slots.resize(nslots);
-    r.array(flat.slots.data(), nslots);
-    flat.text = std::string(r.bytes(r.count(1)));
+    std::vector<Str> slots(nslots);
+    r.array(slots.data(), nslots);
+    if (mapped) release_mapped(r.since(arrays_from));
+    const std::string_view text = r.bytes(r.count(1));
     if (!r.ok()) return std::nullopt;
-    auto pool = model::StringPool::from_flat(std::move(flat));
+    auto pool = model::StringPool::from_mapped(text, sizes, std::move(hashes), std::move(slots),
+                                               std::move(keep));
     if (!pool) return std::nullopt;
     c.strings = std::move(*pool);
     const std::size_t nstrings = c.strings.size();
@@ -568,7 +627,7 @@ std::optional<model::Catalog> decode_image(std::string_view payload, const fs::p
         if (model::StringPool::hash(c.strings[i]) != c.strings.hash_of(i)) return std::nullopt;
     if (!r.ok()) return std::nullopt;
 
-    Decoder d{r, nstrings, c.files.size()};
+    Decoder d{r, nstrings, c.files.size(), mapped};
     each_table(c, [&](auto& t) { d.table(t); });
     for (auto* list : {&c.problems, &c.notes}) {
         list->resize(r.count(37));
@@ -628,7 +687,7 @@ struct Manifest {
 };
 
 std::string encode_manifest(const Manifest& m) {
-    Writer w;
+    Writer w = file_writer();
     w.u64(m.started_ns);
     w.u8(m.dir ? 1 : 2);
     w.str(m.digest);
@@ -900,13 +959,13 @@ std::optional<model::Catalog> cache_load(const fs::path& src, const LoadOptions&
         note = "image " + image.string() + " is not of the size the manifest records";
         return std::nullopt;
     }
-    const MappedFile idata(ifile);
-    if (!idata.ok()) {
+    auto idata = std::make_shared<const MappedFile>(ifile);
+    if (!idata->ok()) {
         note = "image " + image.string() + " cannot be read";
         return std::nullopt;
     }
-    const auto ipayload = unframe(kImageMagic, idata.text());
-    auto c = ipayload ? decode_image(*ipayload, src, paths->dir) : std::nullopt;
+    const auto ipayload = unframe(kImageMagic, idata->text(), true);
+    auto c = ipayload ? decode_image(*ipayload, src, paths->dir, idata) : std::nullopt;
     if (checker.joinable()) checker.join();
     if (!stale.empty()) {
         note = stale;

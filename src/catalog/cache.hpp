@@ -18,6 +18,10 @@
 // Every file is versioned and checksummed and written atomically; anything that does not verify
 // (of another type than a regular file, a symbolic link, sizes that disagree) is ignored without
 // being read and is replaced by the next cold load, never trusted.
+// A warm load maps the image and keeps it mapped: the catalog's strings are views into it (only
+// the small fixed-size tables are copied out), so a warm run holds less memory than a cold one.
+// kpkg never rewrites a stored image in place (a new one replaces the name atomically), so the
+// mapping stays valid while the run lasts.
 #pragma once
 
 #include <sys/stat.h>

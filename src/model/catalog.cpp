@@ -27,6 +27,7 @@ struct StringPool::Impl {
     static constexpr std::size_t block_size = 64 * 1024;
     std::vector<std::unique_ptr<char[]>> blocks;
     std::vector<std::unique_ptr<char[]>> big;
+    std::shared_ptr<const void> keep;  // what holds the text of a pool made by from_mapped
     std::size_t used = 0;              // in the last block
     std::vector<Str> slots;            // 0: empty (the empty string is never in the table)
     std::vector<std::uint64_t> hashes; // by id
@@ -113,7 +114,7 @@ std::optional<Str> StringPool::find(std::string_view s) const {
     }
 }
 
-StringPool::Flat StringPool::flatten() const {
+StringPool::Flat StringPool::flatten(bool with_text) const {
     Flat f;
     const Impl& im = *impl_;
     f.sizes.reserve(views_.size());
@@ -122,42 +123,55 @@ StringPool::Flat StringPool::flatten() const {
     std::size_t total = 0;
     for (std::size_t i = 1; i < views_.size(); ++i)
         total += views_[i].size();
-    f.text.reserve(total);
+    if (with_text) f.text.reserve(total);
     for (std::size_t i = 1; i < views_.size(); ++i) {
-        f.text.append(views_[i]);
+        if (with_text) f.text.append(views_[i]);
         f.sizes.push_back(static_cast<std::uint32_t>(views_[i].size()));
     }
     return f;
 }
 
 std::optional<StringPool> StringPool::from_flat(Flat&& f) {
-    const std::size_t n = f.sizes.size() + 1;
-    const std::size_t cap = f.slots.size();
-    if (f.hashes.size() != n - 1 || cap < 2 * n || (cap & (cap - 1)) != 0) return std::nullopt;
+    // The text in one block of its own, then the same as a mapped one.
+    auto block = std::shared_ptr<char[]>(new char[f.text.empty() ? 1 : f.text.size()]);
+    std::memcpy(block.get(), f.text.data(), f.text.size());
+    const std::string_view text(block.get(), f.text.size());
+    std::vector<std::uint64_t> hashes;
+    hashes.reserve(f.hashes.size() + 1);
+    hashes.push_back(0);
+    hashes.insert(hashes.end(), f.hashes.begin(), f.hashes.end());
+    return from_mapped(text, f.sizes, std::move(hashes), std::move(f.slots), std::move(block));
+}
+
+std::optional<StringPool> StringPool::from_mapped(std::string_view text,
+                                                  const std::vector<std::uint32_t>& sizes,
+                                                  std::vector<std::uint64_t>&& hashes,
+                                                  std::vector<Str>&& slots,
+                                                  std::shared_ptr<const void> keep) {
+    const std::size_t n = sizes.size() + 1;
+    const std::size_t cap = slots.size();
+    if (hashes.size() != n || hashes[0] != 0 || cap < 2 * n || (cap & (cap - 1)) != 0)
+        return std::nullopt;
     StringPool pool;
     Impl& im = *pool.impl_;
-    // The text in one block of its own.
-    im.big.emplace_back(new char[f.text.size() == 0 ? 1 : f.text.size()]);
-    char* base = im.big.back().get();
-    std::memcpy(base, f.text.data(), f.text.size());
     pool.views_.reserve(n);
     std::size_t at = 0;
-    for (std::uint32_t size : f.sizes) {
-        if (size == 0 || size > f.text.size() - at) return std::nullopt;
-        pool.views_.emplace_back(base + at, size);
+    for (std::uint32_t size : sizes) {
+        if (size == 0 || size > text.size() - at) return std::nullopt;
+        pool.views_.emplace_back(text.data() + at, size);
         at += size;
     }
-    if (at != f.text.size()) return std::nullopt;
+    if (at != text.size()) return std::nullopt;
     std::size_t used = 0; // a table without empty slots would never end a lookup
-    for (Str id : f.slots) {
+    for (Str id : slots) {
         if (id >= n) return std::nullopt;
         used += id != 0 ? 1 : 0;
     }
     if (used != n - 1) return std::nullopt;
-    im.hashes.reserve(n);
-    im.hashes.insert(im.hashes.end(), f.hashes.begin(), f.hashes.end());
-    im.slots = std::move(f.slots);
+    im.hashes = std::move(hashes);
+    im.slots = std::move(slots);
     im.mask = cap - 1;
+    im.keep = std::move(keep);
     return pool;
 }
 

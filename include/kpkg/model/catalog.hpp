@@ -73,9 +73,18 @@ public:
         std::vector<std::uint64_t> hashes;
         std::vector<Str> slots;
     };
-    Flat flatten() const;
+    // Without `with_text`, Flat::text stays empty (the caller writes the texts from the pool).
+    Flat flatten(bool with_text = true) const;
     // nullopt when the arrays do not fit together (sizes beyond the text, slots out of range).
     static std::optional<StringPool> from_flat(Flat&& flat);
+    // The same without copying the text: the views point into `text` where it lies (the mapped
+    // cache image), which `keep` keeps alive for as long as the pool lives (moves included).
+    // `hashes` is by id, hashes[0] the empty string's (0).
+    static std::optional<StringPool> from_mapped(std::string_view text,
+                                                 const std::vector<std::uint32_t>& sizes,
+                                                 std::vector<std::uint64_t>&& hashes,
+                                                 std::vector<Str>&& slots,
+                                                 std::shared_ptr<const void> keep);
 
 private:
     struct Impl;
