@@ -596,4 +596,14 @@ Result<LockCheck> resolve_locked(const std::vector<CatalogSource>& catalogs, con
     return out;
 }
 
+io::Node drift_node(const LockCheck& check) {
+    io::Node n = io::Node::map();
+    n.set("holds", io::Node::boolean(check.holds));
+    io::Node drift = io::Node::seq();
+    for (const auto& d : check.drift)
+        drift.push(io::Node::string(d));
+    n.set("drift", std::move(drift));
+    return n;
+}
+
 } // namespace kpkg::resolve

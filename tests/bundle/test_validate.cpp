@@ -8,8 +8,10 @@
 #include <set>
 
 #include "kpkg/bundle/bundle.hpp"
+#include "kpkg/bundle/report.hpp"
 #include "kpkg/bundle/validate.hpp"
 #include "kpkg/core/text.hpp"
+#include "kpkg/io/emit.hpp"
 #include "kpkg/io/load.hpp"
 #include "support/support.hpp"
 
@@ -1463,4 +1465,31 @@ TEST(ValidateBadInput, WrongTypesEverywhere) {
             EXPECT_TRUE(places.insert(l.substr(0, l.find(": "))).second) << l << "\n" << r.out;
         }
     }
+}
+
+// The -o json document of bundle validate is built by the library.
+TEST(BundleReport, ValidateDocument) {
+    bundle::Finding e;
+    e.severity = bundle::Severity::error;
+    e.rule = "csv.version";
+    e.message = "m";
+    e.pos.file = "b/manifests/csv.yaml";
+    e.pos.line = 12;
+    e.pos.column = 5;
+    bundle::Finding w;
+    w.severity = bundle::Severity::warning;
+    w.rule = "r";
+    w.subject = "s";
+    const io::Node doc = bundle::validate_report_node({{"b", {e, w}}, {"c", {w}}});
+    std::string json = io::to_json(doc, io::JsonStyle{.indent = 0});
+    while (!json.empty() && json.back() == '\n')
+        json.pop_back();
+    EXPECT_EQ(json,
+              R"({"bundles":[{"dir":"b","valid":false,"errors":1,"warnings":1,"findings":[)"
+              R"({"severity":"error","rule":"csv.version","message":"m",)"
+              R"("file":"b/manifests/csv.yaml","line":12,"column":5,"subject":""},)"
+              R"({"severity":"warning","rule":"r","message":"","file":"","line":0,"column":0,)"
+              R"("subject":"s"}]},{"dir":"c","valid":true,"errors":0,"warnings":1,"findings":[)"
+              R"({"severity":"warning","rule":"r","message":"","file":"","line":0,"column":0,)"
+              R"("subject":"s"}]}],"errors":1,"warnings":2})");
 }

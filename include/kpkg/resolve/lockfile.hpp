@@ -62,4 +62,8 @@ struct LockCheck {
 Result<LockCheck> resolve_locked(const std::vector<CatalogSource>& catalogs, const Request& request,
                                  const Lock& lock);
 
+// What `kpkg resolve --locked` writes with -o json|yaml when the lock does not hold:
+// {"holds": false, "drift": [SENTENCE, ...]}. (When it holds, it writes the resolution.)
+io::Node drift_node(const LockCheck& check);
+
 } // namespace kpkg::resolve

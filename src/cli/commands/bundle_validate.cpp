@@ -21,6 +21,7 @@
 
 #include "command.hpp"
 #include "kpkg/bundle/bundle.hpp"
+#include "kpkg/bundle/report.hpp"
 #include "kpkg/bundle/validate.hpp"
 #include "kpkg/core/log.hpp"
 #include "kpkg/core/text.hpp"
@@ -68,18 +69,6 @@ std::string line_of(const bundle::Finding& f, const std::string& dir, bool color
     return s.substr(0, at) + paint(true, code, word) + s.substr(at + word.size());
 }
 
-io::Node finding_node(const bundle::Finding& f) {
-    io::Node n = io::Node::map();
-    n.set("severity", io::Node::string(bundle::severity_name(f.severity)));
-    n.set("rule", io::Node::string(f.rule));
-    n.set("message", io::Node::string(f.message));
-    n.set("file", io::Node::string(f.pos.file));
-    n.set("line", io::Node::integer(f.pos.line));
-    n.set("column", io::Node::integer(f.pos.column));
-    n.set("subject", io::Node::string(f.subject));
-    return n;
-}
-
 int run_validate(const Globals& g, const ValidateCliOptions& o) {
     bundle::ValidateOptions vopts;
     vopts.strict = o.strict;
@@ -89,7 +78,7 @@ int run_validate(const Globals& g, const ValidateCliOptions& o) {
             throw Exception(Error::usage("--k8s-version " + text::quote(o.k8s_version) +
                                          " is not a Kubernetes version such as 1.25"));
     }
-    io::Node bundles = io::Node::seq();
+    std::vector<bundle::BundleReport> reports; // -o json|yaml
     std::string out;
     std::size_t errors = 0, warnings = 0, invalid = 0, validated = 0;
     bool unreadable = false, misused = false;
@@ -148,16 +137,7 @@ int run_validate(const Globals& g, const ValidateCliOptions& o) {
             }
             out += "\n";
         } else {
-            io::Node b = io::Node::map();
-            b.set("dir", io::Node::string(dir));
-            b.set("valid", io::Node::boolean(e == 0));
-            b.set("errors", io::Node::integer(static_cast<std::int64_t>(e)));
-            b.set("warnings", io::Node::integer(static_cast<std::int64_t>(w)));
-            io::Node list = io::Node::seq();
-            for (const auto& f : findings)
-                list.push(finding_node(f));
-            b.set("findings", std::move(list));
-            bundles.push(std::move(b));
+            reports.push_back({dir, std::move(findings)});
         }
     }
 
@@ -170,11 +150,7 @@ int run_validate(const Globals& g, const ValidateCliOptions& o) {
                ", " + plural(warnings, "warning") + "\n";
         print(out);
     } else {
-        io::Node doc = io::Node::map();
-        doc.set("bundles", std::move(bundles));
-        doc.set("errors", io::Node::integer(static_cast<std::int64_t>(errors)));
-        doc.set("warnings", io::Node::integer(static_cast<std::int64_t>(warnings)));
-        print_structured(g, doc);
+        print_structured(g, bundle::validate_report_node(reports));
     }
     if (unreadable) return static_cast<int>(ExitCode::error);
     if (errors > 0) return static_cast<int>(ExitCode::invalid);

@@ -2,6 +2,7 @@
 #include "command.hpp"
 #include "kpkg/catalog/load.hpp"
 #include "kpkg/catalog/query.hpp"
+#include "kpkg/catalog/report.hpp"
 #include "kpkg/core/log.hpp"
 #include "kpkg/core/text.hpp"
 
@@ -14,13 +15,6 @@ struct ListOptions {
     std::string package;
 };
 
-io::Node strings(const std::vector<std::string>& v) {
-    io::Node n = io::Node::seq();
-    for (const auto& s : v)
-        n.push(io::Node::string(s));
-    return n;
-}
-
 std::string or_dash(const std::string& s) {
     return s.empty() ? "-" : s;
 }
@@ -31,57 +25,38 @@ int run_list(const Globals& g, const ListOptions& o) {
     if (cfg.packages.empty()) log::warning(o.source + ": no packages found");
     std::optional<std::string> pkg;
     if (!o.package.empty()) pkg = o.package;
-    io::Node doc = io::Node::seq();
+    io::Node doc;
     std::vector<std::vector<std::string>> rows;
 
     if (o.what == "packages") {
         rows.push_back({"NAME", "DEFAULT CHANNEL", "CHANNELS", "BUNDLES", "LATEST"});
-        for (const auto& r : catalog::list_packages(cfg)) {
+        const auto list = catalog::list_packages(cfg);
+        for (const auto& r : list)
             rows.push_back({r.name, or_dash(r.default_channel), std::to_string(r.channels),
                             std::to_string(r.bundles), or_dash(r.head)});
-            io::Node n = io::Node::map();
-            n.set("name", io::Node::string(r.name));
-            n.set("defaultChannel", io::Node::string(r.default_channel));
-            n.set("channels", io::Node::integer(static_cast<std::int64_t>(r.channels)));
-            n.set("bundles", io::Node::integer(static_cast<std::int64_t>(r.bundles)));
-            n.set("head", io::Node::string(r.head));
-            doc.push(std::move(n));
-        }
+        doc = catalog::packages_node(list);
     } else if (o.what == "channels") {
         rows.push_back({"PACKAGE", "CHANNEL", "HEAD", "ENTRIES"});
-        for (const auto& r : catalog::list_channels(cfg, pkg).take()) {
+        const auto list = catalog::list_channels(cfg, pkg).take();
+        for (const auto& r : list) {
             std::string head = r.heads.size() == 1 ? r.heads.front()
                                : r.heads.empty()   ? "<no head>"
                                                    : "<several: " + text::join(r.heads, ", ") + ">";
             rows.push_back({r.package, r.name, head, std::to_string(r.entries)});
-            io::Node n = io::Node::map();
-            n.set("package", io::Node::string(r.package));
-            n.set("name", io::Node::string(r.name));
-            n.set("head", io::Node::string(r.heads.size() == 1 ? r.heads.front() : ""));
-            n.set("heads", strings(r.heads));
-            n.set("entries", io::Node::integer(static_cast<std::int64_t>(r.entries)));
-            doc.push(std::move(n));
         }
+        doc = catalog::channels_node(list);
     } else {
         rows.push_back(
             {"PACKAGE", "CHANNEL", "BUNDLE", "VERSION", "REPLACES", "SKIPS", "SKIP RANGE"});
-        for (const auto& r : catalog::list_bundles(cfg, pkg).take()) {
+        const auto list = catalog::list_bundles(cfg, pkg).take();
+        for (const auto& r : list) {
             // A long skips list as its count: the names are in -o json|yaml.
             std::string skips = text::join(r.skips, ",");
             if (text::display_width(skips) > 40) skips = std::to_string(r.skips.size()) + " skips";
             rows.push_back({r.package, r.channel, r.name, or_dash(r.version), or_dash(r.replaces),
                             or_dash(skips), or_dash(r.skip_range)});
-            io::Node n = io::Node::map();
-            n.set("package", io::Node::string(r.package));
-            n.set("channel", io::Node::string(r.channel));
-            n.set("name", io::Node::string(r.name));
-            n.set("version", io::Node::string(r.version));
-            n.set("replaces", io::Node::string(r.replaces));
-            n.set("skips", strings(r.skips));
-            n.set("skipRange", io::Node::string(r.skip_range));
-            n.set("image", io::Node::string(r.image));
-            doc.push(std::move(n));
         }
+        doc = catalog::bundles_node(list);
     }
     if (g.format == Format::text)
         print(text::table(rows, {.width = g.width}));

@@ -1,5 +1,5 @@
 // kpkg catalog validate SRC: every problem of a File-Based Catalog in one run, as opm's
-// "invalid index" tree (text) or as data (-o json|yaml, schema in kpkg/catalog/validate.hpp).
+// "invalid index" tree (text) or as data (-o json|yaml, schema in kpkg/catalog/report.hpp).
 //
 // Text output: the errors as opm's tree, then (unless -q) the warnings as a tree rooted at
 // "warnings" and a summary line:
@@ -13,6 +13,7 @@
 
 #include "command.hpp"
 #include "kpkg/catalog/load.hpp"
+#include "kpkg/catalog/report.hpp"
 #include "kpkg/catalog/validate.hpp"
 
 namespace kpkg::cli {
@@ -27,21 +28,6 @@ struct ValidateCliOptions {
 
 std::string plural(std::size_t n, const char* word) {
     return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
-}
-
-io::Node issue_node(const catalog::Issue& f) {
-    io::Node n = io::Node::map();
-    n.set("severity", io::Node::string(catalog::severity_name(f.severity)));
-    n.set("scope", io::Node::string(catalog::scope_name(f.scope)));
-    n.set("rule", io::Node::string(f.rule));
-    n.set("package", io::Node::string(f.package));
-    n.set("channel", io::Node::string(f.channel));
-    n.set("bundle", io::Node::string(f.bundle));
-    n.set("message", io::Node::string(f.message));
-    n.set("file", io::Node::string(f.pos.file));
-    n.set("line", io::Node::integer(f.pos.line));
-    n.set("column", io::Node::integer(f.pos.column));
-    return n;
 }
 
 int run_validate(const Globals& g, const ValidateCliOptions& o) {
@@ -89,15 +75,7 @@ int run_validate(const Globals& g, const ValidateCliOptions& o) {
         }
         print(out);
     } else {
-        io::Node doc = io::Node::map();
-        doc.set("valid", io::Node::boolean(errors == 0));
-        doc.set("errors", io::Node::integer(static_cast<std::int64_t>(errors)));
-        doc.set("warnings", io::Node::integer(static_cast<std::int64_t>(warnings)));
-        io::Node list = io::Node::seq();
-        for (const auto& i : issues)
-            list.push(issue_node(i));
-        doc.set("findings", std::move(list));
-        print_structured(g, doc);
+        print_structured(g, catalog::validate_report_node(issues));
     }
     return errors == 0 ? 0 : static_cast<int>(ExitCode::invalid);
 }

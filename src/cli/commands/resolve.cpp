@@ -98,13 +98,7 @@ int run_resolve(const Globals& g, const ResolveCliOptions& o) {
                     out += "  " + d + "\n";
                 print(out);
             } else {
-                io::Node n = io::Node::map();
-                n.set("holds", io::Node::boolean(false));
-                io::Node drift = io::Node::seq();
-                for (const auto& d : check.drift)
-                    drift.push(io::Node::string(d));
-                n.set("drift", std::move(drift));
-                print_structured(g, n);
+                print_structured(g, resolve::drift_node(check));
             }
             return static_cast<int>(ExitCode::differs);
         }
