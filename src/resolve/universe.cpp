@@ -378,7 +378,7 @@ bool Index::satisfies(const Dep& d, BundleInfo& b) {
                 b.properties.push_back({"olm.package", std::move(v)});
             }
         }
-        return resolve::satisfies(*d.constraint, b.properties);
+        return model::satisfies(*d.constraint, b.properties);
     }
     return false;
 }
