@@ -262,6 +262,7 @@ private:
             if (!prog->ok()) {
                 ConstraintProblem& p = add(Code::rule_compile, path, r->mark);
                 p.field = names[0];
+                p.value = c.rule;
                 p.detail = prog->error().message;
                 p.notes = prog->error().notes;
                 return;

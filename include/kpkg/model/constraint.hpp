@@ -85,7 +85,8 @@ struct ConstraintProblem {
         empty,             // required `field` empty (white space only)
         bad_range,         // package.versionRange (`value`) does not parse (`detail`)
         range_warning,     // it parses, with a quirk (`detail`)
-        rule_compile,      // cel.rule does not compile (`detail`, `notes`: the rule and a caret)
+        rule_compile,      // cel.rule (`value`) does not compile (`detail`; `notes`: the
+                           // rule's line and a caret under the column)
         no_constraints,    // a compound without a constraints list (OLM evaluates it as empty)
         empty_constraints, // a compound with an empty constraints list
     };
