@@ -18,9 +18,9 @@
 //   members     e.f and e['f'] on maps; e[i] on lists (int index); has(e.f)
 //   macros      e.all(x, p)  e.exists(x, p)  e.exists_one(x, p)  over lists (elements) and
 //               maps (keys)
-//   functions   semver_compare(a, b) -> int (when the environment has it) (-1, 0, 1; blang
-//   ParseTolerant of each argument, a
-//               number formatted as Go's %v); size(e) and e.size() on strings, lists, maps;
+//   functions   semver_compare(a, b) -> int when the environment has it (-1, 0, 1; blang
+//               ParseTolerant of each argument, a number formatted as Go's %v); size(e) and
+//               e.size() on strings, lists, maps;
 //               s.startsWith(t), s.endsWith(t), s.contains(t)
 //   operators   by precedence: ?:   ||   &&   == != < <= > >= in   + -   * / %   ! - (unary)
 // Precedence and associativity are CEL's. Equality is heterogeneous (values of different types
