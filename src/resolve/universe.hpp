@@ -154,6 +154,7 @@ private:
     std::unordered_map<std::uint64_t, std::uint32_t> info_ids_;
     std::deque<Dep> deps_;
     std::unordered_map<std::string, std::uint32_t> dep_ids_;
+    model::RuleCache rules_; // CEL rules by text: one shared by several constraints compiles once
     std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> satisfying_;
 };
 
