@@ -18,12 +18,12 @@
 
 #include "kpkg/cel/cel.hpp"
 #include "kpkg/io/load.hpp"
-#include "kpkg/resolve/constraint.hpp"
+#include "kpkg/model/constraint.hpp"
 
 namespace fs = std::filesystem;
 using clk = bench::Clock;
-using kpkg::resolve::Constraint;
-using kpkg::resolve::PropertyValue;
+using kpkg::model::Constraint;
+using kpkg::model::PropertyValue;
 
 using bench::median;
 using bench::seconds_since;
@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
         Constraint c;
         for (int k = 0; k < 1000; ++k) {
             auto t0 = clk::now();
-            auto r = kpkg::resolve::parse_constraint(std::string_view(json));
+            auto r = kpkg::model::parse_constraint(std::string_view(json));
             compile.push_back(seconds_since(t0));
             if (!r) {
                 std::fprintf(stderr, "kpkg-bench-cel: %s\n", r.error().str().c_str());
@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
             std::size_t m = 0;
             auto t0 = clk::now();
             for (const auto& b : bundles)
-                m += kpkg::resolve::satisfies(c, b);
+                m += kpkg::model::satisfies(c, b);
             pass.push_back(seconds_since(t0));
             matches = m;
         }
@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
                                                              : "compound";
         std::printf("%-10s %-12.1f %-8zu %-12.3f %-10.0f %s\n", kind, median(compile) * 1e6,
                     matches, p * 1e3, p * 1e9 / double(bundles.size()),
-                    kpkg::resolve::describe(c).c_str());
+                    kpkg::model::describe(c).c_str());
     }
     return 0;
 }

@@ -9,11 +9,11 @@
 #include <tuple>
 #include <utility>
 
-#include "kpkg/cel/cel.hpp"
 #include "kpkg/core/semver.hpp"
 #include "kpkg/core/text.hpp"
 #include "kpkg/io/emit.hpp"
 #include "kpkg/io/load.hpp"
+#include "kpkg/model/constraint.hpp"
 
 namespace kpkg::bundle {
 namespace {
@@ -1199,162 +1199,85 @@ private:
 
 // ---- olm.constraint ---------------------------------------------------------------------------
 
-class ConstraintChecker {
-public:
-    ConstraintChecker(std::string rule, const SourcePos& fallback, bool use_marks,
-                      std::vector<Finding>& out)
-        : rule_(std::move(rule)), fallback_(fallback), use_marks_(use_marks), out_(out) {}
-
-    void check(const Node& n, const std::string& where) {
-        std::string who = "olm.constraint" + where;
-        if (!n.is_map()) {
-            add(Severity::error, who + " must be an object, not " + io::kind_name(n.kind), n);
-            return;
-        }
-        static const std::vector<std::string> kinds = {"gvk", "package", "cel", "all",
-                                                       "any", "not",     "none"};
-        static const std::vector<std::string> fields = {
-            "failureMessage", "gvk", "package", "cel", "all", "any", "not", "none"};
-        std::vector<const io::MapEntry*> present;
-        for (const auto& e : n.fields) {
-            if (e.key == "failureMessage") {
-                if (!e.value.is_string() && !e.value.is_null())
-                    add(Severity::error,
-                        who + " failureMessage must be a string, not " +
-                            io::kind_name(e.value.kind),
-                        e.value);
-            } else if (std::find(kinds.begin(), kinds.end(), e.key) != kinds.end()) {
-                present.push_back(&e);
-            } else {
-                unknown_field(who, e, fields);
-            }
-        }
-        if (present.empty()) {
-            add(Severity::error,
-                who + " has none of gvk, package, cel, all, any, not: it constrains nothing", n);
-            return;
-        }
-        if (present.size() > 1) {
-            add(Severity::error,
-                who + " has both " + q(present[0]->key) + " and " + q(present[1]->key) +
-                    ": a constraint is exactly one of gvk, package, cel, all, any, not",
-                n);
-        }
-        for (const io::MapEntry* e : present)
-            check_body(who, where, *e);
+// A problem of the model's constraint grammar in validation's words: "olm.constraint.all.
+// constraints[0].gvk has no \"kind\"". Problems OLM accepts are reported too: an empty or missing
+// constraints list as an error (a compound of nothing is surely a mistake), a deprecated "none",
+// a range quirk and a key that matches only when case is ignored as warnings.
+Finding constraint_finding(const model::ConstraintProblem& p) {
+    using Code = model::ConstraintProblem::Code;
+    const std::string who = p.path.empty() ? "olm.constraint" : "olm.constraint." + p.path;
+    Finding f;
+    f.severity = Severity::error;
+    switch (p.code) {
+    case Code::too_large:
+        f.message = "olm.constraint is " + std::to_string(p.bytes) +
+                    " bytes as JSON, more than OLM's limit of " +
+                    std::to_string(model::max_constraint_bytes) + " bytes";
+        break;
+    case Code::too_deep:
+        f.message = who + " nests compound constraints deeper than " +
+                    std::to_string(model::max_constraint_depth) + " levels";
+        break;
+    case Code::not_object:
+        f.message = who + " must be an object, not " + io::kind_name(p.found);
+        break;
+    case Code::wrong_type: {
+        // "an object" -> "object": the bodies are named by their own path.
+        const std::string want = p.want.substr(p.want.find(' ') + 1);
+        f.message = (want == "object" ? who + "." + p.field : who + " " + p.field) + " must be " +
+                    p.want + ", not " + io::kind_name(p.found);
+        break;
     }
-
-private:
-    std::string rule_;
-    SourcePos fallback_;
-    bool use_marks_;
-    std::vector<Finding>& out_;
-
-    SourcePos pos(const Node& n) const {
-        if (use_marks_ && n.mark.line != 0 && !fallback_.file.empty())
-            return io::pos_of(fallback_.file, n.mark, fallback_.document);
-        return fallback_;
+    case Code::unknown_field:
+        f.message = who + " has unknown field " + q(p.key) + " (OLM refuses unknown fields)";
+        if (auto c = text::closest(p.key, p.allowed)) f.message += "; did you mean " + q(*c) + "?";
+        break;
+    case Code::duplicate_field:
+        f.message = who + ": " + q(p.other) + " and " + q(p.key) + " name the same field";
+        break;
+    case Code::case_variant:
+        f.severity = Severity::warning;
+        f.message = who + " field " + q(p.key) + " is read as " + q(p.field) +
+                    " only because OLM matches keys case-insensitively; write " + q(p.field);
+        break;
+    case Code::empty_constraint:
+        f.message = who + " has none of gvk, package, cel, all, any, not: it constrains nothing";
+        break;
+    case Code::several_kinds:
+        f.message = who + " has both " + q(p.written.at(0)) + " and " + q(p.written.at(1)) +
+                    ": a constraint is exactly one of gvk, package, cel, all, any, not";
+        break;
+    case Code::none_deprecated:
+        f.severity = Severity::warning;
+        f.message = who + " uses \"none\", a deprecated spelling of \"not\"";
+        break;
+    case Code::missing:
+        f.message = who + " has no " + q(p.field);
+        break;
+    case Code::empty:
+        f.message = who + " " + p.field + " is empty";
+        break;
+    case Code::bad_range:
+        f.message = who + " " + p.field + ": " + p.detail;
+        break;
+    case Code::range_warning:
+        f.severity = Severity::warning;
+        f.message = who + " " + p.field + " " + q(p.value) + ": " + p.detail;
+        break;
+    case Code::rule_compile:
+        // The resolver compiles the rule and fails on one that does not compile: so does
+        // validation, naming the column in the rule.
+        f.message = who + " " + p.field + " does not compile: " + p.detail;
+        break;
+    case Code::no_constraints:
+        f.message = who + " has no \"constraints\" list";
+        break;
+    case Code::empty_constraints:
+        f.message = who + " constraints is empty";
+        break;
     }
-    void add(Severity s, std::string msg, const Node& at) {
-        Finding f;
-        f.severity = s;
-        f.rule = rule_;
-        f.message = std::move(msg);
-        f.pos = pos(at);
-        out_.push_back(std::move(f));
-    }
-
-    void unknown_field(const std::string& who, const io::MapEntry& e,
-                       const std::vector<std::string>& allowed) {
-        std::string msg = who + " has unknown field " + q(e.key) + " (OLM refuses unknown fields)";
-        if (auto c = text::closest(e.key, allowed)) msg += "; did you mean " + q(*c) + "?";
-        Node at;
-        at.mark = e.key_mark;
-        add(Severity::error, msg, at);
-    }
-
-    // The fields of an object body: each allowed one required to be a non-empty string when
-    // listed in `strings`, unknown ones reported.
-    bool object_body(const std::string& who, const Node& body) {
-        if (!body.is_map()) {
-            add(Severity::error, who + " must be an object, not " + io::kind_name(body.kind), body);
-            return false;
-        }
-        return true;
-    }
-
-    void strings(const std::string& who, const Node& body, const std::vector<std::string>& names) {
-        for (const auto& e : body.fields)
-            if (std::find(names.begin(), names.end(), e.key) == names.end())
-                unknown_field(who, e, names);
-        for (const auto& name : names) {
-            const Node* f = body.get(name);
-            if (f == nullptr || f->is_null())
-                add(Severity::error, who + " has no " + q(name), body);
-            else if (!f->is_string())
-                add(Severity::error,
-                    who + " " + name + " must be a string, not " + io::kind_name(f->kind), *f);
-            else if (text::trim(f->text).empty())
-                add(Severity::error, who + " " + name + " is empty", *f);
-        }
-    }
-
-    void check_body(const std::string& who_parent, const std::string& where,
-                    const io::MapEntry& e) {
-        const Node& body = e.value;
-        std::string who = who_parent + "." + e.key;
-        if (!object_body(who, body)) return;
-        if (e.key == "gvk") {
-            strings(who, body, {"group", "version", "kind"});
-        } else if (e.key == "package") {
-            strings(who, body, {"packageName", "versionRange"});
-            const Node* vr = body.get("versionRange");
-            if (vr != nullptr && vr->is_string() && !text::trim(vr->text).empty()) {
-                auto r = semver::Range::parse(vr->text);
-                if (!r)
-                    add(Severity::error, who + " versionRange: " + r.error().message, *vr);
-                else
-                    for (const auto& w : r->warnings())
-                        add(Severity::warning, who + " versionRange " + q(vr->text) + ": " + w,
-                            *vr);
-            }
-        } else if (e.key == "cel") {
-            strings(who, body, {"rule"});
-            // The resolver compiles the rule and fails on one that does not compile: so does
-            // validation, naming the column in the rule.
-            const Node* r = body.get("rule");
-            if (r != nullptr && r->is_string() && !text::trim(r->text).empty()) {
-                auto prog = cel::Program::compile(r->text);
-                if (!prog)
-                    add(Severity::error, who + " rule does not compile: " + prog.error().message,
-                        *r);
-            }
-        } else { // all, any, not, none
-            if (e.key == "none")
-                add(Severity::warning,
-                    who_parent + " uses \"none\", a deprecated spelling of \"not\"", body);
-            for (const auto& f : body.fields)
-                if (f.key != "constraints") unknown_field(who, f, {"constraints"});
-            const Node* list = body.get("constraints");
-            if (list == nullptr || list->is_null()) {
-                add(Severity::error, who + " has no \"constraints\" list", body);
-                return;
-            }
-            if (!list->is_seq()) {
-                add(Severity::error,
-                    who + " constraints must be a list, not " + io::kind_name(list->kind), *list);
-                return;
-            }
-            if (list->items.empty()) {
-                add(Severity::error, who + " constraints is empty", *list);
-                return;
-            }
-            for (std::size_t i = 0; i < list->items.size(); ++i)
-                check(list->items[i],
-                      where + "." + e.key + ".constraints[" + std::to_string(i) + "]");
-        }
-    }
-};
+    return f;
+}
 
 std::tuple<int, std::string, std::uint32_t, std::uint32_t> sort_key(const Finding& f) {
     return {f.pos.file.empty() ? 1 : 0, f.pos.file, f.pos.line, f.pos.column};
@@ -1419,26 +1342,15 @@ std::string dns1123_subdomain_problem(std::string_view s) {
 
 void check_constraint(const io::Node& value, const std::string& rule, const SourcePos& fallback,
                       bool use_marks, std::vector<Finding>& out) {
-    io::JsonStyle style;
-    style.indent = 0;
-    style.escape_html = true;
-    style.sort_keys = true;
-    std::string json = io::to_json(value, style);
-    while (!json.empty() && json.back() == '\n')
-        json.pop_back();
-    ConstraintChecker checker(rule, fallback, use_marks, out);
-    if (json.size() > max_constraint_bytes) {
-        Finding f;
+    const model::ConstraintCheck check = model::check_constraint(value);
+    for (const auto& p : check.problems) {
+        Finding f = constraint_finding(p);
         f.rule = rule;
-        f.message = "olm.constraint is " + std::to_string(json.size()) +
-                    " bytes as JSON, more than OLM's limit of " +
-                    std::to_string(max_constraint_bytes) + " bytes";
-        f.pos = use_marks && value.mark.line != 0 && !fallback.file.empty()
-                    ? io::pos_of(fallback.file, value.mark, fallback.document)
+        f.pos = use_marks && p.mark.line != 0 && !fallback.file.empty()
+                    ? io::pos_of(fallback.file, p.mark, fallback.document)
                     : fallback;
         out.push_back(std::move(f));
     }
-    checker.check(value, "");
 }
 
 std::vector<Finding> validate(const Bundle& bundle, const ValidateOptions& opts) {

@@ -18,6 +18,8 @@
 
 #include "kpkg/core/semver.hpp"
 #include "kpkg/core/text.hpp"
+#include "kpkg/io/load.hpp"
+#include "kpkg/model/constraint.hpp"
 
 namespace kpkg::catalog {
 
@@ -235,6 +237,8 @@ bool dns_subdomain(std::string_view s) {
 namespace rule {
 constexpr const char* catalog_empty = "catalog.empty";
 constexpr const char* catalog_unknown_field = "catalog.unknown-field";
+constexpr const char* catalog_constraint = "catalog.constraint";
+constexpr const char* catalog_constraint_cel = "catalog.constraint-cel";
 constexpr const char* package_name = "package.name";
 constexpr const char* package_duplicate = "package.duplicate";
 constexpr const char* package_no_channels = "package.no-channels";
@@ -316,6 +320,7 @@ public:
         package_rules();
         versions();
         deprecations();
+        constraints();
         if (opts_.strict)
             for (auto& i : out_)
                 i.severity = Severity::error;
@@ -856,6 +861,48 @@ private:
             deprecation_error(rule::deprecation_message, pkg, std::move(msg), e.pos);
     }
 
+    // olm.constraint properties, read with the grammar kpkg resolve uses: what it refuses (a
+    // malformed constraint, a CEL rule that does not compile) is a warning, as opm checks
+    // neither; an error under --strict. Each distinct value is checked, and each distinct rule
+    // compiled, once.
+    void constraints() {
+        std::unordered_map<Str, std::vector<std::pair<const char*, std::string>>> memo;
+        model::RuleCache rules;
+        for (const model::Bundle& b : c_.bundles) {
+            for (const model::Property& p : c_.properties_of(b)) {
+                if (p.kind != model::PropKind::constraint || p.json == 0) continue;
+                auto [it, fresh] = memo.try_emplace(p.json);
+                if (fresh) it->second = constraint_problems(c_.str(p.json), rules);
+                for (const auto& [rule, msg] : it->second)
+                    bundle_issue(Severity::warning, rule, b.package, b.name, 0, msg, b.pos);
+            }
+        }
+    }
+
+    static std::vector<std::pair<const char*, std::string>>
+    constraint_problems(std::string_view json, model::RuleCache& rules) {
+        std::vector<std::pair<const char*, std::string>> out;
+        const std::string tail = " (kpkg resolve refuses it; opm does not check it)";
+        auto docs = io::parse_json(json, "olm.constraint value");
+        if (!docs || docs->size() != 1) return out; // the loader wrote it: not reached
+        model::ConstraintOptions opts;
+        opts.rules = &rules;
+        opts.json_bytes = json.size();
+        const io::Node& value = (*docs)[0].root;
+        const model::ConstraintCheck check = model::check_constraint(value, opts);
+        for (const auto& pr : check.problems) {
+            if (!pr.fatal) continue;
+            if (pr.code == model::ConstraintProblem::Code::rule_compile) {
+                out.emplace_back(rule::catalog_constraint_cel,
+                                 "olm.constraint " + pr.path + ".rule " + q(pr.value) +
+                                     " does not compile: " + pr.detail + tail);
+            } else {
+                out.emplace_back(rule::catalog_constraint, pr.message() + tail);
+            }
+        }
+        return out;
+    }
+
     void sort() {
         auto rank = [](const Issue& i) {
             switch (i.scope) {
@@ -919,6 +966,14 @@ const std::vector<RuleInfo>& rules() {
          "a blob of a known schema (olm.package, olm.channel, olm.bundle, olm.deprecations) has "
          "no top-level field opm does not decode (opm ignores it: a misspelt defaultChannel "
          "goes unnoticed), with the nearest field name"},
+        {rule::catalog_constraint, S::warning, Sc::bundle,
+         "an olm.constraint property is one kpkg resolve accepts (one of gvk, package, cel, all, "
+         "any, not; no unknown fields; at most 128 KiB): opm does not check it, the resolver "
+         "refuses it"},
+        {rule::catalog_constraint_cel, S::warning, Sc::bundle,
+         "every CEL rule of an olm.constraint property compiles (syntax, declared names and "
+         "functions, types): opm does not compile CEL, the resolver refuses a rule that does not "
+         "compile"},
         {rule::package_name, S::error, Sc::package,
          "a package name is set and is a DNS-1123 label (lower-case letters, digits and '-', at "
          "most 63 characters)"},

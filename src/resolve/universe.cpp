@@ -302,7 +302,7 @@ std::uint32_t Index::info_id(std::uint32_t c, std::uint32_t b) {
                 bi.deps.push_back(it->second);
                 break;
             }
-            auto c = parse_constraint(json, where);
+            auto c = parse_constraint(json, where, &rules_);
             if (!c) {
                 if (bi.deps_ok) {
                     // The constraint's own error (with the rule and a caret under the column),
@@ -378,7 +378,7 @@ bool Index::satisfies(const Dep& d, BundleInfo& b) {
                 b.properties.push_back({"olm.package", std::move(v)});
             }
         }
-        return resolve::satisfies(*d.constraint, b.properties);
+        return model::satisfies(*d.constraint, b.properties);
     }
     return false;
 }

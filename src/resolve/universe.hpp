@@ -21,10 +21,16 @@
 #include "kpkg/core/result.hpp"
 #include "kpkg/core/semver.hpp"
 #include "kpkg/core/text.hpp"
-#include "kpkg/resolve/constraint.hpp"
+#include "kpkg/model/constraint.hpp"
 #include "kpkg/resolve/resolve.hpp"
 
 namespace kpkg::resolve::detail {
+
+using model::Constraint;
+using model::constraint_properties;
+using model::describe;
+using model::parse_constraint;
+using model::PropertyValue;
 
 inline constexpr std::uint32_t none = 0xffffffffu;
 using VarId = std::uint32_t;
@@ -148,6 +154,7 @@ private:
     std::unordered_map<std::uint64_t, std::uint32_t> info_ids_;
     std::deque<Dep> deps_;
     std::unordered_map<std::string, std::uint32_t> dep_ids_;
+    model::RuleCache rules_; // CEL rules by text: one shared by several constraints compiles once
     std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> satisfying_;
 };
 

@@ -12,7 +12,7 @@ ALLOWED = {
     "core": [],
     "io": ["core"],
     "cel": ["core", "io"],
-    "model": ["core", "io"],
+    "model": ["core", "io", "cel"],
     "bundle": ["core", "io", "cel", "model"],
     "catalog": ["core", "io", "cel", "model", "bundle"],
     "resolve": ["core", "io", "cel", "model"],

@@ -748,6 +748,37 @@ TEST(ValidateRules, Constraints) {
     }
 }
 
+// What OLM accepts the way it accepts it (the grammar resolve uses): a gvk of the core group, a
+// key matching only when case is ignored (a warning), "none" ignored next to "not" (a warning).
+TEST(ValidateRules, ConstraintsAsOlmReadsThem) {
+    struct Case {
+        std::string value;
+        std::vector<Severity> want;
+        std::string part;
+    };
+    const std::vector<Case> cases = {
+        {"{gvk: {version: v1, kind: Pod}}", {}, ""},
+        {"{GVK: {group: g, version: v1, kind: K}}", {Severity::warning}, "read as \"gvk\""},
+        {"{not: {constraints: [{cel: {rule: 'true'}}]}, none: {constraints: []}}",
+         {Severity::warning, Severity::error},
+         "deprecated"},
+        {"{gvk: {group: g, version: v1, kind: K, plural: ks}}", {Severity::error}, "\"plural\""},
+    };
+    for (const auto& c : cases) {
+        auto docs = io::parse_yaml(c.value, "d.yaml");
+        ASSERT_TRUE(docs.ok()) << c.value;
+        std::vector<Finding> out;
+        bundle::check_constraint(docs->front().root, "r", {"d.yaml", 1, 1, 0}, true, out);
+        std::vector<Severity> got;
+        for (const auto& f : out)
+            got.push_back(f.severity);
+        EXPECT_EQ(got, c.want) << c.value << "\n" << dump(out);
+        if (!out.empty()) {
+            EXPECT_TRUE(contains(out[0].message, c.part)) << out[0].message;
+        }
+    }
+}
+
 TEST(ValidateRules, ConstraintSizeLimit) {
     // A rule that compiles, padded by its failureMessage: the limit is on the whole value.
     auto make = [](std::size_t message_len) {
@@ -760,9 +791,9 @@ TEST(ValidateRules, ConstraintSizeLimit) {
     };
     // {"cel":{"rule":"true"},"failureMessage":""} is 43 bytes around the message.
     std::vector<Finding> out;
-    bundle::check_constraint(make(bundle::max_constraint_bytes - 43), "r", {}, false, out);
+    bundle::check_constraint(make(kpkg::model::max_constraint_bytes - 43), "r", {}, false, out);
     EXPECT_TRUE(out.empty()) << dump(out);
-    bundle::check_constraint(make(bundle::max_constraint_bytes - 42), "r", {}, false, out);
+    bundle::check_constraint(make(kpkg::model::max_constraint_bytes - 42), "r", {}, false, out);
     ASSERT_EQ(out.size(), 1u) << dump(out);
     EXPECT_EQ(out[0].message,
               "olm.constraint is 131073 bytes as JSON, more than OLM's limit of 131072 bytes");

@@ -671,6 +671,109 @@ TEST(CatalogValidate, UnknownFieldsOfKnownSchemas) {
     EXPECT_EQ(warm.exit_code, 0);
 }
 
+// olm.constraint properties are read as kpkg resolve reads them: a CEL rule that does not
+// compile, or a malformed constraint, is a warning under the bundle (opm checks neither) and an
+// error under --strict; a good rule gives no finding. A rule repeated across bundles is
+// reported for each of them.
+namespace {
+std::string constraint_catalog(const std::string& rule, const std::string& extra = {}) {
+    std::string props = "properties:\n"
+                        "  - {type: olm.package, value: {packageName: p, version: VERSION}}\n"
+                        "  - type: olm.constraint\n"
+                        "    value:\n"
+                        "      failureMessage: needs a certified operator\n"
+                        "      cel: {rule: \"" +
+                        rule + "\"}\n" + extra;
+    std::string out = "schema: olm.package\nname: p\ndefaultChannel: stable\n"
+                      "---\nschema: olm.channel\npackage: p\nname: stable\n"
+                      "entries: [{name: p.v1.0.0}, {name: p.v1.1.0, replaces: p.v1.0.0}]\n";
+    for (const char* v : {"1.0.0", "1.1.0"}) {
+        std::string b = props;
+        b.replace(b.find("VERSION"), 7, v);
+        out += "---\nschema: olm.bundle\npackage: p\nname: p.v" + std::string(v) +
+               "\nimage: quay.io/p:v" + v + "\n" + b;
+    }
+    return out;
+}
+} // namespace
+
+TEST(CatalogValidate, ConstraintCelRules) {
+    TempDir t;
+    t.write("good/index.yaml",
+            constraint_catalog("properties.exists(p, p.type == 'certified' && "
+                               "semver_compare(p.value.version, '1.0.0') >= 0)"));
+    auto good = validate_dir(t / "good");
+    EXPECT_TRUE(good.empty()) << dump(good);
+
+    t.write("bad/index.yaml",
+            constraint_catalog("properties.exists(p, p.type == 'certified' && certified(p))"));
+    auto is = validate_dir(t / "bad");
+    auto cel = with_rule(is, "catalog.constraint-cel");
+    ASSERT_EQ(cel.size(), 2u) << dump(is);
+    EXPECT_EQ(is.size(), 2u) << dump(is);
+    EXPECT_EQ(cel[0].severity, Severity::warning);
+    EXPECT_EQ(cel[0].scope, model::Scope::bundle);
+    EXPECT_EQ(cel[0].package, "p");
+    EXPECT_EQ(cel[0].bundle, "p.v1.0.0");
+    EXPECT_EQ(cel[1].bundle, "p.v1.1.0");
+    EXPECT_EQ(cel[0].message,
+              "olm.constraint cel.rule \"properties.exists(p, p.type == 'certified' && "
+              "certified(p))\" does not compile: column 47: undeclared reference to 'certified' "
+              "(kpkg resolve refuses it; opm does not check it)");
+    expect_at(cel[0], 10);
+    expect_at(cel[1], 21);
+    auto strict = validate_dir(t / "bad", {.strict = true});
+    EXPECT_EQ(catalog::count(strict, Severity::error), 2u) << dump(strict);
+
+    // A syntax error and a type error are reported the same way.
+    for (const char* rule : {"properties.exists(p, p.type == )", "properties.size() == 'x'"}) {
+        t.write("odd/index.yaml", constraint_catalog(rule));
+        auto odd = validate_dir(t / "odd");
+        EXPECT_EQ(with_rule(odd, "catalog.constraint-cel").size(), 2u) << rule << dump(odd);
+    }
+
+    // A constraint the resolver refuses for its shape: catalog.constraint.
+    t.write("shape/index.yaml", constraint_catalog("true", "      gvk: {version: v1, kind: K}\n"));
+    auto shape = validate_dir(t / "shape");
+    auto c = with_rule(shape, "catalog.constraint");
+    ASSERT_EQ(c.size(), 2u) << dump(shape);
+    EXPECT_EQ(c[0].message.rfind("olm.constraint: gvk and cel are all given", 0), 0u)
+        << c[0].message;
+}
+
+TEST(CatalogValidateCli, ConstraintCelRules) {
+    TempDir t;
+    t.write("c/index.yaml", constraint_catalog("properties.exists(p, nope(p))"));
+    auto def = run_kpkg({"catalog", "validate", (t / "c").string()});
+    EXPECT_EQ(def.exit_code, 0) << def.out << def.err;
+    EXPECT_NE(def.out.find("warnings:\n└── package \"p\":\n    ├── bundle \"p.v1.0.0\":\n"),
+              std::string::npos)
+        << def.out;
+    EXPECT_NE(def.out.find("undeclared reference to 'nope' (kpkg resolve refuses it"),
+              std::string::npos)
+        << def.out;
+    EXPECT_NE(def.out.find(": valid, 2 warnings\n"), std::string::npos) << def.out;
+
+    auto strict = run_kpkg({"catalog", "validate", "--strict", (t / "c").string()});
+    EXPECT_EQ(strict.exit_code, 3) << strict.out;
+    EXPECT_NE(strict.out.find("invalid bundle \"p.v1.1.0\""), std::string::npos) << strict.out;
+
+    auto j = run_kpkg({"-o", "json", "catalog", "validate", (t / "c").string()});
+    EXPECT_EQ(j.exit_code, 0) << j.out << j.err;
+    auto docs = io::parse_json(j.out, "out").take();
+    const io::Node& root = docs.at(0).root;
+    EXPECT_EQ(root.get("warnings")->text, "2");
+    const io::Node& f = root.get("findings")->items.at(0);
+    EXPECT_EQ(f.get("rule")->text, "catalog.constraint-cel");
+    EXPECT_EQ(f.get("severity")->text, "warning");
+    EXPECT_EQ(f.get("bundle")->text, "p.v1.0.0");
+    EXPECT_EQ(f.get("line")->text, "10");
+
+    // And the resolver refuses the catalog, as the warning says.
+    auto r = run_kpkg({"resolve", "p", "--catalog", (t / "c").string()});
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+}
+
 TEST(CatalogValidate, HugeValuesAreCut) {
     // Every value a message quotes is cut at 256 bytes (at a character boundary) with its size.
     const std::string huge(1000000, '7');

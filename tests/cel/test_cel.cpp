@@ -645,3 +645,95 @@ TEST(CelFuzz, TokenSoup) {
 }
 
 } // namespace
+
+// --- caller-declared variables ------------------------------------------------------------------
+
+namespace {
+
+// A test-only environment, as another caller (Package Operator) declares its own: an int `n`, a
+// map(string, dyn) `m`, no semver_compare.
+cel::Env test_env() {
+    cel::Env env;
+    env.variable("n", cel::prim(cel::Type::K::int_));
+    env.variable("m", cel::map_of(cel::prim(cel::Type::K::str), cel::prim(cel::Type::K::dyn)));
+    env.noun("a test condition");
+    return env;
+}
+
+std::string env_compile_error(const std::string& rule) {
+    auto prog = cel::Program::compile(rule, test_env());
+    EXPECT_FALSE(prog.ok()) << rule << " compiled";
+    return prog.ok() ? std::string() : prog.error().message;
+}
+
+} // namespace
+
+TEST(CelEnv, CheckResolvesTheDeclaredVariablesOnly) {
+    EXPECT_TRUE(cel::Program::compile("n + 1 == 4 && m.a == 4", test_env()).ok());
+    EXPECT_EQ(env_compile_error("k > 1"),
+              "column 1: undeclared reference to 'k' (the rule sees `n` and `m` and the "
+              "variables of its macros)");
+    // OLM's variable and function are OLM's environment's, not every caller's.
+    EXPECT_CONTAINS(env_compile_error("properties.size() > 0"),
+                    "undeclared reference to 'properties'");
+    EXPECT_CONTAINS(env_compile_error("semver_compare('1.0.0', '1.0.1') < 0"),
+                    "undeclared reference to 'semver_compare'");
+    // Types come from the declarations.
+    EXPECT_EQ(env_compile_error("n == 'x'"),
+              "column 3: no matching overload for '==' applied to (int, string)");
+    EXPECT_CONTAINS(env_compile_error("n.field == 1"),
+                    "on a value of type int, which has no fields");
+    EXPECT_EQ(env_compile_error("n + 1"),
+              "column 1: the rule is of type int; a test condition must be of type bool");
+    // A macro variable shadows a declared one.
+    EXPECT_TRUE(cel::Program::compile("[1, 2].all(n, n > 0)", test_env()).ok());
+    // A declaration can be replaced.
+    cel::Env env = test_env();
+    env.variable("n", cel::prim(cel::Type::K::str));
+    EXPECT_TRUE(cel::Program::compile("n.startsWith('a')", env).ok());
+    EXPECT_EQ(env.variables().size(), 2u);
+}
+
+TEST(CelEnv, EvaluationUsesTheValuesGiven) {
+    auto prog = cel::Program::compile("n + 1 == m.a && m.b == 'x' && m.c.size() == n", test_env());
+    ASSERT_TRUE(prog.ok()) << prog.error().message;
+    const kpkg::io::Node three = kpkg::io::Node::integer(3);
+    auto docs = kpkg::io::parse_yaml("{a: 4, b: x, c: [1, 2, 3]}", "m.yaml").take();
+    const kpkg::io::Node& m = docs.at(0).root;
+    using Numbers = cel::Activation::Numbers;
+    cel::Activation vars;
+    vars.bind("n", three, Numbers::typed).bind("m", m, Numbers::typed);
+    EXPECT_EQ((*prog)->evaluate(vars).kind, cel::Outcome::Kind::holds);
+
+    const kpkg::io::Node two = kpkg::io::Node::integer(2);
+    cel::Activation other;
+    other.bind("n", two, Numbers::typed).bind("m", m, Numbers::typed);
+    EXPECT_EQ((*prog)->evaluate(other).kind, cel::Outcome::Kind::fails);
+
+    // A variable without a value, or with a value of another type, is an evaluation error.
+    cel::Activation missing;
+    missing.bind("m", m, Numbers::typed);
+    cel::Outcome o = (*prog)->evaluate(missing);
+    EXPECT_EQ(o.kind, cel::Outcome::Kind::error);
+    EXPECT_EQ(o.error, "no value given for variable 'n'");
+    cel::Activation wrong;
+    wrong.bind("n", m, Numbers::typed).bind("m", m, Numbers::typed);
+    o = (*prog)->evaluate(wrong);
+    EXPECT_EQ(o.kind, cel::Outcome::Kind::error);
+    EXPECT_EQ(o.error, "variable 'n' is declared int but given a map");
+    // Read as JSON, every number is a double (as OLM's properties are): not an int.
+    cel::Activation json;
+    json.bind("n", three).bind("m", m);
+    o = (*prog)->evaluate(json);
+    EXPECT_EQ(o.error, "variable 'n' is declared int but given a double");
+}
+
+TEST(CelEnv, OlmEnvironmentThroughAnActivation) {
+    auto prog = cel::Program::compile("properties.exists(p, p.type == 'certified')");
+    ASSERT_TRUE(prog.ok());
+    cel::Activation vars;
+    vars.bind("properties", bundle());
+    EXPECT_TRUE((*prog)->evaluate(vars).holds());
+    EXPECT_EQ(cel::Env::olm().variables().size(), 1u);
+    EXPECT_EQ(cel::type_name(cel::Env::olm().variables()[0].type), "list(map(string, dyn))");
+}

@@ -5,7 +5,7 @@
 #include "kpkg/catalog/load.hpp"
 #include "kpkg/cel/cel.hpp"
 #include "kpkg/io/load.hpp"
-#include "kpkg/resolve/constraint.hpp"
+#include "kpkg/model/constraint.hpp"
 #include "support/support.hpp"
 
 #include <algorithm>
@@ -15,12 +15,12 @@
 
 using kpkg::ExitCode;
 using kpkg::SourcePos;
-using kpkg::resolve::Constraint;
-using kpkg::resolve::describe;
-using kpkg::resolve::parse_constraint;
-using kpkg::resolve::PropertyValue;
-using kpkg::resolve::satisfies;
-using Kind = kpkg::resolve::Constraint::Kind;
+using kpkg::model::Constraint;
+using kpkg::model::describe;
+using kpkg::model::parse_constraint;
+using kpkg::model::PropertyValue;
+using kpkg::model::satisfies;
+using Kind = kpkg::model::Constraint::Kind;
 
 namespace {
 
@@ -288,6 +288,58 @@ TEST(ConstraintParse, Nesting) {
     EXPECT_CONTAINS(r.error().message, "not valid JSON");
 }
 
+// The one grammar bundle validate, catalog validate and resolve share: every problem of a value
+// (not only the first), which of them OLM refuses, and the first of those as resolve's error.
+TEST(ConstraintCheck, EveryProblemAndWhichAreFatal) {
+    using Code = kpkg::model::ConstraintProblem::Code;
+    const std::string value =
+        R"j({"gvk": {"version": 1, "Kind": "K", "plural": "ks"}, "cel": {"rule": "nope(1)"}})j";
+    auto check = kpkg::model::check_constraint(json(value));
+    std::vector<Code> codes;
+    for (const auto& p : check.problems)
+        codes.push_back(p.code);
+    const std::vector<Code> want = {Code::several_kinds, Code::case_variant, Code::unknown_field,
+                                    Code::wrong_type, Code::rule_compile};
+    EXPECT_EQ(codes, want);
+    ASSERT_EQ(check.problems.size(), want.size());
+    EXPECT_FALSE(check.problems[1].fatal); // "Kind" is read as "kind", as Go does
+    EXPECT_EQ(check.problems[4].path, "cel");
+    EXPECT_FALSE(check.ok());
+    EXPECT_EQ(check.first_fatal(), &check.problems[0]);
+    EXPECT_EQ(check.problems[0].written, (std::vector<std::string>{"gvk", "cel"}));
+
+    // OLM accepts these: noted, not fatal.
+    check = kpkg::model::check_constraint(json(R"({"all": {"constraints": []}})"));
+    ASSERT_EQ(check.problems.size(), 1u);
+    EXPECT_EQ(check.problems[0].code, Code::empty_constraints);
+    EXPECT_TRUE(check.ok());
+}
+
+TEST(ConstraintCheck, NoneNextToAnotherKindIsIgnored) {
+    // OLM never looks at "none": next to gvk it uses the gvk (only "none" alone is empty).
+    Constraint c = parse_ok(R"({"gvk": {"group": "g", "version": "v", "kind": "k"},
+                                "none": {"constraints": [{"cel": {"rule": "true"}}]}})");
+    EXPECT_EQ(c.kind, Kind::gvk);
+    EXPECT_CONTAINS(parse_err(R"({"none": {"constraints": [{"gvk": {"kind": "k"}}]}})").message,
+                    "\"none\" is deprecated");
+}
+
+TEST(ConstraintCheck, RulesCompiledOnceThroughTheCache) {
+    kpkg::model::RuleCache rules;
+    const std::string a = R"j({"cel": {"rule": "properties.exists(p, p.type == 'a')"}})j";
+    const std::string b = R"j({"failureMessage": "other text, same rule",
+                              "cel": {"rule": "properties.exists(p, p.type == 'a')"}})j";
+    auto ca = parse_constraint(std::string_view(a), where, &rules);
+    auto cb = parse_constraint(std::string_view(b), where, &rules);
+    ASSERT_TRUE(ca.ok() && cb.ok());
+    EXPECT_EQ(rules.size(), 1u);
+    EXPECT_EQ(ca->program, cb->program); // one compiled program
+    auto bad = parse_constraint(std::string_view(R"({"cel": {"rule": "nope"}})"), where, &rules);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_CONTAINS(bad.error().message, "cel.rule: column 1: undeclared reference to 'nope'");
+    EXPECT_EQ(rules.size(), 2u);
+}
+
 TEST(ConstraintParse, FromJsonText) {
     auto r = parse_constraint(std::string_view(R"({"cel": {"rule": "true"}})"), where);
     ASSERT_TRUE(r.ok());
@@ -421,7 +473,7 @@ TEST(ConstraintProperties, FromTheCompactCatalog) {
         ASSERT_TRUE(cat.ok()) << cat.error().str();
         ASSERT_TRUE(cat->problems.empty()) << cat->problems[0].message;
         ASSERT_EQ(cat->bundles.size(), 1u);
-        const auto props = kpkg::resolve::constraint_properties(*cat, cat->bundles[0]);
+        const auto props = kpkg::model::constraint_properties(*cat, cat->bundles[0]);
         ASSERT_EQ(props.size(), 7u);
         EXPECT_EQ(props[0].type, "olm.package");
         EXPECT_EQ(props[0].value, json(R"({"packageName": "etcd", "version": "0.9.4"})"));

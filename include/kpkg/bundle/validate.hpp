@@ -12,6 +12,7 @@
 
 #include "kpkg/bundle/bundle.hpp"
 #include "kpkg/io/node.hpp"
+#include "kpkg/model/constraint.hpp"
 
 namespace kpkg::bundle {
 
@@ -83,16 +84,14 @@ std::string format(const Finding& f, std::string_view fallback = {});
 std::string dns1123_label_problem(std::string_view s);
 std::string dns1123_subdomain_problem(std::string_view s);
 
-// Checks an olm.constraint value (dependencies.yaml, properties.yaml): exactly one of gvk,
-// package, cel, all, any, not (none, the deprecated alias of not, is accepted with a warning),
-// compound constraints recursively, failureMessage a string, no unknown fields, and the value's
-// JSON encoding at most 131072 bytes. Findings use `rule`; positions are `file` with the nodes'
+// Checks an olm.constraint value (dependencies.yaml, properties.yaml) with the grammar of
+// kpkg/model/constraint.hpp and reports every problem it finds: what OLM refuses as errors (also
+// a CEL rule that does not compile, at the rule, with its column), and besides an empty or
+// missing compound constraints list (an error), the deprecated "none" and a key matching only
+// when case is ignored (warnings). Findings use `rule`; positions are `file` with the nodes'
 // marks, or `fallback` for every finding when the nodes have no usable marks.
 void check_constraint(const io::Node& value, const std::string& rule, const SourcePos& fallback,
                       bool use_marks, std::vector<Finding>& out);
-
-// The largest JSON encoding of an olm.constraint value OLM accepts, in bytes.
-inline constexpr std::size_t max_constraint_bytes = 131072;
 
 // The kinds OLM can install from a registry+v1 bundle (operator-registry's supported resources).
 const std::vector<std::string>& supported_kinds();

@@ -3,20 +3,24 @@
 // rejects the constraint when compilation fails; kpkg does the same for the subset below and
 // rejects anything outside it, naming the rule and the column of the offending token.
 //
-// Input. `properties` is the candidate bundle's property list, typed list(map(string, dyn)): each
-// item is a map with "type" (string) and "value" (the property value as JSON: objects are maps,
-// arrays lists, every number a double as Go's encoding/json reads it, strings, booleans, null).
+// Input. The caller declares the variables (kpkg/cel/env.hpp). OLM's environment has one:
+// `properties`, the candidate bundle's property list, typed list(map(string, dyn)): each item is
+// a map with "type" (string) and "value" (the property value as JSON: objects are maps, arrays
+// lists, every number a double as Go's encoding/json reads it, strings, booleans, null).
+// The code is split by phase: src/cel/lex.cpp, parse.cpp, check.cpp, eval.cpp, program.cpp.
 //
 // Subset (CEL syntax and semantics, cel-spec langdef):
 //   literals    int (12, 0x1F, -5), uint (12u), double (1.5, 1e3, .5), string ('x', "x",
 //               '''x''', r'raw', with CEL's escapes), true, false, null; list [a, b];
 //               map {k: v} (keys int, uint, bool or string)
-//   names       properties; the variable of an enclosing macro; .properties
+//   names       the declared variables (properties); the variable of an enclosing macro;
+//               .properties
 //   members     e.f and e['f'] on maps; e[i] on lists (int index); has(e.f)
 //   macros      e.all(x, p)  e.exists(x, p)  e.exists_one(x, p)  over lists (elements) and
 //               maps (keys)
-//   functions   semver_compare(a, b) -> int (-1, 0, 1; blang ParseTolerant of each argument, a
-//               number formatted as Go's %v); size(e) and e.size() on strings, lists, maps;
+//   functions   semver_compare(a, b) -> int when the environment has it (-1, 0, 1; blang
+//               ParseTolerant of each argument, a number formatted as Go's %v); size(e) and
+//               e.size() on strings, lists, maps;
 //               s.startsWith(t), s.endsWith(t), s.contains(t)
 //   operators   by precedence: ?:   ||   &&   == != < <= > >= in   + -   * / %   ! - (unary)
 // Precedence and associativity are CEL's. Equality is heterogeneous (values of different types
@@ -47,17 +51,11 @@
 #include <string_view>
 #include <vector>
 
+#include "kpkg/cel/env.hpp"
 #include "kpkg/core/result.hpp"
 #include "kpkg/io/node.hpp"
 
 namespace kpkg::cel {
-
-// One property of a bundle as a rule sees it: its type and its value as a JSON value (olm.gvk:
-// {"group", "version", "kind"}, olm.package: {"packageName", "version"}, ...).
-struct Property {
-    std::string type;
-    io::Node value;
-};
 
 inline constexpr std::size_t max_rule_chars = 100'000; // code points
 inline constexpr std::size_t max_depth = 250;
@@ -74,13 +72,19 @@ struct Outcome {
 
 class Program {
 public:
-    // Parses and type-checks `rule`. Errors are Error::invalid (exit 3) with a message of the form
+    // Parses and type-checks `rule` against the variables (and functions) `env` declares; the
+    // rule must be of type bool. Errors are Error::invalid (exit 3) with a message of the form
     // "column 23: undeclared reference to 'foo'" ("line 2, column 5: ..." for a rule of several
     // lines; columns count characters from 1) and two notes: the rule's line and a caret under
     // the column.
-    static Result<std::shared_ptr<const Program>> compile(std::string_view rule);
+    static Result<std::shared_ptr<const Program>> compile(std::string_view rule,
+                                                          const Env& env = Env::olm());
 
-    // Evaluates the rule against one bundle's properties. Never throws on any input; thread-safe.
+    // Evaluates the rule with these values of its variables. A variable without a value, or
+    // with a value of another type than declared, makes the evaluation an error when the rule
+    // reads it. Never throws on any input; thread-safe.
+    Outcome evaluate(const Activation& vars) const;
+    // The same with `properties` bound to one bundle's properties (OLM's environment).
     Outcome evaluate(const std::vector<Property>& properties) const;
 
     struct Impl;
