@@ -7,11 +7,11 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <unordered_map>
 
 #include "go_sort.hpp"
-#include "kpkg/bundle/render.hpp"
 #include "kpkg/core/text.hpp"
-#include "kpkg/io/go_json.hpp"
+#include "kpkg/io/go.hpp"
 #include "kpkg/io/json_reader.hpp" // io::detail::utf8_decode, append_utf8
 #include "kpkg/io/load.hpp"
 #include "values.hpp" // fold_key
@@ -101,37 +101,6 @@ bool is_json_space_prefix_brace(std::string_view data) {
 }
 
 } // namespace
-
-// ------------------------------------------------------------------------------------------------
-// Strings and numbers as encoding/json writes them
-
-bool append_go_number(std::string& out, std::string_view lit) {
-    // Integers of up to 15 digits are exact in a float64 and Go prints them as written.
-    if (lit.size() <= 16 && lit.find_first_of(".eE") == std::string_view::npos) {
-        const std::size_t digits = lit.size() - (lit[0] == '-' ? 1 : 0);
-        if (digits <= 15) {
-            out.append(lit);
-            return true;
-        }
-    }
-    double v = 0;
-    const char* first = lit.data();
-    const char* last = lit.data() + lit.size();
-    auto [ptr, ec] = std::from_chars(first, last, v);
-    if (ec == std::errc::result_out_of_range) {
-        // Overflow is an error in Go (ParseFloat returns ±Inf with ErrRange); an underflow reads
-        // as zero. Tell them apart by the decimal exponent of the literal.
-        const std::size_t e = lit.find_first_of("eE");
-        const bool negative_exp =
-            e != std::string_view::npos && e + 1 < lit.size() && lit[e + 1] == '-';
-        if (!negative_exp) return false;
-        v = lit[0] == '-' ? -0.0 : 0.0;
-    } else if (ec != std::errc() || ptr != last || !std::isfinite(v)) {
-        return false;
-    }
-    io::go::append_float(out, v);
-    return true;
-}
 
 // ------------------------------------------------------------------------------------------------
 // The reader
@@ -351,7 +320,7 @@ bool JsonParser::parse(std::string_view in, std::size_t& pos, std::uint32_t& lin
         const std::string_view lit = in.substr(start, p - start);
         std::string& a = tree.arena_;
         const std::size_t before = a.size();
-        if (!append_go_number(a, lit))
+        if (!io::go::append_json_number(a, lit))
             return fail(start, "number " + std::string(lit) + " does not fit a float64");
         if (a.size() - before == lit.size() &&
             std::memcmp(a.data() + before, lit.data(), lit.size()) == 0) {
@@ -531,13 +500,13 @@ public:
         }
         std::string& a = t_.arena();
         const std::size_t mark = a.size();
-        switch (bundle::append_go_scalar(a, n)) {
-        case bundle::GoScalarKind::string:
+        switch (io::go::append_scalar(a, n)) {
+        case io::go::JsonScalar::string:
             t_.add_string(n.text);
             return true;
-        case bundle::GoScalarKind::invalid:
+        case io::go::JsonScalar::invalid:
             return fail("a value has no JSON form (.inf or .nan); opm cannot read this document");
-        case bundle::GoScalarKind::literal:
+        case io::go::JsonScalar::literal:
             break;
         }
         const std::string_view lit(a.data() + mark, a.size() - mark);
@@ -552,7 +521,7 @@ public:
         // A number as sigs.k8s.io/yaml writes it, then read back as a float64 by opm's Meta.
         const std::string literal(lit);
         a.resize(mark);
-        if (!append_go_number(a, literal))
+        if (!io::go::append_json_number(a, literal))
             return fail("number " + literal + " does not fit a float64");
         t_.add_number_from(mark);
         return true;
@@ -575,205 +544,6 @@ private:
 bool tree_from_yaml(const io::Node& doc, JsonTree& tree, BlobError& err) {
     tree.reset();
     return YamlToTree(tree, err).value(doc);
-}
-
-// ------------------------------------------------------------------------------------------------
-// Indentation
-
-namespace {
-
-// Bytes gathered in a local buffer and appended to a string in blocks: cheaper than one
-// std::string append per character.
-class BlockWriter {
-public:
-    explicit BlockWriter(std::string& out) : out_(out) {}
-    BlockWriter(const BlockWriter&) = delete;
-    BlockWriter& operator=(const BlockWriter&) = delete;
-    ~BlockWriter() { flush(); }
-    void put(char c) {
-        if (n_ == sizeof buf_) flush();
-        buf_[n_++] = c;
-    }
-    void put(const char* p, std::size_t len) {
-        if (len > sizeof buf_ - n_) {
-            flush();
-            if (len > sizeof buf_ / 2) {
-                out_.append(p, len);
-                return;
-            }
-        }
-        std::memcpy(buf_ + n_, p, len);
-        n_ += len;
-    }
-    void spaces(std::size_t len) {
-        while (len > 0) {
-            if (n_ == sizeof buf_) flush();
-            const std::size_t k = std::min(len, sizeof buf_ - n_);
-            std::memset(buf_ + n_, ' ', k);
-            n_ += k;
-            len -= k;
-        }
-    }
-    void flush() {
-        out_.append(buf_, n_);
-        n_ = 0;
-    }
-
-private:
-    std::string& out_;
-    char buf_[8192];
-    std::size_t n_ = 0;
-};
-
-} // namespace
-
-void append_indented(std::string& out, std::string_view s) {
-    BlockWriter w(out);
-    int depth = 0;
-    auto newline = [&](int d) {
-        w.put('\n');
-        w.spaces(static_cast<std::size_t>(d) * 4);
-    };
-    const char* p = s.data();
-    const char* const end = p + s.size();
-    while (p < end) {
-        const char c = *p;
-        switch (c) {
-        case '"': {
-            // Copy the string token as it is: up to the closing quote, skipping escaped ones.
-            const char* q = p + 1;
-            for (;;) {
-                q = static_cast<const char*>(
-                    std::memchr(q, '"', static_cast<std::size_t>(end - q)));
-                if (q == nullptr) {
-                    q = end;
-                    break;
-                }
-                std::size_t bs = 0;
-                while (q - bs > p + 1 && q[-1 - static_cast<std::ptrdiff_t>(bs)] == '\\')
-                    ++bs;
-                ++q;
-                if (bs % 2 == 0) break;
-            }
-            w.put(p, static_cast<std::size_t>(q - p));
-            p = q;
-            continue;
-        }
-        case '{':
-        case '[':
-            if (p + 1 < end && (p[1] == '}' || p[1] == ']')) {
-                w.put(p, 2);
-                p += 2;
-                continue;
-            }
-            w.put(c);
-            newline(++depth);
-            break;
-        case '}':
-        case ']':
-            newline(--depth);
-            w.put(c);
-            break;
-        case ',':
-            w.put(',');
-            newline(depth);
-            break;
-        case ':':
-            w.put(": ", 2);
-            break;
-        default: {
-            // A number or literal: up to the next structural character.
-            const char* q = p + 1;
-            while (q < end && *q != ',' && *q != '}' && *q != ']' && *q != ':')
-                ++q;
-            w.put(p, static_cast<std::size_t>(q - p));
-            p = q;
-            continue;
-        }
-        }
-        ++p;
-    }
-    w.put('\n');
-}
-
-// ------------------------------------------------------------------------------------------------
-// base64
-
-namespace {
-
-int b64_value(unsigned char c) {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-}
-
-} // namespace
-
-bool decode_base64(std::string_view in, std::string* decoded, std::size_t& at) {
-    int quad[4];
-    std::size_t have = 0;
-    std::size_t pads = 0;
-    for (std::size_t i = 0; i < in.size(); ++i) {
-        const auto c = static_cast<unsigned char>(in[i]);
-        if (c == '\r' || c == '\n') continue;
-        if (pads > 0) {
-            // After padding only more padding completing the quantum may follow.
-            if (c != '=' || have + pads >= 4) {
-                at = i;
-                return false;
-            }
-            ++pads;
-            continue;
-        }
-        if (c == '=') {
-            if (have < 2) {
-                at = i;
-                return false;
-            }
-            pads = 1;
-            continue;
-        }
-        const int v = b64_value(c);
-        if (v < 0) {
-            at = i;
-            return false;
-        }
-        quad[have++] = v;
-        if (have == 4) {
-            if (decoded != nullptr) {
-                const unsigned w = (static_cast<unsigned>(quad[0]) << 18) |
-                                   (static_cast<unsigned>(quad[1]) << 12) |
-                                   (static_cast<unsigned>(quad[2]) << 6) |
-                                   static_cast<unsigned>(quad[3]);
-                *decoded += static_cast<char>((w >> 16) & 0xFF);
-                *decoded += static_cast<char>((w >> 8) & 0xFF);
-                *decoded += static_cast<char>(w & 0xFF);
-            }
-            have = 0;
-        }
-    }
-    if (pads > 0) {
-        if (have + pads != 4) {
-            at = in.size();
-            return false;
-        }
-        if (decoded != nullptr) {
-            const unsigned w = (static_cast<unsigned>(quad[0]) << 18) |
-                               (static_cast<unsigned>(quad[1]) << 12) |
-                               (have == 3 ? static_cast<unsigned>(quad[2]) << 6 : 0u);
-            *decoded += static_cast<char>((w >> 16) & 0xFF);
-            if (have == 3) *decoded += static_cast<char>((w >> 8) & 0xFF);
-        }
-        return true;
-    }
-    if (have != 0) {
-        at = in.size();
-        return false;
-    }
-    return true;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -967,7 +737,7 @@ void check_bundle_object(Decoder& d, std::size_t value) {
                          kind_word(t.at(data).type));
     const std::string_view b64 = t.text(data);
     std::size_t at = 0;
-    if (!decode_base64(b64, nullptr, at))
+    if (!io::go::decode_base64(b64, nullptr, at))
         d.fail(data, "olm.bundle.object data is not valid base64 (illegal data at byte " +
                          std::to_string(at) + ")");
     // Decode just enough to see how the document starts.
@@ -981,12 +751,12 @@ void check_bundle_object(Decoder& d, std::size_t value) {
         if (b64[cut] != '\r' && b64[cut] != '\n') ++seen;
         ++cut;
     }
-    decode_base64(b64.substr(0, cut), &head, at);
+    io::go::decode_base64(b64.substr(0, cut), &head, at);
     if (cut < b64.size() && head.find_first_not_of(" \t\r\n\v\f") == std::string::npos)
         head.clear(); // all white space so far: decode everything below
     if (!is_json_space_prefix_brace(head)) {
         std::string bytes;
-        decode_base64(b64, &bytes, at);
+        io::go::decode_base64(b64, &bytes, at);
         if (!is_json_space_prefix_brace(bytes)) {
             auto docs = io::parse_yaml(bytes, "olm.bundle.object");
             if (!docs.ok())
@@ -1137,7 +907,7 @@ bool BlobConverter::convert(const JsonTree& t, std::string& out, BlobInfo& info,
                     const std::string_view b64 = td.str(fi[0], "base64data");
                     std::string bytes;
                     std::size_t at = 0;
-                    if (!decode_base64(b64, &bytes, at)) {
+                    if (!io::go::decode_base64(b64, &bytes, at)) {
                         td.push("base64data");
                         td.fail(fi[0], "olm.package field \"icon.base64data\" is not valid base64 "
                                        "(illegal data at byte " +

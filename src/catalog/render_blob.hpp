@@ -170,15 +170,4 @@ private:
     std::size_t depth_ = 0;
 };
 
-// Go's float64 spelling (encoding/json) of a JSON number literal; false when it overflows.
-bool append_go_number(std::string& out, std::string_view literal);
-
-// json.Indent(dst, src, "", "    ") of a compact JSON value, plus the newline json.Encoder adds.
-void append_indented(std::string& out, std::string_view compact);
-
-// Checks base64 the way Go's base64.StdEncoding decodes it (padding required, CR and LF
-// ignored); appends the decoded bytes when `decoded` is not null. On error, `at` is the offset
-// of the offending character in `in`.
-bool decode_base64(std::string_view in, std::string* decoded, std::size_t& at);
-
 } // namespace kpkg::catalog::detail
