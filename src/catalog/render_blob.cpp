@@ -12,37 +12,13 @@
 #include "go_sort.hpp"
 #include "kpkg/core/text.hpp"
 #include "kpkg/io/go.hpp"
-#include "kpkg/io/json_reader.hpp" // io::detail::utf8_decode, append_utf8
+#include "kpkg/io/json_reader.hpp"
 #include "kpkg/io/load.hpp"
 #include "values.hpp" // fold_key
 
 namespace kpkg::catalog::detail {
 
 namespace {
-
-constexpr char kHex[] = "0123456789abcdef";
-
-bool is_digit(char c) {
-    return c >= '0' && c <= '9';
-}
-
-// The length of the valid UTF-8 sequence at p as Go's utf8.DecodeRune accepts it, or 0.
-std::size_t utf8_len(const char* p, const char* end) {
-    char32_t cp = 0;
-    return io::detail::utf8_decode(p, end, cp);
-}
-
-constexpr std::string_view kReplacement = "\xEF\xBF\xBD"; // U+FFFD
-
-std::string shown_char(std::string_view in, std::size_t pos) {
-    if (pos >= in.size()) return "the end of the input";
-    const auto c = static_cast<unsigned char>(in[pos]);
-    if (c >= 0x20 && c < 0x7F) return std::string("'") + static_cast<char>(c) + "'";
-    std::string s = "byte 0x";
-    s += kHex[c >> 4];
-    s += kHex[c & 15];
-    return s;
-}
 
 // Whether a key of the blob fills the struct field `field` (all lower-case ASCII in fold form).
 inline bool matches_field(std::string_view key, std::string_view folded_field) {
@@ -103,7 +79,120 @@ bool is_json_space_prefix_brace(std::string_view data) {
 } // namespace
 
 // ------------------------------------------------------------------------------------------------
-// The reader
+// The reader: io's JSON reader (kpkg/io/json_reader.hpp) building a JsonTree
+
+// Builds the pre-order node list from the reader's events. Strings without escapes stay views
+// of the input; decoded strings and numbers in Go's spelling go to the tree's arena.
+class TreeBuilder {
+public:
+    TreeBuilder(JsonTree& tree, std::string_view in, std::vector<std::size_t>& stack)
+        : tree_(tree), nodes_(tree.nodes_), in_(in), stack_(stack) {
+        stack_.clear();
+    }
+
+    void document_start(int, io::Mark) {}
+    void document_end() {}
+
+    void mapping_start(io::Mark m) { open(JsonTree::Type::object, m); }
+    void sequence_start(io::Mark m) { open(JsonTree::Type::array, m); }
+    void mapping_end() { close(); }
+    void sequence_end() { close(); }
+
+    void key(const io::ScalarEvent& ev) {
+        ++nodes_[stack_.back()].count;
+        JsonTree::Node n = node(JsonTree::Type::string, ev.mark);
+        text(n, ev.text);
+        nodes_.push_back(n);
+    }
+
+    bool scalar(const io::ScalarEvent& ev) {
+        JsonTree::Type t = JsonTree::Type::null;
+        switch (ev.kind) {
+        case io::Kind::string:
+            t = JsonTree::Type::string;
+            break;
+        case io::Kind::boolean:
+            t = ev.text == "true" ? JsonTree::Type::boolean_true : JsonTree::Type::boolean_false;
+            break;
+        case io::Kind::integer:
+        case io::Kind::floating:
+            t = JsonTree::Type::number;
+            break;
+        default:
+            break;
+        }
+        JsonTree::Node n = node(t, ev.mark);
+        if (t == JsonTree::Type::string) {
+            text(n, ev.text);
+        } else if (t == JsonTree::Type::number) {
+            // Go reads every number of a blob into a float64 and writes it back so.
+            std::string& a = tree_.arena_;
+            const std::size_t before = a.size();
+            if (!io::go::append_json_number(a, ev.text)) {
+                refusal_ = "number " + std::string(ev.text) + " does not fit a float64";
+                return false;
+            }
+            if (a.size() - before == ev.text.size() &&
+                std::memcmp(a.data() + before, ev.text.data(), ev.text.size()) == 0) {
+                a.resize(before);
+                text(n, ev.text);
+            } else {
+                n.in_arena = true;
+                n.off = static_cast<std::uint32_t>(before);
+                n.len = static_cast<std::uint32_t>(a.size() - before);
+            }
+        }
+        add(n);
+        return true;
+    }
+
+    const std::string& refusal() const { return refusal_; }
+
+private:
+    static JsonTree::Node node(JsonTree::Type t, io::Mark m) {
+        JsonTree::Node n;
+        n.type = t;
+        n.line = m.line;
+        n.column = m.column;
+        return n;
+    }
+
+    // A view of the input when `v` is one, else a copy in the arena.
+    void text(JsonTree::Node& n, std::string_view v) {
+        if (v.data() >= in_.data() && v.data() + v.size() <= in_.data() + in_.size()) {
+            n.in_arena = false;
+            n.off = static_cast<std::uint32_t>(v.data() - in_.data());
+        } else {
+            n.in_arena = true;
+            n.off = static_cast<std::uint32_t>(tree_.arena_.size());
+            tree_.arena_.append(v);
+        }
+        n.len = static_cast<std::uint32_t>(v.size());
+    }
+
+    void add(const JsonTree::Node& n) {
+        if (!stack_.empty() && nodes_[stack_.back()].type == JsonTree::Type::array)
+            ++nodes_[stack_.back()].count;
+        nodes_.push_back(n);
+    }
+
+    void open(JsonTree::Type t, io::Mark m) {
+        add(node(t, m));
+        stack_.push_back(nodes_.size() - 1);
+    }
+
+    void close() {
+        const std::size_t idx = stack_.back();
+        stack_.pop_back();
+        nodes_[idx].subtree = static_cast<std::uint32_t>(nodes_.size() - idx - 1);
+    }
+
+    JsonTree& tree_;
+    std::vector<JsonTree::Node>& nodes_;
+    std::string_view in_;
+    std::vector<std::size_t>& stack_;
+    std::string refusal_;
+};
 
 bool JsonParser::skip_space(std::string_view in, std::size_t& pos, std::uint32_t& line,
                             std::size_t& line_start) const {
@@ -124,343 +213,22 @@ bool JsonParser::skip_space(std::string_view in, std::size_t& pos, std::uint32_t
 bool JsonParser::parse(std::string_view in, std::size_t& pos, std::uint32_t& line,
                        std::size_t& line_start, JsonTree& tree, BlobError& err) {
     tree.clear(in);
-    stack_.clear();
-    auto& nodes = tree.nodes_;
-    auto col = [&](std::size_t at) { return static_cast<std::uint32_t>(at - line_start + 1); };
-    auto fail = [&](std::size_t at, std::string msg) {
-        err.message = std::move(msg);
-        err.line = line;
-        err.column = col(std::min(at, in.size()));
+    TreeBuilder b(tree, in, stack_);
+    static const std::string no_file;
+    io::detail::JsonReader<TreeBuilder> r(in, no_file, limits_, b);
+    r.replace_invalid_utf8(true);
+    r.resume(pos, line, line_start);
+    if (!r.read_one()) {
+        const Error& e = r.error();
+        err.message = e.message;
+        err.line = e.pos.line;
+        err.column = e.pos.column;
         return false;
-    };
-    auto add = [&](JsonTree::Type t, std::size_t at) -> JsonTree::Node& {
-        if (!stack_.empty() && nodes[stack_.back()].type == JsonTree::Type::array)
-            ++nodes[stack_.back()].count;
-        JsonTree::Node n;
-        n.type = t;
-        n.line = line;
-        n.column = col(at);
-        nodes.push_back(n);
-        return nodes.back();
-    };
-
-    // A string token at in[pos] == '"' into node n (decoded).
-    auto string_token = [&](JsonTree::Node& n) -> bool {
-        const std::size_t open = pos;
-        std::size_t p = pos + 1;
-        // Fast path: no escapes, no invalid UTF-8: the text is the input itself.
-        std::size_t q = p;
-        const auto* u = reinterpret_cast<const unsigned char*>(in.data());
-        while (q < in.size()) {
-            // Eight plain ASCII bytes at a time: no quote, backslash, control or non-ASCII.
-            while (in.size() - q >= 8) {
-                std::uint64_t x;
-                std::memcpy(&x, u + q, 8);
-                constexpr std::uint64_t ones = 0x0101010101010101ULL;
-                constexpr std::uint64_t high = 0x8080808080808080ULL;
-                auto zero_byte = [&](std::uint64_t v) { return (v - ones) & ~v & high; };
-                if ((((x - ones * 0x20) & ~x) | x | zero_byte(x ^ (ones * '"')) |
-                     zero_byte(x ^ (ones * '\\'))) &
-                    high)
-                    break;
-                q += 8;
-            }
-            if (q >= in.size()) break;
-            const unsigned c = u[q];
-            if (c == '"' || c == '\\' || c < 0x20) break;
-            if (c < 0x80) {
-                ++q;
-                continue;
-            }
-            const std::size_t len = utf8_len(in.data() + q, in.data() + in.size());
-            if (len == 0) break;
-            q += len;
-        }
-        if (q < in.size() && in[q] == '"') {
-            n.in_arena = false;
-            n.off = static_cast<std::uint32_t>(p);
-            n.len = static_cast<std::uint32_t>(q - p);
-            pos = q + 1;
-            return true;
-        }
-        // Slow path: decode into the arena.
-        std::string& a = tree.arena_;
-        n.in_arena = true;
-        n.off = static_cast<std::uint32_t>(a.size());
-        a.append(in.substr(p, q - p));
-        p = q;
-        auto hex4 = [&](std::size_t at, char32_t& v) {
-            if (at + 4 > in.size()) return false;
-            v = 0;
-            for (std::size_t k = 0; k < 4; ++k) {
-                const char h = in[at + k];
-                v <<= 4;
-                if (h >= '0' && h <= '9')
-                    v |= static_cast<char32_t>(h - '0');
-                else if (h >= 'a' && h <= 'f')
-                    v |= static_cast<char32_t>(h - 'a' + 10);
-                else if (h >= 'A' && h <= 'F')
-                    v |= static_cast<char32_t>(h - 'A' + 10);
-                else
-                    return false;
-            }
-            return true;
-        };
-        while (p < in.size()) {
-            const unsigned c = u[p];
-            if (c == '"') {
-                n.len = static_cast<std::uint32_t>(a.size() - n.off);
-                pos = p + 1;
-                return true;
-            }
-            if (c < 0x20) {
-                if (c == '\n') return fail(open, "unterminated string (strings cannot span lines)");
-                return fail(p, "control character " + shown_char(in, p) +
-                                   " must be escaped in a string");
-            }
-            if (c == '\\') {
-                if (p + 1 >= in.size()) break;
-                const char e = in[p + 1];
-                switch (e) {
-                case '"':
-                case '\\':
-                case '/':
-                    a += e;
-                    p += 2;
-                    continue;
-                case 'b':
-                    a += '\b';
-                    p += 2;
-                    continue;
-                case 'f':
-                    a += '\f';
-                    p += 2;
-                    continue;
-                case 'n':
-                    a += '\n';
-                    p += 2;
-                    continue;
-                case 'r':
-                    a += '\r';
-                    p += 2;
-                    continue;
-                case 't':
-                    a += '\t';
-                    p += 2;
-                    continue;
-                case 'u': {
-                    char32_t v = 0;
-                    if (!hex4(p + 2, v))
-                        return fail(p, "invalid \\u escape: expected four hex digits");
-                    p += 6;
-                    if (v >= 0xD800 && v <= 0xDFFF) {
-                        char32_t lo = 0;
-                        if (v < 0xDC00 && p + 1 < in.size() && in[p] == '\\' && in[p + 1] == 'u' &&
-                            hex4(p + 2, lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
-                            v = 0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00);
-                            p += 6;
-                        } else {
-                            v = 0xFFFD; // a lone surrogate, as Go decodes it
-                        }
-                    }
-                    io::detail::append_utf8(a, v);
-                    continue;
-                }
-                default:
-                    return fail(p, "invalid escape sequence: backslash followed by " +
-                                       shown_char(in, p + 1));
-                }
-            }
-            if (c < 0x80) {
-                a += static_cast<char>(c);
-                ++p;
-                continue;
-            }
-            const std::size_t len = utf8_len(in.data() + p, in.data() + in.size());
-            if (len == 0) {
-                a.append(kReplacement); // invalid UTF-8: one U+FFFD per byte, as Go decodes it
-                ++p;
-            } else {
-                a.append(in.substr(p, len));
-                p += len;
-            }
-        }
-        return fail(open, "unterminated string");
-    };
-
-    auto number_token = [&](JsonTree::Node& n) -> bool {
-        std::size_t p = pos;
-        const std::size_t start = p;
-        if (in[p] == '-') ++p;
-        if (p >= in.size() || !is_digit(in[p]))
-            return fail(p, "invalid number: expected a digit, found " + shown_char(in, p));
-        if (in[p] == '0') {
-            ++p;
-        } else {
-            while (p < in.size() && is_digit(in[p]))
-                ++p;
-        }
-        if (p < in.size() && in[p] == '.') {
-            ++p;
-            if (p >= in.size() || !is_digit(in[p]))
-                return fail(p, "invalid number: expected a digit after '.', found " +
-                                   shown_char(in, p));
-            while (p < in.size() && is_digit(in[p]))
-                ++p;
-        }
-        if (p < in.size() && (in[p] == 'e' || in[p] == 'E')) {
-            ++p;
-            if (p < in.size() && (in[p] == '+' || in[p] == '-')) ++p;
-            if (p >= in.size() || !is_digit(in[p]))
-                return fail(p, "invalid number: expected a digit in the exponent, found " +
-                                   shown_char(in, p));
-            while (p < in.size() && is_digit(in[p]))
-                ++p;
-        }
-        const std::string_view lit = in.substr(start, p - start);
-        std::string& a = tree.arena_;
-        const std::size_t before = a.size();
-        if (!io::go::append_json_number(a, lit))
-            return fail(start, "number " + std::string(lit) + " does not fit a float64");
-        if (a.size() - before == lit.size() &&
-            std::memcmp(a.data() + before, lit.data(), lit.size()) == 0) {
-            a.resize(before);
-            n.in_arena = false;
-            n.off = static_cast<std::uint32_t>(start);
-            n.len = static_cast<std::uint32_t>(lit.size());
-        } else {
-            n.in_arena = true;
-            n.off = static_cast<std::uint32_t>(before);
-            n.len = static_cast<std::uint32_t>(a.size() - before);
-        }
-        pos = p;
-        return true;
-    };
-
-    auto literal = [&](std::string_view word, JsonTree::Type t) -> bool {
-        if (in.substr(pos, word.size()) != word) {
-            std::size_t k = 0;
-            while (k < word.size() && pos + k < in.size() && in[pos + k] == word[k])
-                ++k;
-            return fail(pos + k, "invalid literal (expected \"" + std::string(word) +
-                                     "\"), found " + shown_char(in, pos + k));
-        }
-        add(t, pos);
-        pos += word.size();
-        return true;
-    };
-
-    auto close = [&](std::size_t at) {
-        const std::size_t idx = stack_.back();
-        stack_.pop_back();
-        nodes[idx].subtree = static_cast<std::uint32_t>(nodes.size() - idx - 1);
-        pos = at + 1;
-    };
-
-    // States: a value is expected; an object key (or '}') is expected; a member key after ',';
-    // something after a complete value.
-    enum class State { value, first_key, key, after };
-    State st = State::value;
-    for (;;) {
-        if (st == State::after && stack_.empty()) return true;
-        if (!skip_space(in, pos, line, line_start)) {
-            return fail(in.size(),
-                        stack_.empty()
-                            ? "expected a JSON value, found the end of the input"
-                            : "unexpected end of input inside " +
-                                  std::string(nodes[stack_.back()].type == JsonTree::Type::object
-                                                  ? "an object"
-                                                  : "a list"));
-        }
-        const char c = in[pos];
-        if (st == State::first_key || st == State::key) {
-            if (c == '}' && st == State::first_key) {
-                close(pos);
-                st = State::after;
-            } else if (c == '"') {
-                ++nodes[stack_.back()].count;
-                JsonTree::Node key;
-                key.type = JsonTree::Type::string;
-                key.line = line;
-                key.column = col(pos);
-                if (!string_token(key)) return false;
-                nodes.push_back(key);
-                if (!skip_space(in, pos, line, line_start) || in[pos] != ':')
-                    return fail(pos,
-                                "expected ':' after an object key, found " + shown_char(in, pos));
-                ++pos;
-                st = State::value;
-            } else {
-                return fail(pos, "expected an object key in double quotes, found " +
-                                     shown_char(in, pos));
-            }
-            continue;
-        }
-        if (st == State::after) {
-            const bool obj = nodes[stack_.back()].type == JsonTree::Type::object;
-            if (c == ',') {
-                ++pos;
-                st = obj ? State::key : State::value;
-            } else if (c == (obj ? '}' : ']')) {
-                close(pos);
-            } else {
-                return fail(pos, std::string("expected ',' or '") + (obj ? '}' : ']') + "' after " +
-                                     (obj ? "an object member" : "a list element") + ", found " +
-                                     shown_char(in, pos));
-            }
-            continue;
-        }
-        // A value.
-        switch (c) {
-        case '{':
-        case '[': {
-            if (stack_.size() >= max_depth_)
-                return fail(pos, "nesting deeper than " + std::to_string(max_depth_) + " levels");
-            add(c == '{' ? JsonTree::Type::object : JsonTree::Type::array, pos);
-            stack_.push_back(nodes.size() - 1);
-            ++pos;
-            if (c == '{') {
-                st = State::first_key;
-            } else {
-                if (!skip_space(in, pos, line, line_start))
-                    return fail(in.size(), "unexpected end of input inside a list");
-                if (in[pos] == ']') {
-                    close(pos);
-                    st = State::after;
-                } else {
-                    st = State::value;
-                }
-            }
-            continue;
-        }
-        case '"': {
-            JsonTree::Node& n = add(JsonTree::Type::string, pos);
-            JsonTree::Node tmp = n;
-            if (!string_token(tmp)) return false;
-            nodes.back() = tmp;
-            break;
-        }
-        case 't':
-            if (!literal("true", JsonTree::Type::boolean_true)) return false;
-            break;
-        case 'f':
-            if (!literal("false", JsonTree::Type::boolean_false)) return false;
-            break;
-        case 'n':
-            if (!literal("null", JsonTree::Type::null)) return false;
-            break;
-        default:
-            if (c == '-' || is_digit(c)) {
-                JsonTree::Node& n = add(JsonTree::Type::number, pos);
-                JsonTree::Node tmp = n;
-                if (!number_token(tmp)) return false;
-                nodes.back() = tmp;
-                break;
-            }
-            return fail(pos, "expected a JSON value, found " + shown_char(in, pos));
-        }
-        st = State::after;
     }
+    pos = r.offset();
+    line = r.line();
+    line_start = r.line_start();
+    return true;
 }
 
 // ------------------------------------------------------------------------------------------------
