@@ -33,7 +33,7 @@
 #include "kpkg/core/log.hpp"
 #include "kpkg/core/text.hpp"
 #include "kpkg/io/events.hpp"
-#include "kpkg/io/go_json.hpp"
+#include "kpkg/io/go.hpp"
 #include "kpkg/io/load.hpp"
 #include "render_blob.hpp"
 #include "values.hpp"
@@ -217,7 +217,7 @@ public:
         n.mark = s.mark;
         if (s.binary) {
             std::size_t at = 0;
-            if (!detail::decode_base64(s.text, &n.text, at))
+            if (!io::go::decode_base64(s.text, &n.text, at))
                 throw Exception(Error::invalid("!!binary value is not valid base64",
                                                io::pos_of(file_, s.mark, index_)));
             n.kind = io::Kind::string;
@@ -566,12 +566,13 @@ namespace {
 
 void format_blob(std::string_view compact, RenderFormat f, std::string& out) {
     if (f == RenderFormat::json) {
-        detail::append_indented(out, compact);
+        io::go::append_indented(out, compact);
+        out += '\n';
         return;
     }
     out += "---\n";
     auto docs = io::parse_json(compact, "<render>");
-    if (docs.ok() && !docs->empty()) bundle::append_json_as_yaml(out, docs->front().root);
+    if (docs.ok() && !docs->empty()) io::go::append_yaml(out, docs->front().root);
 }
 
 } // namespace

@@ -7,42 +7,18 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <unordered_map>
 
 #include "go_sort.hpp"
-#include "kpkg/bundle/render.hpp"
 #include "kpkg/core/text.hpp"
-#include "kpkg/io/go_json.hpp"
-#include "kpkg/io/json_reader.hpp" // io::detail::utf8_decode, append_utf8
+#include "kpkg/io/go.hpp"
+#include "kpkg/io/json_reader.hpp"
 #include "kpkg/io/load.hpp"
 #include "values.hpp" // fold_key
 
 namespace kpkg::catalog::detail {
 
 namespace {
-
-constexpr char kHex[] = "0123456789abcdef";
-
-bool is_digit(char c) {
-    return c >= '0' && c <= '9';
-}
-
-// The length of the valid UTF-8 sequence at p as Go's utf8.DecodeRune accepts it, or 0.
-std::size_t utf8_len(const char* p, const char* end) {
-    char32_t cp = 0;
-    return io::detail::utf8_decode(p, end, cp);
-}
-
-constexpr std::string_view kReplacement = "\xEF\xBF\xBD"; // U+FFFD
-
-std::string shown_char(std::string_view in, std::size_t pos) {
-    if (pos >= in.size()) return "the end of the input";
-    const auto c = static_cast<unsigned char>(in[pos]);
-    if (c >= 0x20 && c < 0x7F) return std::string("'") + static_cast<char>(c) + "'";
-    std::string s = "byte 0x";
-    s += kHex[c >> 4];
-    s += kHex[c & 15];
-    return s;
-}
 
 // Whether a key of the blob fills the struct field `field` (all lower-case ASCII in fold form).
 inline bool matches_field(std::string_view key, std::string_view folded_field) {
@@ -103,38 +79,120 @@ bool is_json_space_prefix_brace(std::string_view data) {
 } // namespace
 
 // ------------------------------------------------------------------------------------------------
-// Strings and numbers as encoding/json writes them
+// The reader: io's JSON reader (kpkg/io/json_reader.hpp) building a JsonTree
 
-bool append_go_number(std::string& out, std::string_view lit) {
-    // Integers of up to 15 digits are exact in a float64 and Go prints them as written.
-    if (lit.size() <= 16 && lit.find_first_of(".eE") == std::string_view::npos) {
-        const std::size_t digits = lit.size() - (lit[0] == '-' ? 1 : 0);
-        if (digits <= 15) {
-            out.append(lit);
-            return true;
+// Builds the pre-order node list from the reader's events. Strings without escapes stay views
+// of the input; decoded strings and numbers in Go's spelling go to the tree's arena.
+class TreeBuilder {
+public:
+    TreeBuilder(JsonTree& tree, std::string_view in, std::vector<std::size_t>& stack)
+        : tree_(tree), nodes_(tree.nodes_), in_(in), stack_(stack) {
+        stack_.clear();
+    }
+
+    void document_start(int, io::Mark) {}
+    void document_end() {}
+
+    void mapping_start(io::Mark m) { open(JsonTree::Type::object, m); }
+    void sequence_start(io::Mark m) { open(JsonTree::Type::array, m); }
+    void mapping_end() { close(); }
+    void sequence_end() { close(); }
+
+    void key(const io::ScalarEvent& ev) {
+        ++nodes_[stack_.back()].count;
+        JsonTree::Node n = node(JsonTree::Type::string, ev.mark);
+        text(n, ev.text);
+        nodes_.push_back(n);
+    }
+
+    bool scalar(const io::ScalarEvent& ev) {
+        JsonTree::Type t = JsonTree::Type::null;
+        switch (ev.kind) {
+        case io::Kind::string:
+            t = JsonTree::Type::string;
+            break;
+        case io::Kind::boolean:
+            t = ev.text == "true" ? JsonTree::Type::boolean_true : JsonTree::Type::boolean_false;
+            break;
+        case io::Kind::integer:
+        case io::Kind::floating:
+            t = JsonTree::Type::number;
+            break;
+        default:
+            break;
         }
+        JsonTree::Node n = node(t, ev.mark);
+        if (t == JsonTree::Type::string) {
+            text(n, ev.text);
+        } else if (t == JsonTree::Type::number) {
+            // Go reads every number of a blob into a float64 and writes it back so.
+            std::string& a = tree_.arena_;
+            const std::size_t before = a.size();
+            if (!io::go::append_json_number(a, ev.text)) {
+                refusal_ = "number " + std::string(ev.text) + " does not fit a float64";
+                return false;
+            }
+            if (a.size() - before == ev.text.size() &&
+                std::memcmp(a.data() + before, ev.text.data(), ev.text.size()) == 0) {
+                a.resize(before);
+                text(n, ev.text);
+            } else {
+                n.in_arena = true;
+                n.off = static_cast<std::uint32_t>(before);
+                n.len = static_cast<std::uint32_t>(a.size() - before);
+            }
+        }
+        add(n);
+        return true;
     }
-    double v = 0;
-    const char* first = lit.data();
-    const char* last = lit.data() + lit.size();
-    auto [ptr, ec] = std::from_chars(first, last, v);
-    if (ec == std::errc::result_out_of_range) {
-        // Overflow is an error in Go (ParseFloat returns ±Inf with ErrRange); an underflow reads
-        // as zero. Tell them apart by the decimal exponent of the literal.
-        const std::size_t e = lit.find_first_of("eE");
-        const bool negative_exp =
-            e != std::string_view::npos && e + 1 < lit.size() && lit[e + 1] == '-';
-        if (!negative_exp) return false;
-        v = lit[0] == '-' ? -0.0 : 0.0;
-    } else if (ec != std::errc() || ptr != last || !std::isfinite(v)) {
-        return false;
-    }
-    io::go::append_float(out, v);
-    return true;
-}
 
-// ------------------------------------------------------------------------------------------------
-// The reader
+    const std::string& refusal() const { return refusal_; }
+
+private:
+    static JsonTree::Node node(JsonTree::Type t, io::Mark m) {
+        JsonTree::Node n;
+        n.type = t;
+        n.line = m.line;
+        n.column = m.column;
+        return n;
+    }
+
+    // A view of the input when `v` is one, else a copy in the arena.
+    void text(JsonTree::Node& n, std::string_view v) {
+        if (v.data() >= in_.data() && v.data() + v.size() <= in_.data() + in_.size()) {
+            n.in_arena = false;
+            n.off = static_cast<std::uint32_t>(v.data() - in_.data());
+        } else {
+            n.in_arena = true;
+            n.off = static_cast<std::uint32_t>(tree_.arena_.size());
+            tree_.arena_.append(v);
+        }
+        n.len = static_cast<std::uint32_t>(v.size());
+    }
+
+    void add(const JsonTree::Node& n) {
+        if (!stack_.empty() && nodes_[stack_.back()].type == JsonTree::Type::array)
+            ++nodes_[stack_.back()].count;
+        nodes_.push_back(n);
+    }
+
+    void open(JsonTree::Type t, io::Mark m) {
+        add(node(t, m));
+        stack_.push_back(nodes_.size() - 1);
+    }
+
+    void close() {
+        const std::size_t idx = stack_.back();
+        stack_.pop_back();
+        nodes_[idx].subtree = static_cast<std::uint32_t>(nodes_.size() - idx - 1);
+    }
+
+    JsonTree& tree_;
+    std::vector<JsonTree::Node>& nodes_;
+    std::string_view in_;
+    std::vector<std::size_t>& stack_;
+    std::string refusal_;
+};
 
 bool JsonParser::skip_space(std::string_view in, std::size_t& pos, std::uint32_t& line,
                             std::size_t& line_start) const {
@@ -155,343 +213,22 @@ bool JsonParser::skip_space(std::string_view in, std::size_t& pos, std::uint32_t
 bool JsonParser::parse(std::string_view in, std::size_t& pos, std::uint32_t& line,
                        std::size_t& line_start, JsonTree& tree, BlobError& err) {
     tree.clear(in);
-    stack_.clear();
-    auto& nodes = tree.nodes_;
-    auto col = [&](std::size_t at) { return static_cast<std::uint32_t>(at - line_start + 1); };
-    auto fail = [&](std::size_t at, std::string msg) {
-        err.message = std::move(msg);
-        err.line = line;
-        err.column = col(std::min(at, in.size()));
+    TreeBuilder b(tree, in, stack_);
+    static const std::string no_file;
+    io::detail::JsonReader<TreeBuilder> r(in, no_file, limits_, b);
+    r.replace_invalid_utf8(true);
+    r.resume(pos, line, line_start);
+    if (!r.read_one()) {
+        const Error& e = r.error();
+        err.message = e.message;
+        err.line = e.pos.line;
+        err.column = e.pos.column;
         return false;
-    };
-    auto add = [&](JsonTree::Type t, std::size_t at) -> JsonTree::Node& {
-        if (!stack_.empty() && nodes[stack_.back()].type == JsonTree::Type::array)
-            ++nodes[stack_.back()].count;
-        JsonTree::Node n;
-        n.type = t;
-        n.line = line;
-        n.column = col(at);
-        nodes.push_back(n);
-        return nodes.back();
-    };
-
-    // A string token at in[pos] == '"' into node n (decoded).
-    auto string_token = [&](JsonTree::Node& n) -> bool {
-        const std::size_t open = pos;
-        std::size_t p = pos + 1;
-        // Fast path: no escapes, no invalid UTF-8: the text is the input itself.
-        std::size_t q = p;
-        const auto* u = reinterpret_cast<const unsigned char*>(in.data());
-        while (q < in.size()) {
-            // Eight plain ASCII bytes at a time: no quote, backslash, control or non-ASCII.
-            while (in.size() - q >= 8) {
-                std::uint64_t x;
-                std::memcpy(&x, u + q, 8);
-                constexpr std::uint64_t ones = 0x0101010101010101ULL;
-                constexpr std::uint64_t high = 0x8080808080808080ULL;
-                auto zero_byte = [&](std::uint64_t v) { return (v - ones) & ~v & high; };
-                if ((((x - ones * 0x20) & ~x) | x | zero_byte(x ^ (ones * '"')) |
-                     zero_byte(x ^ (ones * '\\'))) &
-                    high)
-                    break;
-                q += 8;
-            }
-            if (q >= in.size()) break;
-            const unsigned c = u[q];
-            if (c == '"' || c == '\\' || c < 0x20) break;
-            if (c < 0x80) {
-                ++q;
-                continue;
-            }
-            const std::size_t len = utf8_len(in.data() + q, in.data() + in.size());
-            if (len == 0) break;
-            q += len;
-        }
-        if (q < in.size() && in[q] == '"') {
-            n.in_arena = false;
-            n.off = static_cast<std::uint32_t>(p);
-            n.len = static_cast<std::uint32_t>(q - p);
-            pos = q + 1;
-            return true;
-        }
-        // Slow path: decode into the arena.
-        std::string& a = tree.arena_;
-        n.in_arena = true;
-        n.off = static_cast<std::uint32_t>(a.size());
-        a.append(in.substr(p, q - p));
-        p = q;
-        auto hex4 = [&](std::size_t at, char32_t& v) {
-            if (at + 4 > in.size()) return false;
-            v = 0;
-            for (std::size_t k = 0; k < 4; ++k) {
-                const char h = in[at + k];
-                v <<= 4;
-                if (h >= '0' && h <= '9')
-                    v |= static_cast<char32_t>(h - '0');
-                else if (h >= 'a' && h <= 'f')
-                    v |= static_cast<char32_t>(h - 'a' + 10);
-                else if (h >= 'A' && h <= 'F')
-                    v |= static_cast<char32_t>(h - 'A' + 10);
-                else
-                    return false;
-            }
-            return true;
-        };
-        while (p < in.size()) {
-            const unsigned c = u[p];
-            if (c == '"') {
-                n.len = static_cast<std::uint32_t>(a.size() - n.off);
-                pos = p + 1;
-                return true;
-            }
-            if (c < 0x20) {
-                if (c == '\n') return fail(open, "unterminated string (strings cannot span lines)");
-                return fail(p, "control character " + shown_char(in, p) +
-                                   " must be escaped in a string");
-            }
-            if (c == '\\') {
-                if (p + 1 >= in.size()) break;
-                const char e = in[p + 1];
-                switch (e) {
-                case '"':
-                case '\\':
-                case '/':
-                    a += e;
-                    p += 2;
-                    continue;
-                case 'b':
-                    a += '\b';
-                    p += 2;
-                    continue;
-                case 'f':
-                    a += '\f';
-                    p += 2;
-                    continue;
-                case 'n':
-                    a += '\n';
-                    p += 2;
-                    continue;
-                case 'r':
-                    a += '\r';
-                    p += 2;
-                    continue;
-                case 't':
-                    a += '\t';
-                    p += 2;
-                    continue;
-                case 'u': {
-                    char32_t v = 0;
-                    if (!hex4(p + 2, v))
-                        return fail(p, "invalid \\u escape: expected four hex digits");
-                    p += 6;
-                    if (v >= 0xD800 && v <= 0xDFFF) {
-                        char32_t lo = 0;
-                        if (v < 0xDC00 && p + 1 < in.size() && in[p] == '\\' && in[p + 1] == 'u' &&
-                            hex4(p + 2, lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
-                            v = 0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00);
-                            p += 6;
-                        } else {
-                            v = 0xFFFD; // a lone surrogate, as Go decodes it
-                        }
-                    }
-                    io::detail::append_utf8(a, v);
-                    continue;
-                }
-                default:
-                    return fail(p, "invalid escape sequence: backslash followed by " +
-                                       shown_char(in, p + 1));
-                }
-            }
-            if (c < 0x80) {
-                a += static_cast<char>(c);
-                ++p;
-                continue;
-            }
-            const std::size_t len = utf8_len(in.data() + p, in.data() + in.size());
-            if (len == 0) {
-                a.append(kReplacement); // invalid UTF-8: one U+FFFD per byte, as Go decodes it
-                ++p;
-            } else {
-                a.append(in.substr(p, len));
-                p += len;
-            }
-        }
-        return fail(open, "unterminated string");
-    };
-
-    auto number_token = [&](JsonTree::Node& n) -> bool {
-        std::size_t p = pos;
-        const std::size_t start = p;
-        if (in[p] == '-') ++p;
-        if (p >= in.size() || !is_digit(in[p]))
-            return fail(p, "invalid number: expected a digit, found " + shown_char(in, p));
-        if (in[p] == '0') {
-            ++p;
-        } else {
-            while (p < in.size() && is_digit(in[p]))
-                ++p;
-        }
-        if (p < in.size() && in[p] == '.') {
-            ++p;
-            if (p >= in.size() || !is_digit(in[p]))
-                return fail(p, "invalid number: expected a digit after '.', found " +
-                                   shown_char(in, p));
-            while (p < in.size() && is_digit(in[p]))
-                ++p;
-        }
-        if (p < in.size() && (in[p] == 'e' || in[p] == 'E')) {
-            ++p;
-            if (p < in.size() && (in[p] == '+' || in[p] == '-')) ++p;
-            if (p >= in.size() || !is_digit(in[p]))
-                return fail(p, "invalid number: expected a digit in the exponent, found " +
-                                   shown_char(in, p));
-            while (p < in.size() && is_digit(in[p]))
-                ++p;
-        }
-        const std::string_view lit = in.substr(start, p - start);
-        std::string& a = tree.arena_;
-        const std::size_t before = a.size();
-        if (!append_go_number(a, lit))
-            return fail(start, "number " + std::string(lit) + " does not fit a float64");
-        if (a.size() - before == lit.size() &&
-            std::memcmp(a.data() + before, lit.data(), lit.size()) == 0) {
-            a.resize(before);
-            n.in_arena = false;
-            n.off = static_cast<std::uint32_t>(start);
-            n.len = static_cast<std::uint32_t>(lit.size());
-        } else {
-            n.in_arena = true;
-            n.off = static_cast<std::uint32_t>(before);
-            n.len = static_cast<std::uint32_t>(a.size() - before);
-        }
-        pos = p;
-        return true;
-    };
-
-    auto literal = [&](std::string_view word, JsonTree::Type t) -> bool {
-        if (in.substr(pos, word.size()) != word) {
-            std::size_t k = 0;
-            while (k < word.size() && pos + k < in.size() && in[pos + k] == word[k])
-                ++k;
-            return fail(pos + k, "invalid literal (expected \"" + std::string(word) +
-                                     "\"), found " + shown_char(in, pos + k));
-        }
-        add(t, pos);
-        pos += word.size();
-        return true;
-    };
-
-    auto close = [&](std::size_t at) {
-        const std::size_t idx = stack_.back();
-        stack_.pop_back();
-        nodes[idx].subtree = static_cast<std::uint32_t>(nodes.size() - idx - 1);
-        pos = at + 1;
-    };
-
-    // States: a value is expected; an object key (or '}') is expected; a member key after ',';
-    // something after a complete value.
-    enum class State { value, first_key, key, after };
-    State st = State::value;
-    for (;;) {
-        if (st == State::after && stack_.empty()) return true;
-        if (!skip_space(in, pos, line, line_start)) {
-            return fail(in.size(),
-                        stack_.empty()
-                            ? "expected a JSON value, found the end of the input"
-                            : "unexpected end of input inside " +
-                                  std::string(nodes[stack_.back()].type == JsonTree::Type::object
-                                                  ? "an object"
-                                                  : "a list"));
-        }
-        const char c = in[pos];
-        if (st == State::first_key || st == State::key) {
-            if (c == '}' && st == State::first_key) {
-                close(pos);
-                st = State::after;
-            } else if (c == '"') {
-                ++nodes[stack_.back()].count;
-                JsonTree::Node key;
-                key.type = JsonTree::Type::string;
-                key.line = line;
-                key.column = col(pos);
-                if (!string_token(key)) return false;
-                nodes.push_back(key);
-                if (!skip_space(in, pos, line, line_start) || in[pos] != ':')
-                    return fail(pos,
-                                "expected ':' after an object key, found " + shown_char(in, pos));
-                ++pos;
-                st = State::value;
-            } else {
-                return fail(pos, "expected an object key in double quotes, found " +
-                                     shown_char(in, pos));
-            }
-            continue;
-        }
-        if (st == State::after) {
-            const bool obj = nodes[stack_.back()].type == JsonTree::Type::object;
-            if (c == ',') {
-                ++pos;
-                st = obj ? State::key : State::value;
-            } else if (c == (obj ? '}' : ']')) {
-                close(pos);
-            } else {
-                return fail(pos, std::string("expected ',' or '") + (obj ? '}' : ']') + "' after " +
-                                     (obj ? "an object member" : "a list element") + ", found " +
-                                     shown_char(in, pos));
-            }
-            continue;
-        }
-        // A value.
-        switch (c) {
-        case '{':
-        case '[': {
-            if (stack_.size() >= max_depth_)
-                return fail(pos, "nesting deeper than " + std::to_string(max_depth_) + " levels");
-            add(c == '{' ? JsonTree::Type::object : JsonTree::Type::array, pos);
-            stack_.push_back(nodes.size() - 1);
-            ++pos;
-            if (c == '{') {
-                st = State::first_key;
-            } else {
-                if (!skip_space(in, pos, line, line_start))
-                    return fail(in.size(), "unexpected end of input inside a list");
-                if (in[pos] == ']') {
-                    close(pos);
-                    st = State::after;
-                } else {
-                    st = State::value;
-                }
-            }
-            continue;
-        }
-        case '"': {
-            JsonTree::Node& n = add(JsonTree::Type::string, pos);
-            JsonTree::Node tmp = n;
-            if (!string_token(tmp)) return false;
-            nodes.back() = tmp;
-            break;
-        }
-        case 't':
-            if (!literal("true", JsonTree::Type::boolean_true)) return false;
-            break;
-        case 'f':
-            if (!literal("false", JsonTree::Type::boolean_false)) return false;
-            break;
-        case 'n':
-            if (!literal("null", JsonTree::Type::null)) return false;
-            break;
-        default:
-            if (c == '-' || is_digit(c)) {
-                JsonTree::Node& n = add(JsonTree::Type::number, pos);
-                JsonTree::Node tmp = n;
-                if (!number_token(tmp)) return false;
-                nodes.back() = tmp;
-                break;
-            }
-            return fail(pos, "expected a JSON value, found " + shown_char(in, pos));
-        }
-        st = State::after;
     }
+    pos = r.offset();
+    line = r.line();
+    line_start = r.line_start();
+    return true;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -531,13 +268,13 @@ public:
         }
         std::string& a = t_.arena();
         const std::size_t mark = a.size();
-        switch (bundle::append_go_scalar(a, n)) {
-        case bundle::GoScalarKind::string:
+        switch (io::go::append_scalar(a, n)) {
+        case io::go::JsonScalar::string:
             t_.add_string(n.text);
             return true;
-        case bundle::GoScalarKind::invalid:
+        case io::go::JsonScalar::invalid:
             return fail("a value has no JSON form (.inf or .nan); opm cannot read this document");
-        case bundle::GoScalarKind::literal:
+        case io::go::JsonScalar::literal:
             break;
         }
         const std::string_view lit(a.data() + mark, a.size() - mark);
@@ -552,7 +289,7 @@ public:
         // A number as sigs.k8s.io/yaml writes it, then read back as a float64 by opm's Meta.
         const std::string literal(lit);
         a.resize(mark);
-        if (!append_go_number(a, literal))
+        if (!io::go::append_json_number(a, literal))
             return fail("number " + literal + " does not fit a float64");
         t_.add_number_from(mark);
         return true;
@@ -575,205 +312,6 @@ private:
 bool tree_from_yaml(const io::Node& doc, JsonTree& tree, BlobError& err) {
     tree.reset();
     return YamlToTree(tree, err).value(doc);
-}
-
-// ------------------------------------------------------------------------------------------------
-// Indentation
-
-namespace {
-
-// Bytes gathered in a local buffer and appended to a string in blocks: cheaper than one
-// std::string append per character.
-class BlockWriter {
-public:
-    explicit BlockWriter(std::string& out) : out_(out) {}
-    BlockWriter(const BlockWriter&) = delete;
-    BlockWriter& operator=(const BlockWriter&) = delete;
-    ~BlockWriter() { flush(); }
-    void put(char c) {
-        if (n_ == sizeof buf_) flush();
-        buf_[n_++] = c;
-    }
-    void put(const char* p, std::size_t len) {
-        if (len > sizeof buf_ - n_) {
-            flush();
-            if (len > sizeof buf_ / 2) {
-                out_.append(p, len);
-                return;
-            }
-        }
-        std::memcpy(buf_ + n_, p, len);
-        n_ += len;
-    }
-    void spaces(std::size_t len) {
-        while (len > 0) {
-            if (n_ == sizeof buf_) flush();
-            const std::size_t k = std::min(len, sizeof buf_ - n_);
-            std::memset(buf_ + n_, ' ', k);
-            n_ += k;
-            len -= k;
-        }
-    }
-    void flush() {
-        out_.append(buf_, n_);
-        n_ = 0;
-    }
-
-private:
-    std::string& out_;
-    char buf_[8192];
-    std::size_t n_ = 0;
-};
-
-} // namespace
-
-void append_indented(std::string& out, std::string_view s) {
-    BlockWriter w(out);
-    int depth = 0;
-    auto newline = [&](int d) {
-        w.put('\n');
-        w.spaces(static_cast<std::size_t>(d) * 4);
-    };
-    const char* p = s.data();
-    const char* const end = p + s.size();
-    while (p < end) {
-        const char c = *p;
-        switch (c) {
-        case '"': {
-            // Copy the string token as it is: up to the closing quote, skipping escaped ones.
-            const char* q = p + 1;
-            for (;;) {
-                q = static_cast<const char*>(
-                    std::memchr(q, '"', static_cast<std::size_t>(end - q)));
-                if (q == nullptr) {
-                    q = end;
-                    break;
-                }
-                std::size_t bs = 0;
-                while (q - bs > p + 1 && q[-1 - static_cast<std::ptrdiff_t>(bs)] == '\\')
-                    ++bs;
-                ++q;
-                if (bs % 2 == 0) break;
-            }
-            w.put(p, static_cast<std::size_t>(q - p));
-            p = q;
-            continue;
-        }
-        case '{':
-        case '[':
-            if (p + 1 < end && (p[1] == '}' || p[1] == ']')) {
-                w.put(p, 2);
-                p += 2;
-                continue;
-            }
-            w.put(c);
-            newline(++depth);
-            break;
-        case '}':
-        case ']':
-            newline(--depth);
-            w.put(c);
-            break;
-        case ',':
-            w.put(',');
-            newline(depth);
-            break;
-        case ':':
-            w.put(": ", 2);
-            break;
-        default: {
-            // A number or literal: up to the next structural character.
-            const char* q = p + 1;
-            while (q < end && *q != ',' && *q != '}' && *q != ']' && *q != ':')
-                ++q;
-            w.put(p, static_cast<std::size_t>(q - p));
-            p = q;
-            continue;
-        }
-        }
-        ++p;
-    }
-    w.put('\n');
-}
-
-// ------------------------------------------------------------------------------------------------
-// base64
-
-namespace {
-
-int b64_value(unsigned char c) {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-}
-
-} // namespace
-
-bool decode_base64(std::string_view in, std::string* decoded, std::size_t& at) {
-    int quad[4];
-    std::size_t have = 0;
-    std::size_t pads = 0;
-    for (std::size_t i = 0; i < in.size(); ++i) {
-        const auto c = static_cast<unsigned char>(in[i]);
-        if (c == '\r' || c == '\n') continue;
-        if (pads > 0) {
-            // After padding only more padding completing the quantum may follow.
-            if (c != '=' || have + pads >= 4) {
-                at = i;
-                return false;
-            }
-            ++pads;
-            continue;
-        }
-        if (c == '=') {
-            if (have < 2) {
-                at = i;
-                return false;
-            }
-            pads = 1;
-            continue;
-        }
-        const int v = b64_value(c);
-        if (v < 0) {
-            at = i;
-            return false;
-        }
-        quad[have++] = v;
-        if (have == 4) {
-            if (decoded != nullptr) {
-                const unsigned w = (static_cast<unsigned>(quad[0]) << 18) |
-                                   (static_cast<unsigned>(quad[1]) << 12) |
-                                   (static_cast<unsigned>(quad[2]) << 6) |
-                                   static_cast<unsigned>(quad[3]);
-                *decoded += static_cast<char>((w >> 16) & 0xFF);
-                *decoded += static_cast<char>((w >> 8) & 0xFF);
-                *decoded += static_cast<char>(w & 0xFF);
-            }
-            have = 0;
-        }
-    }
-    if (pads > 0) {
-        if (have + pads != 4) {
-            at = in.size();
-            return false;
-        }
-        if (decoded != nullptr) {
-            const unsigned w = (static_cast<unsigned>(quad[0]) << 18) |
-                               (static_cast<unsigned>(quad[1]) << 12) |
-                               (have == 3 ? static_cast<unsigned>(quad[2]) << 6 : 0u);
-            *decoded += static_cast<char>((w >> 16) & 0xFF);
-            if (have == 3) *decoded += static_cast<char>((w >> 8) & 0xFF);
-        }
-        return true;
-    }
-    if (have != 0) {
-        at = in.size();
-        return false;
-    }
-    return true;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -967,7 +505,7 @@ void check_bundle_object(Decoder& d, std::size_t value) {
                          kind_word(t.at(data).type));
     const std::string_view b64 = t.text(data);
     std::size_t at = 0;
-    if (!decode_base64(b64, nullptr, at))
+    if (!io::go::decode_base64(b64, nullptr, at))
         d.fail(data, "olm.bundle.object data is not valid base64 (illegal data at byte " +
                          std::to_string(at) + ")");
     // Decode just enough to see how the document starts.
@@ -981,12 +519,12 @@ void check_bundle_object(Decoder& d, std::size_t value) {
         if (b64[cut] != '\r' && b64[cut] != '\n') ++seen;
         ++cut;
     }
-    decode_base64(b64.substr(0, cut), &head, at);
+    io::go::decode_base64(b64.substr(0, cut), &head, at);
     if (cut < b64.size() && head.find_first_not_of(" \t\r\n\v\f") == std::string::npos)
         head.clear(); // all white space so far: decode everything below
     if (!is_json_space_prefix_brace(head)) {
         std::string bytes;
-        decode_base64(b64, &bytes, at);
+        io::go::decode_base64(b64, &bytes, at);
         if (!is_json_space_prefix_brace(bytes)) {
             auto docs = io::parse_yaml(bytes, "olm.bundle.object");
             if (!docs.ok())
@@ -1137,7 +675,7 @@ bool BlobConverter::convert(const JsonTree& t, std::string& out, BlobInfo& info,
                     const std::string_view b64 = td.str(fi[0], "base64data");
                     std::string bytes;
                     std::size_t at = 0;
-                    if (!decode_base64(b64, &bytes, at)) {
+                    if (!io::go::decode_base64(b64, &bytes, at)) {
                         td.push("base64data");
                         td.fail(fi[0], "olm.package field \"icon.base64data\" is not valid base64 "
                                        "(illegal data at byte " +

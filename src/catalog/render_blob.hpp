@@ -121,19 +121,20 @@ public:
     std::string& arena() { return arena_; }
 
 private:
-    friend class JsonParser;
+    friend class TreeBuilder;
     std::vector<Node> nodes_;
     std::string arena_;
     std::string_view input_;
 };
 
-// Go's encoding/json reader for one value at a time (a concatenated JSON stream when called
-// repeatedly): whitespace is space, tab, CR and LF; numbers follow the JSON grammar and must fit
-// a float64; strings may not hold raw control characters; invalid UTF-8 and lone surrogates
-// become U+FFFD; nesting deeper than `max_depth` is an error (no recursion either way).
+// Go's encoding/json reading of one value at a time (a concatenated JSON stream when called
+// repeatedly), with io's JSON reader (kpkg/io/json_reader.hpp): whitespace is space, tab, CR
+// and LF; numbers follow the JSON grammar and must fit a float64; strings may not hold raw
+// control characters; invalid UTF-8 and lone surrogates become U+FFFD; nesting deeper than
+// `max_depth` is an error (no recursion either way).
 class JsonParser {
 public:
-    explicit JsonParser(std::size_t max_depth) : max_depth_(max_depth) {}
+    explicit JsonParser(std::size_t max_depth) { limits_.max_depth = max_depth; }
 
     // Skips whitespace from `pos`; false at the end of the input.
     bool skip_space(std::string_view in, std::size_t& pos, std::uint32_t& line,
@@ -145,7 +146,7 @@ public:
                JsonTree& tree, BlobError& err);
 
 private:
-    std::size_t max_depth_;
+    io::Limits limits_;
     std::vector<std::size_t> stack_;
 };
 
@@ -169,16 +170,5 @@ private:
     std::vector<std::vector<std::size_t>> member_scratch_;
     std::size_t depth_ = 0;
 };
-
-// Go's float64 spelling (encoding/json) of a JSON number literal; false when it overflows.
-bool append_go_number(std::string& out, std::string_view literal);
-
-// json.Indent(dst, src, "", "    ") of a compact JSON value, plus the newline json.Encoder adds.
-void append_indented(std::string& out, std::string_view compact);
-
-// Checks base64 the way Go's base64.StdEncoding decodes it (padding required, CR and LF
-// ignored); appends the decoded bytes when `decoded` is not null. On error, `at` is the offset
-// of the offending character in `in`.
-bool decode_base64(std::string_view in, std::string* decoded, std::size_t& at);
 
 } // namespace kpkg::catalog::detail

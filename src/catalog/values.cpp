@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kpkg/io/go_json.hpp"
+#include "kpkg/io/go.hpp"
 #include "kpkg/io/scalars.hpp"
 #include "render_blob.hpp"
 
@@ -34,87 +34,6 @@ namespace {
 
 // --- numbers -----------------------------------------------------------------------------------
 
-int digit_of(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    const char l = static_cast<char>(c | 0x20);
-    if (l >= 'a' && l <= 'z') return l - 'a' + 10;
-    return 99;
-}
-
-// Go's strconv.ParseInt/ParseUint with base 0 (sign, then 0x/0o/0b or a leading 0 for octal),
-// ignoring range: whether the syntax is valid, and the value as a double.
-bool go_integer(std::string_view s, bool allow_sign, double& value) {
-    if (s.empty()) return false;
-    bool neg = false;
-    if (s[0] == '+' || s[0] == '-') {
-        if (!allow_sign) return false;
-        neg = s[0] == '-';
-        s.remove_prefix(1);
-        if (s.empty()) return false;
-    }
-    int base = 10;
-    if (s[0] == '0') {
-        const char l = s.size() >= 3 ? static_cast<char>(s[1] | 0x20) : 0;
-        if (l == 'b') {
-            base = 2;
-            s.remove_prefix(2);
-        } else if (l == 'o') {
-            base = 8;
-            s.remove_prefix(2);
-        } else if (l == 'x') {
-            base = 16;
-            s.remove_prefix(2);
-        } else {
-            base = 8;
-            s.remove_prefix(1);
-        }
-    }
-    double v = 0;
-    for (char c : s) {
-        const int d = digit_of(c);
-        if (d >= base) return false;
-        v = v * base + d;
-    }
-    value = neg ? -v : v;
-    return true;
-}
-
-bool is_digit(char c) {
-    return c >= '0' && c <= '9';
-}
-
-// ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$ (yaml.v2's float pattern)
-bool yaml_style_float(std::string_view s) {
-    std::size_t i = 0;
-    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-    if (i < s.size() && s[i] == '.') {
-        ++i;
-        const std::size_t d = i;
-        while (i < s.size() && is_digit(s[i]))
-            ++i;
-        if (i == d) return false;
-    } else {
-        const std::size_t d = i;
-        while (i < s.size() && is_digit(s[i]))
-            ++i;
-        if (i == d) return false;
-        if (i < s.size() && s[i] == '.') {
-            ++i;
-            while (i < s.size() && is_digit(s[i]))
-                ++i;
-        }
-    }
-    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-        ++i;
-        if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-        const std::size_t d = i;
-        while (i < s.size() && is_digit(s[i]))
-            ++i;
-        if (i == d) return false;
-    }
-    return i == s.size();
-}
-
 // strtod on a string_view; false when it is not finite.
 bool to_double(std::string_view s, double& out) {
     std::string tmp(s);
@@ -127,40 +46,26 @@ enum class Plain { null, yes, no, number, nonfinite, string };
 
 // A plain YAML scalar as yaml.v2 types it (YAML 1.1); for numbers, `value`.
 Plain resolve_yaml11(std::string_view s, double& value) {
-    if (s.empty()) return Plain::null;
-    const char c = s[0];
-    const bool sign = c == '+' || c == '-';
-    const bool in_map = std::strchr("yYnNtTfFoO~", c) != nullptr && c != '\0';
-    if (!sign && !is_digit(c) && !in_map && c != '.') return Plain::string;
-    static constexpr std::string_view yes[] = {"y",    "Y",    "yes", "Yes", "YES", "true",
-                                               "True", "TRUE", "on",  "On",  "ON"};
-    static constexpr std::string_view no[] = {"n",     "N",     "no",  "No",  "NO", "false",
-                                              "False", "FALSE", "off", "Off", "OFF"};
-    static constexpr std::string_view nulls[] = {"~", "null", "Null", "NULL"};
-    static constexpr std::string_view nonfinite[] = {".nan",  ".NaN",  ".NAN",  ".inf",
-                                                     ".Inf",  ".INF",  "+.inf", "+.Inf",
-                                                     "+.INF", "-.inf", "-.Inf", "-.INF"};
-    for (auto w : yes)
-        if (s == w) return Plain::yes;
-    for (auto w : no)
-        if (s == w) return Plain::no;
-    for (auto w : nulls)
-        if (s == w) return Plain::null;
-    for (auto w : nonfinite)
-        if (s == w) return Plain::nonfinite;
-    if (in_map) return Plain::string;
-    if (c == '.') {
-        // Go's ParseFloat on ".5", ".5e3".
-        if (yaml_style_float(s) && to_double(s, value)) return Plain::number;
-        return Plain::string;
+    const io::go::Scalar go = io::go::resolve(s);
+    switch (go.type) {
+    case io::go::Type::null:
+        return Plain::null;
+    case io::go::Type::boolean:
+        return go.b ? Plain::yes : Plain::no;
+    case io::go::Type::int64:
+        value = static_cast<double>(go.i);
+        return Plain::number;
+    case io::go::Type::uint64:
+        value = static_cast<double>(go.u);
+        return Plain::number;
+    case io::go::Type::float64:
+        if (!std::isfinite(go.f)) return Plain::nonfinite;
+        value = go.f;
+        return Plain::number;
+    case io::go::Type::string:
+    case io::go::Type::timestamp:
+        break;
     }
-    // Digits or a sign: an integer (Go syntax, any size), or a float of yaml.v2's pattern.
-    std::string plain;
-    plain.reserve(s.size());
-    for (char ch : s)
-        if (ch != '_') plain += ch;
-    if (go_integer(plain, true, value)) return Plain::number;
-    if (yaml_style_float(plain) && to_double(plain, value)) return Plain::number;
     return Plain::string;
 }
 
@@ -169,13 +74,32 @@ bool tagged_number(std::string_view s, double& value) {
     if (s == ".inf" || s == ".Inf" || s == ".INF" || s == "+.inf" || s == "-.inf" || s == ".nan" ||
         s == ".NaN" || s == ".NAN")
         return false;
-    std::string plain(s);
-    if (plain.size() > 2 && plain[0] == '0' && (plain[1] == 'o' || plain[1] == 'x'))
-        return go_integer(plain, true, value);
-    if (go_integer(plain, true, value) && plain.find_first_of(".eE") == std::string::npos &&
-        !(plain.size() > 1 && plain[0] == '0')) // YAML 1.2 has no 0-prefixed octal
+    if (s.size() > 2 && s[0] == '0' && (s[1] == 'o' || s[1] == 'x')) {
+        if (auto i = io::go::parse_int(s)) {
+            value = static_cast<double>(*i);
+            return true;
+        }
+        // Past 64 bits: the value as a float64.
+        const int base = s[1] == 'x' ? 16 : 8;
+        double v = 0;
+        for (const char c : s.substr(2)) {
+            const char l = static_cast<char>(c | 0x20);
+            const int d = c >= '0' && c <= '9' ? c - '0' : l >= 'a' && l <= 'f' ? l - 'a' + 10 : 99;
+            if (d >= base) return false;
+            v = v * base + d;
+        }
+        value = v;
         return true;
-    return to_double(plain, value);
+    }
+    // YAML 1.2 has no 0-prefixed octal: "017" is decimal here.
+    const bool octal = s.size() > 1 && s[0] == '0';
+    if (!octal && s.find_first_of(".eE") == std::string_view::npos) {
+        if (auto i = io::go::parse_int(s)) {
+            value = static_cast<double>(*i);
+            return true;
+        }
+    }
+    return to_double(s, value);
 }
 
 // --- hashing -----------------------------------------------------------------------------------
@@ -284,79 +208,9 @@ std::string fold_key(std::string_view key) {
 }
 
 bool valid_base64(std::string_view s) {
-    static const auto table = [] {
-        std::array<std::uint8_t, 256> t{};
-        for (char c = 'A'; c <= 'Z'; ++c)
-            t[static_cast<unsigned char>(c)] = 1;
-        for (char c = 'a'; c <= 'z'; ++c)
-            t[static_cast<unsigned char>(c)] = 1;
-        for (char c = '0'; c <= '9'; ++c)
-            t[static_cast<unsigned char>(c)] = 1;
-        t['+'] = t['/'] = 1;
-        t['='] = 2;
-        t['\r'] = t['\n'] = 3;
-        return t;
-    }();
-    std::size_t n = 0;   // characters other than line breaks
-    std::size_t pad = 0; // '=' seen (they must all come at the end)
-    for (char ch : s) {
-        const std::uint8_t k = table[static_cast<unsigned char>(ch)];
-        if (k == 3) continue;
-        if (k == 0) return false;
-        if (k == 2) {
-            ++pad;
-        } else if (pad > 0) {
-            return false; // data after padding
-        }
-        ++n;
-    }
-    if (n % 4 != 0 || pad > 2) return false;
-    return true;
+    std::size_t at = 0;
+    return io::go::decode_base64(s, nullptr, at);
 }
-
-namespace {
-
-// The size of io::go::append_string(out, s, false)'s output, without writing it.
-std::size_t json_string_size(std::string_view s) {
-    constexpr std::uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
-    std::size_t size = 2 + s.size();
-    const char* p = s.data();
-    const char* end = p + s.size();
-    while (p < end) {
-        if (end - p >= 8) {
-            std::uint64_t w;
-            std::memcpy(&w, p, 8);
-            auto zero = [&](std::uint64_t v) { return (v - ones) & ~v & high; };
-            const std::uint64_t special = zero(w ^ (ones * '"')) | zero(w ^ (ones * '\\')) |
-                                          ((w - ones * 0x20) & ~w & high) | (w & high);
-            if (special == 0) {
-                p += 8;
-                continue;
-            }
-        }
-        const auto c = static_cast<unsigned char>(*p);
-        if (c >= 0x80) {
-            char32_t cp = 0;
-            const std::size_t len = io::detail::utf8_decode(p, end, cp);
-            if (len == 0) {
-                size += 5; // one byte becomes \ufffd
-                ++p;
-            } else {
-                if (cp == 0x2028 || cp == 0x2029) size += 3; // 3 bytes become 6
-                p += len;
-            }
-            continue;
-        }
-        if (c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t')
-            size += 1;
-        else if (c < 0x20)
-            size += 5;
-        ++p;
-    }
-    return size;
-}
-
-} // namespace
 
 // --- scalars -----------------------------------------------------------------------------------
 
@@ -379,7 +233,7 @@ Scalar canonical(const io::ScalarEvent& ev, bool yaml, std::string& scratch, boo
         scratch.clear();
         std::size_t at = 0;
         s.kind = VKind::string;
-        if (decode_base64(ev.text, &scratch, at))
+        if (io::go::decode_base64(ev.text, &scratch, at))
             s.text = scratch;
         else
             bad = true;
@@ -445,51 +299,6 @@ Scalar canonical(const io::ScalarEvent& ev, bool yaml, std::string& scratch, boo
 
 namespace {
 
-enum class IntFit { none, i64, u64, big };
-
-// Go's strconv.ParseInt(s, 0, 64) then ParseUint(s, 0, 64): which one reads s, and the value.
-IntFit go_int_fit(std::string_view s, std::int64_t& value) {
-    if (s.empty()) return IntFit::none;
-    bool neg = false, sign = false;
-    if (s[0] == '+' || s[0] == '-') {
-        sign = true;
-        neg = s[0] == '-';
-        s.remove_prefix(1);
-        if (s.empty()) return IntFit::none;
-    }
-    int base = 10;
-    if (s[0] == '0' && s.size() > 1) {
-        const char l = static_cast<char>(s[1] | 0x20);
-        if ((l == 'b' || l == 'o' || l == 'x') && s.size() > 2) {
-            base = l == 'b' ? 2 : l == 'o' ? 8 : 16;
-            s.remove_prefix(2);
-        } else {
-            base = 8;
-            s.remove_prefix(1);
-        }
-    }
-    std::uint64_t v = 0;
-    bool over = false;
-    for (char c : s) {
-        const int d = digit_of(c);
-        if (d >= base) return IntFit::none;
-        if (v > (UINT64_MAX - static_cast<std::uint64_t>(d)) / static_cast<std::uint64_t>(base))
-            over = true;
-        v = v * static_cast<std::uint64_t>(base) + static_cast<std::uint64_t>(d);
-    }
-    if (over) return IntFit::big;
-    if (neg) {
-        if (v > std::uint64_t{1} << 63) return IntFit::big;
-        value = v == std::uint64_t{1} << 63 ? INT64_MIN : -static_cast<std::int64_t>(v);
-        return IntFit::i64;
-    }
-    if (v <= static_cast<std::uint64_t>(INT64_MAX)) {
-        value = static_cast<std::int64_t>(v);
-        return IntFit::i64;
-    }
-    return sign ? IntFit::big : IntFit::u64; // ParseUint takes no sign
-}
-
 std::size_t utf8_chars(std::string_view s) {
     std::size_t n = 0;
     for (char c : s)
@@ -510,50 +319,39 @@ bool yaml_key(const io::ScalarEvent& k, std::string& scratch, std::string_view& 
         return false;
     }
     if (!k.plain) return true;
-    double v = 0;
-    switch (resolve_yaml11(k.text, v)) {
-    case Plain::string:
+    const io::go::Scalar g = io::go::resolve(k.text);
+    switch (g.type) {
+    case io::go::Type::string:
+    case io::go::Type::timestamp:
         return true;
-    case Plain::null:
+    case io::go::Type::null:
         why = "a null mapping key (\"" + std::string(k.text) +
               "\"): opm cannot turn it into a JSON key (quote it to make it a string)";
         return false;
-    case Plain::yes:
-        out = "true";
+    case io::go::Type::boolean:
+        out = g.b ? "true" : "false";
         return true;
-    case Plain::no:
-        out = "false";
-        return true;
-    case Plain::nonfinite:
-        out = k.text.find_first_of("aA") != std::string_view::npos ? ".nan"
-              : k.text[0] == '-'                                   ? "-.inf"
-                                                                   : ".inf";
-        return true;
-    case Plain::number:
-        break;
-    }
-    std::string plain;
-    for (char c : k.text)
-        if (c != '_') plain += c;
-    std::int64_t i = 0;
-    switch (go_int_fit(plain, i)) {
-    case IntFit::i64:
-        scratch = std::to_string(i);
+    case io::go::Type::int64:
+        scratch = std::to_string(g.i);
         out = scratch;
         return true;
-    case IntFit::u64:
+    case io::go::Type::uint64:
         why = "mapping key " + std::string(k.text) +
               " is an integer only an unsigned 64-bit number holds: opm cannot turn it into a "
               "JSON key (quote it to make it a string)";
         return false;
-    case IntFit::big:
-    case IntFit::none:
-        break;
+    case io::go::Type::float64:
+        if (std::isnan(g.f)) {
+            out = ".nan";
+        } else if (std::isinf(g.f)) {
+            out = g.f < 0 ? "-.inf" : ".inf";
+        } else {
+            scratch.clear();
+            io::go::append_float_g(scratch, g.f, 32);
+            out = scratch;
+        }
+        return true;
     }
-    if (!yaml_style_float(plain) || !to_double(plain, v)) return true; // as yaml.v2: a string
-    scratch.clear();
-    io::go::append_float32_g(scratch, v);
-    out = scratch;
     return true;
 }
 
@@ -592,11 +390,12 @@ void Hasher::end() {
 void Hasher::key(std::string_view k, io::Mark) {
     Frame& f = frames_.back();
     f.key_hash = hash_bytes(k, kSeedKey);
-    f.size += json_string_size(k) + 1;
+    f.size += io::go::string_size(k) + 1;
 }
 
 void Hasher::scalar(const Scalar& s) {
-    const std::uint64_t size = s.kind == VKind::string ? json_string_size(s.text) : s.text.size();
+    const std::uint64_t size =
+        s.kind == VKind::string ? io::go::string_size(s.text) : s.text.size();
     value(hash_bytes(s.text, seed_of(s.kind)), size);
 }
 

@@ -12,6 +12,7 @@
 
 #include "internal.hpp"
 #include "kpkg/core/semver.hpp"
+#include "kpkg/io/go.hpp"
 #include "kpkg/io/scalars.hpp"
 
 namespace kpkg::cel::detail {
@@ -20,45 +21,8 @@ namespace {
 
 // Go's strconv.FormatFloat(d, 'g', -1, 64), which is what fmt.Sprint prints for a float64.
 std::string go_format_float(double d) {
-    if (std::isnan(d)) return "NaN";
-    if (std::isinf(d)) return d > 0 ? "+Inf" : "-Inf";
-    if (d == 0) return std::signbit(d) ? "-0" : "0";
-    char buf[64];
-    auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
-    std::string_view sci(buf, static_cast<std::size_t>(r.ptr - buf)); // -d.ddde+XX, shortest
-    bool neg = false;
-    if (sci.front() == '-') {
-        neg = true;
-        sci.remove_prefix(1);
-    }
-    const std::size_t epos = sci.find('e');
-    std::string digits;
-    for (char c : sci.substr(0, epos))
-        if (c != '.') digits += c;
-    int exp = 0;
-    std::string_view es = sci.substr(epos + 1);
-    if (!es.empty() && es.front() == '+') es.remove_prefix(1);
-    std::from_chars(es.data(), es.data() + es.size(), exp);
-    const int nd = static_cast<int>(digits.size());
-    std::string out = neg ? "-" : "";
-    if (exp < -4 || exp >= 6) { // %e, with the shortest digits
-        out += digits[0];
-        if (nd > 1) out += "." + digits.substr(1);
-        out += exp < 0 ? "e-" : "e+";
-        const int ax = exp < 0 ? -exp : exp;
-        if (ax < 10) out += '0';
-        out += std::to_string(ax);
-        return out;
-    }
-    const int dp = exp + 1; // digits before the decimal point
-    if (dp <= 0) {
-        out += "0." + std::string(static_cast<std::size_t>(-dp), '0') + digits;
-    } else if (dp >= nd) {
-        out += digits + std::string(static_cast<std::size_t>(dp - nd), '0');
-    } else {
-        out += digits.substr(0, static_cast<std::size_t>(dp)) + "." +
-               digits.substr(static_cast<std::size_t>(dp));
-    }
+    std::string out;
+    io::go::append_float_g(out, d, 64);
     return out;
 }
 

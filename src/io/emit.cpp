@@ -6,7 +6,7 @@
 //   converted (0x1F -> 31, +5 -> 5, .5 -> 0.5, 1. -> 1.0). Infinity and NaN have no JSON form:
 //   they are written as the strings ".inf", "-.inf" and ".nan" rather than failing as Go would.
 //   A number node whose text is no number at all is written as a string.
-// - JSON strings are escaped as Go's encoding/json does; invalid UTF-8 becomes \ufffd.
+// - JSON strings are escaped as Go's encoding/json does (io/go); invalid UTF-8 becomes \ufffd.
 // - YAML strings are written plain unless a plain scalar would read back as something else,
 //   and then double-quoted. Besides the YAML 1.2 core schema, the YAML 1.1 booleans (yes, no,
 //   on, off, y, n in their cases) and the merge key "<<" are quoted too, so that YAML 1.1
@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kpkg/io/go.hpp"
 #include "kpkg/io/scalars.hpp"
 
 namespace kpkg::io {
@@ -101,7 +102,7 @@ public:
             if (b)
                 out_ += *b ? "true" : "false";
             else
-                append_json_string(out_, n.text, st_.escape_html);
+                go::append_string(out_, n.text, st_.escape_html);
             return;
         }
         case Kind::integer: {
@@ -111,7 +112,7 @@ public:
             } else if (auto d = detail::decimal_integer(n.text)) {
                 out_ += *d;
             } else {
-                append_json_string(out_, n.text, st_.escape_html);
+                go::append_string(out_, n.text, st_.escape_html);
             }
             return;
         }
@@ -123,14 +124,14 @@ public:
                 if (std::isfinite(*d))
                     out_ += format_double(*d);
                 else
-                    append_json_string(out_, special_float(*d), false);
+                    go::append_string(out_, special_float(*d), false);
             } else {
-                append_json_string(out_, n.text, st_.escape_html);
+                go::append_string(out_, n.text, st_.escape_html);
             }
             return;
         }
         case Kind::string:
-            append_json_string(out_, n.text, st_.escape_html);
+            go::append_string(out_, n.text, st_.escape_html);
             return;
         case Kind::sequence:
             if (n.items.empty()) {
@@ -157,7 +158,7 @@ public:
                 if (!first) out_ += ',';
                 first = false;
                 newline(level + 1);
-                append_json_string(out_, e->key, st_.escape_html);
+                go::append_string(out_, e->key, st_.escape_html);
                 out_ += indent_ > 0 ? ": " : ":";
                 value(e->value, level + 1);
             }
@@ -409,67 +410,6 @@ private:
 };
 
 } // namespace
-
-void append_json_string(std::string& out, std::string_view s, bool escape_html) {
-    out.reserve(out.size() + s.size() + 2);
-    out += '"';
-    const char* p = s.data();
-    const char* const end = p + s.size();
-    const char* run = p; // start of the bytes not yet copied
-    auto flush = [&] { out.append(run, static_cast<std::size_t>(p - run)); };
-    while (p < end) {
-        const auto c = static_cast<unsigned char>(*p);
-        if (c < 0x80) {
-            if (c >= 0x20 && c != '"' && c != '\\' &&
-                !(escape_html && (c == '<' || c == '>' || c == '&'))) {
-                ++p;
-                continue;
-            }
-            flush();
-            switch (c) {
-            case '"':
-                out += "\\\"";
-                break;
-            case '\\':
-                out += "\\\\";
-                break;
-            case '\n':
-                out += "\\n";
-                break;
-            case '\r':
-                out += "\\r";
-                break;
-            case '\t':
-                out += "\\t";
-                break;
-            default:
-                out += "\\u00";
-                out += kHex[c >> 4];
-                out += kHex[c & 15];
-            }
-            run = ++p;
-            continue;
-        }
-        char32_t cp = 0;
-        const std::size_t len = detail::utf8_decode(p, end, cp);
-        if (len == 0) {
-            flush();
-            out += "\\ufffd";
-            run = ++p;
-            continue;
-        }
-        if (cp == 0x2028 || cp == 0x2029) {
-            flush();
-            out += cp == 0x2028 ? "\\u2028" : "\\u2029";
-            p += len;
-            run = p;
-            continue;
-        }
-        p += len;
-    }
-    flush();
-    out += '"';
-}
 
 std::string to_json(const Node& node, const JsonStyle& style) {
     std::string out;

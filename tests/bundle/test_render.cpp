@@ -9,6 +9,7 @@
 #include "kpkg/bundle/render.hpp"
 #include "kpkg/core/digest.hpp"
 #include "kpkg/io/emit.hpp"
+#include "kpkg/io/go.hpp"
 #include "kpkg/io/load.hpp"
 #include "support/support.hpp"
 
@@ -66,7 +67,7 @@ std::string object_json(const RawProperty& p) {
 
 std::string go_json(const io::Node& n) {
     std::string s;
-    EXPECT_TRUE(bundle::append_go_json(s, n));
+    EXPECT_TRUE(io::go::append_marshal(s, n));
     return s;
 }
 
@@ -545,15 +546,6 @@ TEST(RenderGoJson, StringsEscapedAsGoDoes) {
               R"({"s":"\u003ca href='x'\u003e\u0026amp;\u003c/a\u003e"})");
     EXPECT_EQ(go_json_of_yaml("s: \"tab\\tnl\\ncr\\rbs\\bff\\f\\x01 \\u2028 caf\\u00e9\"\n"),
               "{\"s\":\"tab\\tnl\\ncr\\rbs\\bff\\f\\u0001 \\u2028 caf\xC3\xA9\"}");
-}
-
-TEST(RenderGoJson, Base64) {
-    EXPECT_EQ(bundle::base64_encode(""), "");
-    EXPECT_EQ(bundle::base64_encode("f"), "Zg==");
-    EXPECT_EQ(bundle::base64_encode("fo"), "Zm8=");
-    EXPECT_EQ(bundle::base64_encode("foo"), "Zm9v");
-    EXPECT_EQ(bundle::base64_encode("foob"), "Zm9vYg==");
-    EXPECT_EQ(bundle::base64_encode("\xff\xfe\xfd"), "//79");
 }
 
 // Property values are re-indented from their bytes: escapes and number spellings stay as they

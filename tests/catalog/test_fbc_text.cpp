@@ -10,7 +10,7 @@
 
 #include "kpkg/catalog/load.hpp"
 #include "kpkg/catalog/render.hpp"
-#include "kpkg/io/go_json.hpp"
+#include "kpkg/io/go.hpp"
 #include "support/support.hpp"
 
 using namespace kpkg;
@@ -250,7 +250,7 @@ TEST(CatalogFileText, PlainKeysAreSpelledAsOpmSpellsThem) {
 TEST(CatalogFileText, Float32KeySpelling) {
     auto g = [](double v) {
         std::string s;
-        io::go::append_float32_g(s, v);
+        io::go::append_float_g(s, v, 32);
         return s;
     };
     EXPECT_EQ(g(1.0), "1");

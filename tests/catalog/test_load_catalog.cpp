@@ -440,6 +440,21 @@ properties:
     EXPECT_EQ(c.bundles[0].version, 0u); // no valid olm.package property
 }
 
+// Property values of a YAML catalog are typed as yaml.v2 types them: a hex or octal integer past
+// 64 bits stays a string (ParseInt and ParseUint fail and it is no float), a decimal one is a
+// float64, YAML 1.1 booleans are booleans, timestamps strings.
+TEST(LoadCatalog, YamlPropertyValuesTypedAsYamlV2) {
+    auto c = load_text("a.yaml", "schema: olm.bundle\npackage: a\nname: a.v1\nproperties:\n"
+                                 "  - type: example.com/free\n"
+                                 "    value: [0x10000000000000000, 0o2000000000000000000000, "
+                                 "18446744073709551616, 0x1F, yes, 2001-12-14, 1_000, .5]\n");
+    ASSERT_EQ(c.bundles.size(), 1u) << problems_text(c);
+    const auto props = c.properties_of(c.bundles[0]);
+    ASSERT_EQ(props.size(), 1u);
+    EXPECT_EQ(c.str(props[0].json), R"(["0x10000000000000000","0o2000000000000000000000",)"
+                                    R"(18446744073709552000,31,true,"2001-12-14",1000,0.5])");
+}
+
 TEST(LoadCatalog, PropertiesOfPackagesAndChannelsAreNotDecoded) {
     // opm parses bundle properties only.
     auto c = load_text("a.yaml", "schema: olm.package\nname: a\nproperties:\n"

@@ -330,8 +330,8 @@ TEST(CatalogRenderBadInput, EachCaseNamesFileAndPosition) {
         {"truncated json", "x.json", "{\"schema\": \"olm.package\",\n \"name\": \"p",
          "unterminated string", 2},
         // (Not "a": }: the YAML opm falls back to reads that as a null.)
-        {"json missing value", "x.json", "{\"schema\": \"x\",\n  \"a\": ]}\n",
-         "expected a JSON value", 2},
+        {"json missing value", "x.json", "{\"schema\": \"x\",\n  \"a\": ]}\n", "expected a value",
+         2},
         // After two JSON values the stream is JSON for good; YAML would read 1e400 as a string.
         {"json number overflow", "x.json",
          "{\"schema\":\"x\"}{\"schema\":\"y\"}\n{\"schema\": \"z\", \"a\": 1e400}", "float64", 2},

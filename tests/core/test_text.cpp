@@ -119,3 +119,37 @@ TEST(Text, TrimSplitJoin) {
     EXPECT_EQ(join({"x", "y", "z"}, ", "), "x, y, z");
     EXPECT_EQ(quote("n"), "\"n\"");
 }
+
+// trim and split return views: calling them on a temporary std::string must not compile (the
+// views would dangle), while lvalue strings, views and literals still do.
+template <class Arg>
+concept splittable = requires(Arg&& a) {
+    split(std::forward<Arg>(a), ',');
+};
+template <class Arg>
+concept trimmable = requires(Arg&& a) {
+    trim(std::forward<Arg>(a));
+};
+
+static_assert(!splittable<std::string>);
+static_assert(!splittable<std::string&&>);
+static_assert(!splittable<const std::string&&>);
+static_assert(splittable<std::string&>);
+static_assert(splittable<const std::string&>);
+static_assert(splittable<std::string_view>);
+static_assert(splittable<const char*>);
+static_assert(splittable<const char (&)[4]>);
+static_assert(!trimmable<std::string>);
+static_assert(!trimmable<std::string&&>);
+static_assert(trimmable<std::string&>);
+static_assert(trimmable<std::string_view>);
+static_assert(trimmable<const char*>);
+
+TEST(Text, SplitAndTrimTakeNamedStrings) {
+    const std::string s = " a,b ";
+    const auto parts = split(trim(s), ',');
+    ASSERT_EQ(parts.size(), 2u);
+    EXPECT_EQ(parts[0], "a");
+    EXPECT_EQ(parts[1], "b");
+    EXPECT_EQ(split("x,y", ',').size(), 2u);
+}

@@ -1,6 +1,7 @@
 // parse_json: positions, concatenated streams, strings, numbers, duplicate keys, limits and
 // every class of malformed input with its exact position.
 #include "kpkg/io/emit.hpp"
+#include "kpkg/io/json_reader.hpp"
 #include "kpkg/io/load.hpp"
 
 #include <string>
@@ -465,4 +466,92 @@ TEST(JsonVsYaml, SameTreesAndPositions) {
 }
 
 } // namespace
+} // namespace kpkg::io
+
+// ------------------------------------------------------------------------------------------------
+// The reader's modes for Go's decoding of a stream one value at a time (catalog render)
+
+namespace kpkg::io {
+
+namespace {
+
+// Records scalars as text; refuses the number 13.
+struct Recorder {
+    std::vector<std::string> seen;
+    void document_start(int, Mark) {}
+    void document_end() {}
+    void mapping_start(Mark) { seen.push_back("{"); }
+    void mapping_end() { seen.push_back("}"); }
+    void sequence_start(Mark) { seen.push_back("["); }
+    void sequence_end() { seen.push_back("]"); }
+    void key(const ScalarEvent& ev) { seen.push_back("k:" + std::string(ev.text)); }
+    bool scalar(const ScalarEvent& ev) {
+        if (ev.text == "13") return false;
+        seen.push_back(std::string(ev.text));
+        return true;
+    }
+    std::string refusal() const { return "no 13"; }
+};
+
+} // namespace
+
+TEST(JsonReaderModes, ReadsOneValueAtATimeFromWhereItResumes) {
+    const std::string text = "{\"a\":1}\n  [2, \"x\"] 3";
+    const std::string file = "s.json";
+    const Limits limits;
+    Recorder h;
+    detail::JsonReader<Recorder> r(text, file, limits, h);
+    ASSERT_TRUE(r.read_one());
+    EXPECT_EQ(r.offset(), 7u);
+    r.resume(r.offset(), r.line(), r.line_start());
+    ASSERT_TRUE(r.read_one());
+    EXPECT_EQ(r.line(), 2u);
+    EXPECT_EQ(r.line_start(), 8u);
+    ASSERT_TRUE(r.read_one());
+    EXPECT_EQ(r.offset(), text.size());
+    EXPECT_EQ(h.seen, (std::vector<std::string>{"{", "k:a", "1", "}", "[", "2", "x", "]", "3"}));
+
+    // Resuming on line 5 at a value that starts a new line: positions count from there.
+    const std::string bad = "xxxx\n]";
+    Recorder h2;
+    detail::JsonReader<Recorder> r2(bad, file, limits, h2);
+    r2.resume(5, 5, 5);
+    EXPECT_FALSE(r2.read_one());
+    EXPECT_EQ(r2.error().pos.line, 5u);
+    EXPECT_EQ(r2.error().pos.column, 1u);
+    EXPECT_NE(r2.error().message.find("expected a value, found ']'"), std::string::npos);
+}
+
+TEST(JsonReaderModes, InvalidUtf8ReplacedOnlyWhenAsked) {
+    const std::string text = "[\"a\xFF"
+                             "b\", \"\\n\xC3\"]";
+    const std::string file = "s.json";
+    const Limits limits;
+    Recorder strict;
+    detail::JsonReader<Recorder> r(text, file, limits, strict);
+    EXPECT_FALSE(r.read_one());
+    EXPECT_NE(r.error().message.find("invalid UTF-8 byte 0xFF"), std::string::npos)
+        << r.error().message;
+    Recorder go;
+    detail::JsonReader<Recorder> g(text, file, limits, go);
+    g.replace_invalid_utf8(true);
+    ASSERT_TRUE(g.read_one()) << g.error().message;
+    EXPECT_EQ(go.seen, (std::vector<std::string>{"[",
+                                                 "a\xEF\xBF\xBD"
+                                                 "b",
+                                                 "\n\xEF\xBF\xBD", "]"}));
+}
+
+TEST(JsonReaderModes, HandlerRefusesAValueAtItsPosition) {
+    const std::string text = "{\"a\": [1,\n  13]}";
+    const std::string file = "s.json";
+    const Limits limits;
+    Recorder h;
+    detail::JsonReader<Recorder> r(text, file, limits, h);
+    EXPECT_FALSE(r.read_one());
+    EXPECT_EQ(r.error().message, "no 13");
+    EXPECT_EQ(r.error().pos.line, 2u);
+    EXPECT_EQ(r.error().pos.column, 3u);
+}
+
 } // namespace kpkg::io

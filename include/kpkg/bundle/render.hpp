@@ -81,32 +81,7 @@ void write_json(const Rendered& r, const std::function<void(std::string_view)>& 
 // the JSON (gopkg.in/yaml.v2: keys in its order, its quoting, long lines folded at 80 columns).
 std::string to_yaml(const Rendered& r);
 
-// The YAML sigs.k8s.io/yaml's JSONToYAML makes of a JSON document: gopkg.in/yaml.v2 reading the
-// JSON and writing it back (keys in yaml.v2's order, its scalar styles and quoting, long lines
-// folded at 80 columns). `json_doc` is the document as io::parse_json reads it; the YAML is
-// appended to `out` without a leading "---". `kpkg catalog render -o yaml` writes every blob so.
-void append_json_as_yaml(std::string& out, const io::Node& json_doc);
-
 // The blob as a tree (property values parsed), for callers that post-process it.
 io::Node to_node(const Rendered& r);
-
-// Go's json.Marshal of an object as opm holds it after reading YAML through sigs.k8s.io/yaml
-// and Kubernetes' unstructured decoding: compact, keys sorted bytewise, <, > and & escaped,
-// plain YAML scalars typed as gopkg.in/yaml.v2 types them (yes/no/on/off are booleans, 0x1F
-// and 017 are integers, timestamps stay strings), integers as integers and other numbers as Go
-// prints a float64. Appends to `out`; false (with `out` partly written) when a value has no
-// JSON form (.inf, .nan).
-bool append_go_json(std::string& out, const io::Node& node);
-
-// One YAML scalar node as opm's YAML reading (sigs.k8s.io/yaml over gopkg.in/yaml.v2) types it.
-enum class GoScalarKind {
-    string,  // a string: its text is the node's
-    literal, // null, a boolean or a number: its JSON literal was appended to `out`
-    invalid, // .inf or .nan, which have no JSON form
-};
-GoScalarKind append_go_scalar(std::string& out, const io::Node& scalar);
-
-// Standard base64 with padding.
-std::string base64_encode(std::string_view data);
 
 } // namespace kpkg::bundle

@@ -1,16 +1,31 @@
 // Small string helpers used across areas.
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace kpkg::text {
 
+// trim and split return views into `s`: given a temporary std::string the views would dangle,
+// so such calls do not compile (name the string first). Lvalue strings, string views and
+// literals are taken as they are.
 std::string_view trim(std::string_view s);
 std::vector<std::string_view> split(std::string_view s, char sep);
+
+// S deduced from a forwarding reference to a std::string rvalue (an lvalue deduces a reference).
+template <class S>
+concept string_temporary = std::same_as<std::remove_cv_t<S>, std::string>;
+
+template <string_temporary S>
+std::string_view trim(S&& temporary) = delete;
+template <string_temporary S>
+std::vector<std::string_view> split(S&& temporary, char sep) = delete;
+
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 bool starts_with(std::string_view s, std::string_view prefix);
 

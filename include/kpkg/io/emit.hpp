@@ -32,7 +32,4 @@ struct YamlStyle {
 // would read back differently (a number, a boolean, null, leading indicator, ": ", " #", ...).
 std::string to_yaml(const Node& node, const YamlStyle& style = {});
 
-// Appends `s` as a JSON string literal (with quotes) to out.
-void append_json_string(std::string& out, std::string_view s, bool escape_html = false);
-
 } // namespace kpkg::io

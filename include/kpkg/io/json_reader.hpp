@@ -10,13 +10,19 @@
 //   of the input, without a copy.
 // - Columns count bytes, like the YAML reader's marks, so positions agree between the readers.
 // - Lone UTF-16 surrogates in \u escapes are replaced by U+FFFD (as Go's encoding/json does);
-//   raw invalid UTF-8 anywhere is an error.
+//   raw invalid UTF-8 anywhere is an error, or, with replace_invalid_utf8(), is read inside a
+//   string as one U+FFFD per byte (as Go's encoding/json reads it).
+// - A handler whose scalar() returns bool may refuse a value (a number Go cannot hold): the read
+//   then fails at that value with the handler's refusal() message.
+// - read_one() reads a single value from where resume() put the reader, for a caller that
+//   consumes a concatenated stream one value at a time.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "kpkg/core/error.hpp"
@@ -57,6 +63,36 @@ public:
         }
         return true;
     }
+
+    // Reads from `offset` of the text, which is on line `line` starting at offset `line_start`
+    // (for positions), instead of from its start.
+    void resume(std::size_t offset, std::uint32_t line, std::size_t line_start) {
+        p_ = begin_ + offset;
+        line_ = line;
+        line_start_ = begin_ + line_start;
+    }
+
+    // Invalid UTF-8 inside a string becomes U+FFFD (one per byte) instead of an error.
+    void replace_invalid_utf8(bool on) { replace_utf8_ = on; }
+
+    // Reads the one value at the current position (after blanks); false after an error. No byte
+    // order mark is skipped. Afterwards offset(), line() and line_start() tell where it ended.
+    bool read_one() {
+        skip_ws();
+        failed_at_ = p_;
+        if (p_ < end_ && (*p_ == '}' || *p_ == ']' || *p_ == ',' || *p_ == ':'))
+            return failed(error_at(p_, "expected a value, found " + describe(p_)));
+        h_.document_start(doc_, mark_at(p_));
+        if (!parse_value()) return false;
+        h_.document_end();
+        ++doc_;
+        value_end_ = p_;
+        return true;
+    }
+
+    std::size_t offset() const { return static_cast<std::size_t>(p_ - begin_); }
+    std::uint32_t line() const { return line_; }
+    std::size_t line_start() const { return static_cast<std::size_t>(line_start_ - begin_); }
 
     Error& error() { return err_; }
 
@@ -325,6 +361,7 @@ private:
             }
             if (c == '\\') break;
             if (c < 0x80) return string_char_error(open, q);
+            if (replace_utf8_ && invalid_utf8_at(q)) break;
             const std::size_t len = utf8_at(q);
             if (len == 0) return false;
             q += len;
@@ -342,6 +379,11 @@ private:
                 q = escape(open, q, scratch);
                 if (q == nullptr) return false;
             } else if (c >= 0x80) {
+                if (replace_utf8_ && invalid_utf8_at(q)) {
+                    scratch += "\xEF\xBF\xBD";
+                    ++q;
+                    continue;
+                }
                 const std::size_t len = utf8_at(q);
                 if (len == 0) return false;
                 scratch.append(q, len);
@@ -392,8 +434,7 @@ private:
         ev.mark = mark_at(s);
         ev.text = std::string_view(s, static_cast<std::size_t>(q - s));
         p_ = q;
-        value(ev);
-        return true;
+        return value(ev);
     }
 
     // true, false, null, or an error naming the bare word.
@@ -422,11 +463,17 @@ private:
         ev.mark = mark_at(s);
         ev.text = w;
         p_ = q;
-        value(ev);
-        return true;
+        return value(ev);
     }
 
-    void value(const ScalarEvent& ev) { h_.scalar(ev); }
+    bool value(const ScalarEvent& ev) {
+        if constexpr (std::is_same_v<decltype(h_.scalar(ev)), bool>) {
+            if (!h_.scalar(ev)) return failed(error_at(ev.mark, h_.refusal()));
+        } else {
+            h_.scalar(ev);
+        }
+        return true;
+    }
 
     bool open(bool map) {
         if (frames_.size() >= limits_.max_depth)
@@ -467,7 +514,7 @@ private:
                     ev.kind = Kind::string;
                     ev.mark = mark_at(p_);
                     if (!parse_string(scratch_, ev.text)) return false;
-                    value(ev);
+                    if (!value(ev)) return false;
                     st = State::after_value;
                 } else if (c == '{') {
                     if (!open(true)) return false;
@@ -557,6 +604,7 @@ private:
     const Limits& limits_;
     Handler& h_;
     int doc_ = 0;
+    bool replace_utf8_ = false;
     Error err_;
     std::vector<Frame> frames_;
     std::string scratch_;
