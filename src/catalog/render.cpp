@@ -694,8 +694,11 @@ Result<RenderedCatalog> prepare_render(const std::vector<std::string>& sources,
                 units.push_back({Unit::Kind::bundle, src});
                 continue;
             }
-            for (auto& f : KPKG_TRY(detail::list_files(src)).files)
-                units.push_back({Unit::Kind::file, std::move(f.path)});
+            const io::DirectoryTree tree{fs::path(src)};
+            for (auto& f : KPKG_TRY(detail::select_files(tree)).files) {
+                if (f.problem) return fail(detail::problem_error(tree, f));
+                units.push_back({Unit::Kind::file, fs::path(std::move(f.display))});
+            }
             continue;
         }
         units.push_back({Unit::Kind::file, src});
