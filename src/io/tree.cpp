@@ -391,7 +391,8 @@ std::optional<Stamp> DirectoryTree::stamp(std::string_view rel) const {
 
 // --- FileTree ---------------------------------------------------------------------------------
 
-FileTree::FileTree(fs::path path) : path_(std::move(path)), display_(path_.string()) {}
+FileTree::FileTree(fs::path path, std::string display)
+    : path_(std::move(path)), display_(display.empty() ? path_.string() : std::move(display)) {}
 
 Result<std::vector<Entry>> FileTree::list() const {
     std::error_code ec;

@@ -185,7 +185,8 @@ private:
 // one entry is named by the file's name (rel) and shown as the path given.
 class FileTree final : public Tree {
 public:
-    explicit FileTree(std::filesystem::path path);
+    // `display`: how messages name it (the path as given when empty).
+    explicit FileTree(std::filesystem::path path, std::string display = {});
     Result<std::vector<Entry>> list() const override;
     Result<Contents> read(std::string_view rel, const ReadOptions& opts = {}) const override;
     using Tree::read;
