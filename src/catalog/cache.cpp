@@ -336,20 +336,22 @@ std::string options_tag(const LoadOptions& o) {
 }
 
 struct Paths {
-    fs::path root;     // canonical source
-    bool dir = false;  // a directory source
-    fs::path manifest; // its manifest
-    std::string tag;   // options
+    fs::path root;          // canonical source (stamped trees), for the check of the cache's place
+    bool dir = false;       // a directory source
+    bool immutable = false; // its content never changes: no stamps to check
+    fs::path manifest;      // its manifest
+    std::string tag;        // options
 };
 
-std::optional<Paths> paths_of(const fs::path& src, const LoadOptions& opts) {
-    std::error_code ec;
+std::optional<Paths> paths_of(const io::Identity& id, const LoadOptions& opts) {
+    if (id.kind == io::Identity::Kind::none || id.key.empty()) return std::nullopt;
     Paths p;
-    p.root = fs::canonical(src, ec);
-    if (ec) return std::nullopt;
-    p.dir = fs::is_directory(p.root, ec);
+    if (id.kind == io::Identity::Kind::stamped) p.root = id.key;
+    p.dir = id.dir;
+    p.immutable = id.kind == io::Identity::Kind::immutable;
     p.tag = options_tag(opts);
-    const std::string key = sha256_digest("kpkg-catalog-source\n" + p.root.string() + "\n" + p.tag);
+    // (A canonical path starts with '/', a digest never does: the two cannot meet.)
+    const std::string key = sha256_digest("kpkg-catalog-source\n" + id.key + "\n" + p.tag);
     p.manifest = opts.cache_dir / "catalog-v1" / "manifests" / key.substr(7);
     return p;
 }
@@ -357,11 +359,6 @@ std::optional<Paths> paths_of(const fs::path& src, const LoadOptions& opts) {
 fs::path image_path(const LoadOptions& opts, const std::string& digest, const std::string& tag) {
     const std::string hex = digest.size() > 7 ? digest.substr(7) : digest;
     return opts.cache_dir / "catalog-v1" / "images" / (hex + "-" + tag + ".img");
-}
-
-fs::path stamp_path(const Paths& p, const std::string& rel) {
-    if (!p.dir) return p.root;
-    return rel.empty() ? p.root : p.root / rel;
 }
 
 // --- the image ---------------------------------------------------------------------------------
@@ -589,7 +586,7 @@ std::string encode_image(const model::Catalog& c, const std::vector<std::string>
 }
 
 // The catalog of an image, every index checked; nullopt when anything is off.
-std::optional<model::Catalog> decode_image(std::string_view payload, const fs::path& src, bool dir,
+std::optional<model::Catalog> decode_image(std::string_view payload, const io::Tree& tree, bool dir,
                                            std::shared_ptr<const void> keep) {
     Reader r(payload);
     model::Catalog c;
@@ -600,7 +597,7 @@ std::optional<model::Catalog> decode_image(std::string_view payload, const fs::p
     c.files.reserve(nfiles + 1);
     for (std::size_t i = 0; i < nfiles; ++i) {
         const std::string_view rel = r.str();
-        c.files.push_back(dir ? (src / std::string(rel)).string() : src.string());
+        c.files.push_back(dir ? tree.display(rel) : tree.display_root());
     }
     // The pool's text stays in the image: its strings are views into the mapping, which the
     // pool keeps (a warm load copies no string; only the small tables are copied out).
@@ -769,57 +766,33 @@ void prune(const fs::path& dir, std::size_t keep) {
 
 } // namespace
 
-Stamp stamp_from(const struct stat& sb, std::string rel, StampKind kind) {
+Stamp stamp_from(const io::Stamp& st, std::string rel, StampKind kind) {
     Stamp s;
     s.rel = std::move(rel);
     s.kind = kind;
-    s.size = kind == StampKind::file ? static_cast<std::uint64_t>(sb.st_size) : 0;
-    s.mtime_ns = static_cast<std::uint64_t>(sb.st_mtim.tv_sec) * 1000000000ULL +
-                 static_cast<std::uint64_t>(sb.st_mtim.tv_nsec);
-    s.ctime_ns = static_cast<std::uint64_t>(sb.st_ctim.tv_sec) * 1000000000ULL +
-                 static_cast<std::uint64_t>(sb.st_ctim.tv_nsec);
-    s.ino = sb.st_ino;
-    s.dev = sb.st_dev;
+    s.size = kind == StampKind::file ? st.size : 0;
+    s.mtime_ns = st.mtime_ns;
+    s.ctime_ns = st.ctime_ns;
+    s.ino = st.ino;
+    s.dev = st.dev;
     return s;
 }
 
 namespace {
-
-// The stamp of rel under the directory open as dir_fd ("" for the directory itself).
-std::optional<Stamp> stamp_at(int dir_fd, const std::string& rel, StampKind kind) {
-    struct stat sb {};
-    const int rc = rel.empty() ? ::fstatat(dir_fd, "", &sb, AT_EMPTY_PATH)
-                               : ::fstatat(dir_fd, rel.c_str(), &sb, 0);
-    if (rc != 0) return std::nullopt;
-    return stamp_from(sb, rel, kind);
-}
 
 bool same_stat(const Stamp& a, const Stamp& b) {
     return a.size == b.size && a.mtime_ns == b.mtime_ns && a.ctime_ns == b.ctime_ns &&
            a.ino == b.ino && a.dev == b.dev;
 }
 
-// True when the file (rel under dir_fd, or `path` when dir_fd < 0) holds bytes of this SHA-256.
-bool content_is(int dir_fd, const std::string& rel, const fs::path& path,
+// True when the file `rel` of the tree holds bytes of this SHA-256 (a regular file: a stream
+// cannot be read twice).
+bool content_is(const io::Tree& tree, const std::string& rel,
                 const std::array<std::uint8_t, 32>& sha) {
-    const int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
-    const int fd = dir_fd >= 0 ? ::openat(dir_fd, rel.c_str(), flags) : ::open(path.c_str(), flags);
-    if (fd < 0) return false;
-    struct Closer {
-        int fd;
-        ~Closer() { ::close(fd); }
-    } closer{fd};
-    struct stat sb {};
-    if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) return false;
+    auto data = tree.read(rel);
+    if (!data.ok() || data->too_large || data->streamed) return false;
     Sha256 h;
-    std::string buf(1 << 16, '\0');
-    for (;;) {
-        const ssize_t n = ::read(fd, buf.data(), buf.size());
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return false;
-        if (n == 0) break;
-        h.update(buf.data(), static_cast<std::size_t>(n));
-    }
+    h.update(data->text());
     return h.finish() == sha;
 }
 
@@ -828,7 +801,7 @@ bool content_is(int dir_fd, const std::string& rel, const fs::path& path,
 std::array<std::uint8_t, 32> listing_digest(const Listing& l) {
     Sha256 h;
     h.update("kpkg-catalog-listing-v1\n");
-    auto part = [&](char tag, const std::vector<ListedPath>& v) {
+    auto part = [&](char tag, const std::vector<io::Entry>& v) {
         h.update(std::string_view(&tag, 1));
         const std::string n = std::to_string(v.size());
         h.update(n);
@@ -849,17 +822,11 @@ std::uint64_t now_ns() {
                                           .count());
 }
 
-std::optional<Stamp> stamp_of(const fs::path& path, std::string rel, StampKind kind) {
-    struct stat sb {};
-    if (::stat(path.c_str(), &sb) != 0) return std::nullopt;
-    return stamp_from(sb, std::move(rel), kind);
-}
-
-std::optional<model::Catalog> cache_load(const fs::path& src, const LoadOptions& opts,
-                                         std::string& note) {
-    const auto paths = paths_of(src, opts);
+std::optional<model::Catalog> cache_load(const io::Tree& tree, const io::Identity& id,
+                                         const LoadOptions& opts, std::string& note) {
+    const auto paths = paths_of(id, opts);
     if (!paths) {
-        note = "cannot resolve " + src.string();
+        note = "cannot resolve " + tree.display_root();
         return std::nullopt;
     }
     std::optional<Manifest> m;
@@ -882,15 +849,6 @@ std::optional<model::Catalog> cache_load(const fs::path& src, const LoadOptions&
         note = "manifest " + paths->manifest.string() + " is damaged or of another version";
         return std::nullopt;
     }
-    // Entries stat'ed relative to the source directory: one path component to resolve each.
-    const int root_fd =
-        paths->dir ? ::open(paths->root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
-    struct Closer {
-        int fd;
-        ~Closer() {
-            if (fd >= 0) ::close(fd);
-        }
-    } closer{root_fd};
     // Every entry stat'ed; on big catalogs on a thread of its own while the image is decoded
     // (which is thrown away if something changed).
     std::string stale;
@@ -901,10 +859,12 @@ std::optional<model::Catalog> cache_load(const fs::path& src, const LoadOptions&
     bool proven_racy = false, still_racy = false;
     auto check = [&] {
         bool relist = false;
+        if (paths->immutable) return; // an image named by its digest: nothing to re-check
         for (const Stamp& s : m->stamps) {
-            const auto now = root_fd >= 0 ? stamp_at(root_fd, s.rel, s.kind)
-                                          : stamp_of(stamp_path(*paths, s.rel), s.rel, s.kind);
-            const std::string name = s.rel.empty() ? paths->root.string() : s.rel;
+            const auto st = tree.stamp(s.rel);
+            const auto now =
+                st ? std::optional<Stamp>(stamp_from(*st, s.rel, s.kind)) : std::nullopt;
+            const std::string name = s.rel.empty() ? tree.display_root() : s.rel;
             if (!now || !same_stat(*now, s)) {
                 stale = name + " changed";
                 return;
@@ -918,15 +878,15 @@ std::optional<model::Catalog> cache_load(const fs::path& src, const LoadOptions&
                 relist = true; // a directory or an .indexignore file: its effect is the listing
                 continue;
             }
-            if (!content_is(root_fd, s.rel, stamp_path(*paths, s.rel), s.sha)) {
+            if (!content_is(tree, s.rel, s.sha)) {
                 stale = name + " changed (its content differs from what was cached)";
                 return;
             }
         }
         if (relist && paths->dir) {
-            auto listing = list_files(paths->root);
+            auto listing = select_files(tree);
             if (!listing.ok() || listing_digest(*listing) != m->listing) {
-                stale = "the files of " + paths->root.string() + " changed";
+                stale = "the files of " + tree.display_root() + " changed";
                 return;
             }
         }
@@ -965,7 +925,7 @@ std::optional<model::Catalog> cache_load(const fs::path& src, const LoadOptions&
         return std::nullopt;
     }
     const auto ipayload = unframe(kImageMagic, idata->text(), true);
-    auto c = ipayload ? decode_image(*ipayload, src, paths->dir, idata) : std::nullopt;
+    auto c = ipayload ? decode_image(*ipayload, tree, paths->dir, idata) : std::nullopt;
     if (checker.joinable()) checker.join();
     if (!stale.empty()) {
         note = stale;
@@ -984,17 +944,17 @@ std::optional<model::Catalog> cache_load(const fs::path& src, const LoadOptions&
     return c;
 }
 
-void cache_store(const fs::path& src, const LoadOptions& opts, const model::Catalog& c,
+void cache_store(const io::Identity& id, const LoadOptions& opts, const model::Catalog& c,
                  const std::vector<std::string>& rels, const SourceRecord& record,
                  std::string& note) {
-    const auto paths = paths_of(src, opts);
+    const auto paths = paths_of(id, opts);
     if (!paths) {
-        note = "cannot resolve " + src.string();
+        note = "not cached: the source cannot be resolved";
         return;
     }
     std::error_code ec;
     // A cache inside the catalog directory would be read as part of the catalog next time.
-    if (paths->dir) {
+    if (paths->dir && !paths->root.empty()) {
         const fs::path cache = fs::weakly_canonical(fs::absolute(opts.cache_dir, ec), ec);
         const auto [end, _] =
             std::mismatch(paths->root.begin(), paths->root.end(), cache.begin(), cache.end());

@@ -24,8 +24,6 @@
 // mapping stays valid while the run lasts.
 #pragma once
 
-#include <sys/stat.h>
-
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -35,6 +33,7 @@
 
 #include "files.hpp"
 #include "kpkg/catalog/load.hpp"
+#include "kpkg/io/tree.hpp"
 #include "kpkg/model/catalog.hpp"
 
 namespace kpkg::catalog::detail {
@@ -51,22 +50,20 @@ struct Stamp {
     std::array<std::uint8_t, 32> sha{};
 };
 
-// The stamp of what `sb` describes.
-Stamp stamp_from(const struct stat& sb, std::string rel, StampKind kind);
+// The stamp of an entry of a Tree (io::Tree::stamp, io::Contents::stamp).
+Stamp stamp_from(const io::Stamp& st, std::string rel, StampKind kind);
 
-// The stamp of `path` now (stat, following symbolic links); nullopt when it cannot be stat'ed.
-std::optional<Stamp> stamp_of(const std::filesystem::path& path, std::string rel, StampKind kind);
-
-// A digest of what list_files gave (the files, directories and .indexignore files, in order).
+// A digest of what select_files gave (the files, directories and .indexignore files, in order).
 std::array<std::uint8_t, 32> listing_digest(const Listing& l);
 
 // The wall clock in nanoseconds since the epoch (what file times are compared with).
 std::uint64_t now_ns();
 
-// The cached catalog of `src` when nothing changed since it was stored, with its file names made
-// from `src` as given (`rels` of files[1..] joined to it). `note` says why not, for -v output.
-std::optional<model::Catalog> cache_load(const std::filesystem::path& src, const LoadOptions& opts,
-                                         std::string& note);
+// The cached catalog of `tree` (whose identity is `id`, not Identity::Kind::none) when nothing
+// changed since it was stored (re-checked through tree.stamp(); an immutable tree is not
+// re-checked), with its file names as the tree shows them. `note` says why not, for -v output.
+std::optional<model::Catalog> cache_load(const io::Tree& tree, const io::Identity& id,
+                                         const LoadOptions& opts, std::string& note);
 
 // What a cold load read, for cache_store.
 struct SourceRecord {
@@ -77,7 +74,7 @@ struct SourceRecord {
 
 // Stores a freshly loaded catalog: the image (files[i] for i >= 1 stored as rels[i - 1]) and the
 // manifest of the source. Failures are silent but for `note`.
-void cache_store(const std::filesystem::path& src, const LoadOptions& opts, const model::Catalog& c,
+void cache_store(const io::Identity& id, const LoadOptions& opts, const model::Catalog& c,
                  const std::vector<std::string>& rels, const SourceRecord& record,
                  std::string& note);
 

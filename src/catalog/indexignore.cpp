@@ -2,7 +2,7 @@
 
 #include <fnmatch.h>
 
-#include <fstream>
+#include <string_view>
 
 namespace kpkg::catalog::detail {
 
@@ -31,11 +31,12 @@ bool match_one(const std::string& pattern, bool anchored, const std::string& pat
 
 } // namespace
 
-void IndexIgnore::add_dir(const std::filesystem::path& dir, const std::string& rel_dir) {
-    std::ifstream in(dir / ".indexignore");
-    if (!in) return;
-    std::string line;
-    while (std::getline(in, line)) {
+void IndexIgnore::add_text(std::string_view text, const std::string& rel_dir) {
+    std::size_t start = 0;
+    while (start < text.size()) {
+        const std::size_t nl = text.find('\n', start);
+        std::string line(text.substr(start, nl == std::string_view::npos ? text.npos : nl - start));
+        start = nl == std::string_view::npos ? text.size() : nl + 1;
         line = trim_trailing_blanks(line);
         if (line.empty() || line[0] == '#') continue;
         Rule r;

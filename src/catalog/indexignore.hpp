@@ -1,8 +1,8 @@
 // .indexignore handling for catalog loading (gitignore syntax), private to src/catalog.
 #pragma once
 
-#include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kpkg::catalog::detail {
@@ -12,8 +12,9 @@ namespace kpkg::catalog::detail {
 // and within all of them the last matching pattern decides (a "!" pattern re-includes).
 class IndexIgnore {
 public:
-    // Reads `dir`/.indexignore if present; `rel_dir` is dir relative to the root ("" for it).
-    void add_dir(const std::filesystem::path& dir, const std::string& rel_dir);
+    // The patterns of one .indexignore file (its text); `rel_dir` is the directory holding it,
+    // relative to the root ("" for the root).
+    void add_text(std::string_view text, const std::string& rel_dir);
     // `rel` is a regular file's path relative to the root, '/' separated.
     bool ignored(const std::string& rel) const;
     bool empty() const { return rules_.empty(); }

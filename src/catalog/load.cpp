@@ -1,8 +1,5 @@
 #include "kpkg/catalog/load.hpp"
 
-#include <algorithm>
-#include <system_error>
-
 #include "files.hpp"
 #include "kpkg/core/log.hpp"
 
@@ -152,26 +149,30 @@ Result<void> add_documents(declcfg::DeclarativeConfig& cfg, const std::vector<io
     return {};
 }
 
-Result<declcfg::DeclarativeConfig> load(const fs::path& src, const LoadOptions& opts) {
+Result<declcfg::DeclarativeConfig> load(const io::Tree& src, const LoadOptions& opts) {
     declcfg::DeclarativeConfig cfg;
-    std::error_code ec;
-    if (src != "-" && fs::is_directory(src, ec)) {
-        // The files opm reads (files.hpp), in path order.
-        std::vector<fs::path> files;
-        for (auto& f : KPKG_TRY(detail::list_files(src)).files)
-            files.push_back(std::move(f.path));
-        for (const auto& file : files) {
-            auto docs = KPKG_TRY(io::load_file(file, opts.limits));
-            if (log::enabled(log::Level::debug))
-                log::debug("read " + file.string() + " (" + std::to_string(docs.size()) +
-                           " documents)");
-            KPKG_TRY(add_documents(cfg, docs, file.string()));
-        }
-        return cfg;
+    // The files opm reads (files.hpp), in path order.
+    for (const io::Entry& f : KPKG_TRY(detail::select_files(src)).files) {
+        io::ReadOptions ro;
+        ro.limit = opts.limits.max_file_bytes;
+        auto data = KPKG_TRY(f.problem ? Result<io::Contents>(fail(detail::problem_error(src, f)))
+                                       : src.read(f.rel, ro));
+        if (data.too_large)
+            return fail(Error::io(
+                "\"" + f.display + "\" is too large: " +
+                (data.streamed ? "more than the limit of " + std::to_string(ro.limit) + " bytes"
+                               : std::to_string(data.size) + " bytes (the limit is " +
+                                     std::to_string(ro.limit) + " bytes)")));
+        auto docs = KPKG_TRY(io::parse_auto(data.text(), f.display, opts.limits));
+        if (log::enabled(log::Level::debug))
+            log::debug("read " + f.display + " (" + std::to_string(docs.size()) + " documents)");
+        KPKG_TRY(add_documents(cfg, docs, f.display));
     }
-    auto docs = KPKG_TRY(io::load_file(src, opts.limits));
-    KPKG_TRY(add_documents(cfg, docs, src == "-" ? std::string("<stdin>") : src.string()));
     return cfg;
+}
+
+Result<declcfg::DeclarativeConfig> load(const fs::path& src, const LoadOptions& opts) {
+    return load(*io::open_path(src), opts);
 }
 
 } // namespace kpkg::catalog

@@ -1,11 +1,6 @@
 // load_catalog: the files of a catalog parsed on all cores (blobs.cpp turns each into a part
 // with strings of its own), merged in path order into one model::Catalog, with the content
 // digest, the index, and the binary cache in front of it all (cache.cpp).
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -24,6 +19,7 @@
 #include "kpkg/catalog/load.hpp"
 #include "kpkg/core/digest.hpp"
 #include "kpkg/core/log.hpp"
+#include "kpkg/io/tree.hpp"
 
 namespace kpkg::catalog {
 
@@ -43,18 +39,9 @@ fs::path default_cache_dir() {
 
 namespace {
 
-std::string errno_text(int e) {
-    std::string s = std::generic_category().message(e);
-    if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z') s[0] = static_cast<char>(s[0] - 'A' + 'a');
-    return s;
-}
-
-// One file to read.
-struct Job {
-    fs::path path;       // to open ("-": standard input)
-    std::string rel;     // for the content digest and the cache
-    std::string display; // in positions and messages
-};
+// One file to read: an entry of the tree's listing (rel for the content digest and the cache,
+// display in positions and messages).
+using Job = io::Entry;
 
 // What reading it gave.
 struct Part {
@@ -65,76 +52,6 @@ struct Part {
     bool hashed = false; // sha is that of the bytes parsed (not of a file left unread)
     std::uint64_t size = 0;
     bool cacheable = true; // a regular file (not a pipe)
-};
-
-// The bytes of a regular file, mapped (or read when mapping fails); unmapped when it goes.
-class Mapped {
-public:
-    Mapped() = default;
-    Mapped(const Mapped&) = delete;
-    Mapped& operator=(const Mapped&) = delete;
-    ~Mapped() {
-        if (map_ != nullptr) ::munmap(map_, size_);
-    }
-    std::string_view text() const {
-        if (map_ != nullptr) return {static_cast<const char*>(map_), size_};
-        return view_.data() != nullptr ? view_ : std::string_view(copy_);
-    }
-    // Reads fd (of `size` bytes): big files mapped, small ones read into `buffer` (reused from
-    // file to file: mapping costs more than copying a few pages). False with errno set.
-    bool load(int fd, std::size_t size, std::string& buffer) {
-        if (size == 0) return true;
-        if (size > kMapFrom) {
-            void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-            if (p != MAP_FAILED) {
-                map_ = p;
-                size_ = size;
-                ::madvise(p, size, MADV_SEQUENTIAL | MADV_WILLNEED);
-                return true;
-            }
-        }
-        buffer.resize(size);
-        std::size_t used = 0;
-        while (used < size) {
-            const ssize_t n = ::read(fd, buffer.data() + used, size - used);
-            if (n < 0) {
-                if (errno == EINTR) continue;
-                return false;
-            }
-            if (n == 0) break;
-            used += static_cast<std::size_t>(n);
-        }
-        view_ = std::string_view(buffer.data(), used);
-        return true;
-    }
-    // Reads a stream up to `limit` bytes; false when it is longer (or on errors, errno set).
-    bool load_stream(int fd, std::size_t limit, bool& too_large) {
-        std::size_t used = 0;
-        copy_.resize(64 * 1024);
-        for (;;) {
-            if (used == copy_.size()) copy_.resize(copy_.size() * 2);
-            const ssize_t n = ::read(fd, copy_.data() + used, copy_.size() - used);
-            if (n < 0) {
-                if (errno == EINTR) continue;
-                return false;
-            }
-            if (n == 0) break;
-            used += static_cast<std::size_t>(n);
-            if (used > limit) {
-                too_large = true;
-                return true;
-            }
-        }
-        copy_.resize(used);
-        return true;
-    }
-
-private:
-    static constexpr std::size_t kMapFrom = 4 << 20;
-    void* map_ = nullptr;
-    std::size_t size_ = 0;
-    std::string_view view_;
-    std::string copy_;
 };
 
 void add_problem(model::Catalog& c, std::string rule, std::string message,
@@ -150,7 +67,7 @@ std::string size_text(std::uint64_t n) {
     return std::to_string(n) + " bytes";
 }
 
-Part read_part(const Job& job, const LoadOptions& opts) {
+Part read_part(const io::Tree& tree, const Job& job, const LoadOptions& opts) {
     Part part;
     model::Catalog& c = part.catalog;
     c.files.push_back(job.display);
@@ -158,77 +75,47 @@ Part read_part(const Job& job, const LoadOptions& opts) {
     ro.limits = opts.limits;
     ro.keep_payloads = opts.keep_payloads;
     const std::size_t limit = opts.limits.max_file_bytes;
-    Mapped data;
-    if (job.path == "-") {
-        bool too_large = false;
-        if (!data.load_stream(STDIN_FILENO, limit, too_large)) {
-            part.error = Error::io("cannot read standard input: " + errno_text(errno));
-            return part;
-        }
-        if (too_large) {
+    // Small files are read into a buffer reused from file to file (mapping costs more than
+    // copying a few pages); big ones are mapped.
+    thread_local std::string buffer;
+    io::ReadOptions read_opts;
+    read_opts.limit = limit;
+    read_opts.buffer = &buffer;
+    auto got = job.problem ? Result<io::Contents>(fail(detail::problem_error(tree, job)))
+                           : tree.read(job.rel, read_opts);
+    if (!got.ok()) {
+        part.error = std::move(got).error();
+        return part;
+    }
+    const io::Contents& data = *got;
+    if (data.stamp) {
+        part.stamp = detail::stamp_from(*data.stamp, job.rel, detail::StampKind::file);
+    } else if (!data.streamed) {
+        // A file of a tree without stamps (memory, an image): its size bounds the cache image.
+        part.stamp =
+            detail::Stamp{job.rel, detail::StampKind::file, data.size, 0, 0, 0, 0, false, {}};
+    }
+    part.cacheable = !data.streamed;
+    if (data.too_large) {
+        if (!data.streamed) {
+            part.size = data.size;
             add_problem(c, "catalog.too-large",
-                        "standard input is larger than the limit of " + size_text(limit) +
-                            "; it was not read",
+                        "file is " + size_text(part.size) + ", larger than the limit of " +
+                            size_text(limit) + "; it was not read",
                         job.display);
-            return part;
-        }
-    } else {
-        const int fd = ::open(job.path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            part.error = Error::io("cannot open " + job.path.string() + ": " + errno_text(errno));
-            return part;
-        }
-        struct stat sb {};
-        if (::fstat(fd, &sb) != 0) {
-            const int e = errno;
-            ::close(fd);
-            part.error = Error::io("cannot read " + job.path.string() + ": " + errno_text(e));
-            return part;
-        }
-        if (!(S_ISREG(sb.st_mode) || S_ISFIFO(sb.st_mode) || S_ISCHR(sb.st_mode))) {
-            ::close(fd);
-            part.error =
-                Error::io("cannot read " + job.path.string() + ": " +
-                          (S_ISDIR(sb.st_mode) ? "it is a directory" : "not a regular file"));
-            return part;
-        }
-        bool ok = true;
-        bool too_large = false;
-        if (S_ISREG(sb.st_mode)) {
-            part.stamp = detail::stamp_from(sb, job.rel, detail::StampKind::file);
-            part.size = part.stamp->size;
-            if (part.size > limit) {
-                ::close(fd);
-                add_problem(c, "catalog.too-large",
-                            "file is " + size_text(part.size) + ", larger than the limit of " +
-                                size_text(limit) + "; it was not read",
-                            job.display);
-                // The digest covers its size: a catalog holding it is not mistaken for another.
-                Sha256 h;
-                h.update("too-large:" + std::to_string(part.size));
-                part.sha = h.finish();
-                return part;
-            }
-            thread_local std::string buffer;
-            ok = data.load(fd, static_cast<std::size_t>(part.size), buffer);
+            // The digest covers its size: a catalog holding it is not mistaken for another.
+            Sha256 h;
+            h.update("too-large:" + std::to_string(part.size));
+            part.sha = h.finish();
         } else {
-            // A pipe (kpkg ... <(cmd)) or a device: read as a stream, never cached.
-            part.cacheable = false;
-            ok = data.load_stream(fd, limit, too_large);
-        }
-        const int e = errno;
-        ::close(fd);
-        if (!ok) {
-            part.error = Error::io("cannot read " + job.path.string() + ": " + errno_text(e));
-            return part;
-        }
-        if (too_large) {
             add_problem(c, "catalog.too-large",
-                        "input is larger than the limit of " + size_text(limit) +
-                            "; it was not read",
+                        (dynamic_cast<const io::StdinTree*>(&tree) != nullptr
+                             ? std::string("standard input is larger")
+                             : std::string("input is larger")) +
+                            " than the limit of " + size_text(limit) + "; it was not read",
                         job.display);
-            return part;
         }
+        return part;
     }
     const std::string_view text = data.text();
     part.size = text.size();
@@ -242,9 +129,9 @@ Part read_part(const Job& job, const LoadOptions& opts) {
 
 // read_part, with what it throws (out of memory) turned into the part's error: a worker thread
 // must not end the process.
-Part read_part_safe(const Job& job, const LoadOptions& opts) {
+Part read_part_safe(const io::Tree& tree, const Job& job, const LoadOptions& opts) {
     try {
-        return read_part(job, opts);
+        return read_part(tree, job, opts);
     } catch (const std::bad_alloc&) {
         Part p;
         p.error = Error::io("out of memory while reading " + job.display);
@@ -314,9 +201,9 @@ void merge(model::Catalog& into, model::Catalog& part) {
 }
 
 // Reads every job on up to `threads` threads; parts are merged in job order as they come.
-Result<void> read_all(const std::vector<Job>& jobs, const LoadOptions& opts, model::Catalog& c,
-                      Sha256& digest, std::vector<detail::Stamp>& stamps, LoadInfo& info,
-                      bool& cacheable) {
+Result<void> read_all(const io::Tree& tree, const std::vector<Job>& jobs, const LoadOptions& opts,
+                      model::Catalog& c, Sha256& digest, std::vector<detail::Stamp>& stamps,
+                      LoadInfo& info, bool& cacheable) {
     const std::size_t n = jobs.size();
     unsigned threads = opts.threads != 0 ? opts.threads : std::thread::hardware_concurrency();
     if (threads == 0) threads = 1;
@@ -339,7 +226,7 @@ Result<void> read_all(const std::vector<Job>& jobs, const LoadOptions& opts, mod
                 cv.wait(lock, [&] { return i < merged + window || stop.load(); });
             }
             if (stop.load()) return;
-            Part p = read_part_safe(jobs[i], opts);
+            Part p = read_part_safe(tree, jobs[i], opts);
             {
                 std::lock_guard lock(mu);
                 parts[i].emplace(std::move(p));
@@ -361,7 +248,7 @@ Result<void> read_all(const std::vector<Job>& jobs, const LoadOptions& opts, mod
             p = std::move(*parts[i]);
             parts[i].reset();
         } else {
-            p = read_part_safe(jobs[i], opts);
+            p = read_part_safe(tree, jobs[i], opts);
         }
         if (p.error) {
             failure = std::move(p.error);
@@ -404,16 +291,17 @@ Result<void> read_all(const std::vector<Job>& jobs, const LoadOptions& opts, mod
 
 } // namespace
 
-Result<model::Catalog> load_catalog(const fs::path& src, const LoadOptions& opts) {
+Result<model::Catalog> load_catalog(const io::Tree& tree, const LoadOptions& opts) {
     LoadInfo scratch_info;
     LoadInfo& info = opts.info != nullptr ? *opts.info : scratch_info;
     info = LoadInfo{};
-    const bool use_cache = !opts.cache_dir.empty() && src != "-";
+    const io::Identity id = opts.cache_dir.empty() ? io::Identity{} : tree.identity();
+    const bool use_cache = id.kind != io::Identity::Kind::none;
     if (use_cache) {
         std::string note;
-        if (auto cached = detail::cache_load(src, opts, note)) {
+        if (auto cached = detail::cache_load(tree, id, opts, note)) {
             info.cache_hit = true;
-            log::debug("catalog " + src.string() + " read from the cache");
+            log::debug("catalog " + tree.display_root() + " read from the cache");
             return std::move(*cached);
         }
         info.cache_note = note;
@@ -421,40 +309,28 @@ Result<model::Catalog> load_catalog(const fs::path& src, const LoadOptions& opts
     }
 
     model::Catalog c;
-    std::vector<Job> jobs;
     detail::SourceRecord record;
     // Whatever changes from here on is changed within the racy window of the stored manifest.
     record.started_ns = detail::now_ns();
     std::vector<detail::Stamp>& stamps = record.stamps;
-    std::error_code ec;
-    const bool is_dir = src != "-" && fs::is_directory(src, ec);
-    if (src == "-") {
-        jobs.push_back({src, "-", "<stdin>"});
-    } else if (is_dir) {
-        detail::Listing listing = KPKG_TRY(detail::list_files(src));
-        if (use_cache) { // what the manifest records besides the files read
-            record.listing = detail::listing_digest(listing);
+    detail::Listing listing = KPKG_TRY(detail::select_files(tree));
+    if (use_cache && tree.is_directory()) { // what the manifest records besides the files read
+        record.listing = detail::listing_digest(listing);
+        if (id.kind == io::Identity::Kind::stamped) {
             for (const auto& d : listing.dirs)
-                if (auto st = detail::stamp_of(d.path, d.rel, detail::StampKind::dir))
-                    stamps.push_back(std::move(*st));
+                if (auto st = tree.stamp(d.rel))
+                    stamps.push_back(detail::stamp_from(*st, d.rel, detail::StampKind::dir));
             for (const auto& f : listing.ignores)
-                if (auto st = detail::stamp_of(f.path, f.rel, detail::StampKind::file))
-                    stamps.push_back(std::move(*st));
+                if (auto st = tree.stamp(f.rel))
+                    stamps.push_back(detail::stamp_from(*st, f.rel, detail::StampKind::file));
         }
-        jobs.reserve(listing.files.size());
-        for (auto& f : listing.files)
-            jobs.push_back({f.path, f.rel, (src / f.rel).string()});
-    } else {
-        if (!fs::exists(src, ec))
-            return fail(Error::io("cannot read " + src.string() + ": " +
-                                  (ec ? ec.message() : errno_text(ENOENT))));
-        jobs.push_back({src, src.filename().string(), src.string()});
     }
+    const std::vector<Job>& jobs = listing.files;
 
     Sha256 digest;
     digest.update("kpkg-catalog-content-v1\n");
     bool cacheable = true;
-    KPKG_TRY(read_all(jobs, opts, c, digest, stamps, info, cacheable));
+    KPKG_TRY(read_all(tree, jobs, opts, c, digest, stamps, info, cacheable));
     c.content_digest = digest.finish_digest();
     c.index();
 
@@ -464,7 +340,7 @@ Result<model::Catalog> load_catalog(const fs::path& src, const LoadOptions& opts
         for (const Job& j : jobs)
             rels.push_back(j.rel);
         std::string note;
-        detail::cache_store(src, opts, c, rels, record, note);
+        detail::cache_store(id, opts, c, rels, record, note);
         info.cache_written = note.empty();
         if (!note.empty()) {
             info.cache_note = note;
@@ -472,6 +348,10 @@ Result<model::Catalog> load_catalog(const fs::path& src, const LoadOptions& opts
         }
     }
     return c;
+}
+
+Result<model::Catalog> load_catalog(const fs::path& src, const LoadOptions& opts) {
+    return load_catalog(*io::open_path(src), opts);
 }
 
 } // namespace kpkg::catalog

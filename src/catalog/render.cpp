@@ -461,31 +461,21 @@ void rendered_bundle_json(const bundle::Rendered& r, std::string& out) {
     out += '}';
 }
 
-// A regular file read whole with one open, fstat and read (io::read_file also looks the path up
-// first). False for anything else (errors, special files, over the size limit): io::read_file
-// then reads it or says why it cannot.
-bool read_regular(const fs::path& path, const io::Limits& limits, std::string& out) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    struct stat sb {};
-    bool ok = ::fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
-              static_cast<std::uint64_t>(sb.st_size) <= limits.max_file_bytes;
-    if (ok) {
-        out.resize(static_cast<std::size_t>(sb.st_size));
-        std::size_t used = 0;
-        while (ok && used < out.size()) {
-            const ssize_t n = ::read(fd, out.data() + used, out.size() - used);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) {
-                ok = n == 0; // the file shrank meanwhile: what is there
-                break;
-            }
-            used += static_cast<std::size_t>(n);
-        }
-        out.resize(used);
-    }
-    ::close(fd);
-    return ok;
+// A regular file read whole with one open, fstat and read, into `out` (io::read_file also looks
+// the path up first). False for anything else (errors, special files, over the size limit):
+// io::read_file then reads it or says why it cannot.
+bool read_regular(const io::FileTree& file, const io::Limits& limits, std::string& out) {
+    io::ReadOptions ro;
+    ro.limit = limits.max_file_bytes;
+    ro.buffer = &out;
+    auto r = file.read(file.path().filename().string(), ro);
+    if (!r.ok() || r->too_large || r->streamed) return false;
+    const std::string_view text = r->text();
+    if (text.data() == out.data())
+        out.resize(text.size());
+    else
+        out.assign(text); // a big file, mapped
+    return true;
 }
 
 Result<void> load_unit(const Unit& unit, Worker& w, UnitOut& u) {
@@ -506,8 +496,12 @@ Result<void> load_unit(const Unit& unit, Worker& w, UnitOut& u) {
     const bool in = unit.kind == Unit::Kind::stdin_;
     const std::string file = in ? std::string("<stdin>") : unit.path.string();
     std::string text;
-    if (in || !read_regular(unit.path, w.limits, text))
-        text = KPKG_TRY(io::read_file(in ? fs::path("-") : unit.path, w.limits));
+    if (in) {
+        text = KPKG_TRY(io::read_file(io::StdinTree(), w.limits));
+    } else {
+        const io::FileTree tree(unit.path);
+        if (!read_regular(tree, w.limits, text)) text = KPKG_TRY(io::read_file(tree, w.limits));
+    }
     if (detail::looks_like_json(text)) return json_stream(text, file, w, u);
     return yaml_stream(text, detail::TextPlace{}, 0, file, w, u, nullptr);
 }
@@ -695,8 +689,11 @@ Result<RenderedCatalog> prepare_render(const std::vector<std::string>& sources,
                 units.push_back({Unit::Kind::bundle, src});
                 continue;
             }
-            for (auto& f : KPKG_TRY(detail::list_files(src)).files)
-                units.push_back({Unit::Kind::file, std::move(f.path)});
+            const io::DirectoryTree tree{fs::path(src)};
+            for (auto& f : KPKG_TRY(detail::select_files(tree)).files) {
+                if (f.problem) return fail(detail::problem_error(tree, f));
+                units.push_back({Unit::Kind::file, fs::path(std::move(f.display))});
+            }
             continue;
         }
         units.push_back({Unit::Kind::file, src});

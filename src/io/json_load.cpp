@@ -3,6 +3,7 @@
 //
 // Duplicate object keys: the last value wins and keeps the position of the first key.
 #include "kpkg/io/load.hpp"
+#include "kpkg/io/tree.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -166,36 +167,6 @@ std::string quoted(const std::string& s) {
     return "\"" + s + "\"";
 }
 
-// Reads everything from fd (a pipe, a terminal, a character device) up to the limit.
-Result<std::string> read_stream(int fd, const std::string& name, std::size_t limit) {
-    std::string data;
-    std::size_t used = 0;
-    data.resize(64 * 1024);
-    for (;;) {
-        if (used == data.size()) data.resize(data.size() * 2);
-        const ssize_t n = ::read(fd, data.data() + used, data.size() - used);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return fail(Error::io("cannot read " + name + ": " + errno_text(errno)));
-        }
-        if (n == 0) break;
-        used += static_cast<std::size_t>(n);
-        if (used > limit)
-            return fail(Error::io(name + " is too large: more than the limit of " +
-                                  std::to_string(limit) + " bytes"));
-    }
-    data.resize(used);
-    return data;
-}
-
-// Closes a descriptor when leaving the scope.
-struct FdGuard {
-    int fd;
-    ~FdGuard() {
-        if (fd >= 0) ::close(fd);
-    }
-};
-
 } // namespace
 
 Result<std::vector<Document>> parse_json(std::string_view text, const std::string& file,
@@ -242,12 +213,44 @@ Result<std::vector<Document>> parse_auto(std::string_view text, const std::strin
     return parse_yaml(text, file, limits);
 }
 
-Result<std::string> read_file(const std::filesystem::path& path, const Limits& limits) {
+namespace {
+
+// The bytes of a read, or the error read_file words for a file over the limit.
+Result<std::string> whole(Result<Contents> r, const std::string& name, std::size_t limit) {
+    if (!r) return fail(std::move(r).error());
+    if (r->too_large) {
+        if (r->streamed)
+            return fail(Error::io(name + " is too large: more than the limit of " +
+                                  std::to_string(limit) + " bytes"));
+        return fail(Error::io(name + " is too large: " + std::to_string(r->size) +
+                              " bytes (the limit is " + std::to_string(limit) + " bytes)"));
+    }
+    return std::string(r->text());
+}
+
+} // namespace
+
+Result<std::string> read_file(const Tree& tree, const Limits& limits) {
     namespace fs = std::filesystem;
     const std::size_t limit = limits.max_file_bytes;
-    if (path == "-") return read_stream(STDIN_FILENO, "standard input", limit);
-    const std::string name = path.string();
+    ReadOptions ro;
+    ro.limit = limit;
+    if (dynamic_cast<const StdinTree*>(&tree) != nullptr)
+        return whole(tree.read("-", ro), "standard input", limit);
+    const std::string name = tree.display_root();
+    if (tree.is_directory())
+        return fail(Error::io("cannot read " + quoted(name) + ": it is a directory"));
+    const auto* file = dynamic_cast<const FileTree*>(&tree);
+    if (file == nullptr) { // a single file of another kind of tree: its one entry
+        auto entries = KPKG_TRY(tree.list());
+        if (entries.size() != 1)
+            return fail(Error::io("cannot read " + quoted(name) + ": it is not a single file"));
+        return whole(tree.read(entries[0], ro), quoted(name), limit);
+    }
+    const fs::path& path = file->path();
     if (name.empty()) return fail(Error::io("cannot read a file with an empty name"));
+    // What the path is, looked up before it is opened (a socket or a missing file is named as
+    // such, not as a failed open).
     std::error_code ec;
     const fs::file_status st = fs::status(path, ec);
     if (ec || !fs::exists(st)) {
@@ -258,36 +261,21 @@ Result<std::string> read_file(const std::filesystem::path& path, const Limits& l
     }
     if (fs::is_directory(st))
         return fail(Error::io("cannot read " + quoted(name) + ": it is a directory"));
-    const bool regular = fs::is_regular_file(st);
-    if (!regular && !fs::is_fifo(st) && !fs::is_character_file(st))
+    if (!fs::is_regular_file(st) && !fs::is_fifo(st) && !fs::is_character_file(st))
         return fail(Error::io("cannot read " + quoted(name) + ": not a regular file"));
+    // The same file, named as this function's messages name it.
+    const FileTree quoted_tree(path, quoted(name));
+    return whole(quoted_tree.read(path.filename().string(), ro), quoted(name), limit);
+}
 
-    const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return fail(Error::io("cannot open " + quoted(name) + ": " + errno_text(errno)));
-    FdGuard guard{fd};
-    struct stat sb {};
-    if (::fstat(fd, &sb) != 0)
-        return fail(Error::io("cannot read " + quoted(name) + ": " + errno_text(errno)));
-    if (!S_ISREG(sb.st_mode)) return read_stream(fd, quoted(name), limit);
+Result<std::string> read_file(const std::filesystem::path& path, const Limits& limits) {
+    if (path == "-") return read_file(StdinTree(), limits);
+    return read_file(FileTree(path), limits);
+}
 
-    const auto size = static_cast<std::uint64_t>(sb.st_size);
-    if (size > limit)
-        return fail(Error::io(quoted(name) + " is too large: " + std::to_string(size) +
-                              " bytes (the limit is " + std::to_string(limit) + " bytes)"));
-    std::string data;
-    data.resize(static_cast<std::size_t>(size));
-    std::size_t used = 0;
-    while (used < data.size()) {
-        const ssize_t n = ::read(fd, data.data() + used, data.size() - used);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return fail(Error::io("cannot read " + quoted(name) + ": " + errno_text(errno)));
-        }
-        if (n == 0) break; // the file shrank meanwhile
-        used += static_cast<std::size_t>(n);
-    }
-    data.resize(used);
-    return data;
+Result<std::vector<Document>> load_file(const Tree& tree, const Limits& limits) {
+    auto text = KPKG_TRY(read_file(tree, limits));
+    return parse_auto(text, tree.display_root(), limits);
 }
 
 Result<std::vector<Document>> load_file(const std::filesystem::path& path, const Limits& limits) {

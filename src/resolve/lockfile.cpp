@@ -9,6 +9,7 @@
 #include "kpkg/core/text.hpp"
 #include "kpkg/io/emit.hpp"
 #include "kpkg/io/load.hpp"
+#include "kpkg/io/tree.hpp"
 #include "nodes.hpp"
 #include "round.hpp"
 
@@ -350,14 +351,20 @@ Result<Lock> parse_lock(const io::Node& doc, const std::string& file) {
     return lock;
 }
 
-Result<Lock> load_lock(const std::filesystem::path& path) {
-    auto docs = io::load_file(path);
+Result<Lock> load_lock(const io::Tree& file) {
+    auto docs = io::load_file(file);
     if (!docs) return fail(std::move(docs).error());
+    const std::string& name = file.display_root();
     if (docs->size() != 1)
         return fail(Error::invalid("not a kpkg lockfile: expected one document, found " +
                                        std::to_string(docs->size()),
-                                   SourcePos{path.string()}));
-    return parse_lock(docs->front().root, path.string());
+                                   SourcePos{name}));
+    return parse_lock(docs->front().root, name);
+}
+
+Result<Lock> load_lock(const std::filesystem::path& path) {
+    if (path == "-") return load_lock(io::StdinTree());
+    return load_lock(io::FileTree(path));
 }
 
 Result<LockCheck> resolve_locked(const std::vector<CatalogSource>& catalogs, const Request& request,

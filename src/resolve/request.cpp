@@ -6,6 +6,7 @@
 
 #include "kpkg/core/text.hpp"
 #include "kpkg/io/load.hpp"
+#include "kpkg/io/tree.hpp"
 #include "kpkg/resolve/resolve.hpp"
 #include "universe.hpp"
 
@@ -222,15 +223,21 @@ Result<std::vector<Installed>> parse_installed(const io::Node& doc, const std::s
 }
 
 Result<std::vector<Installed>> load_installed(const std::filesystem::path& path) {
-    auto docs = io::load_file(path);
+    if (path == "-") return load_installed(io::StdinTree());
+    return load_installed(io::FileTree(path));
+}
+
+Result<std::vector<Installed>> load_installed(const io::Tree& file) {
+    auto docs = io::load_file(file);
     if (!docs) return fail(std::move(docs).error());
+    const std::string& name = file.display_root();
     if (docs->empty())
-        return fail(Error::invalid("no document: expected a mapping with \"installed\"",
-                                   SourcePos{path.string()}));
+        return fail(
+            Error::invalid("no document: expected a mapping with \"installed\"", SourcePos{name}));
     if (docs->size() > 1)
         return fail(Error::invalid("expected one document, found " + std::to_string(docs->size()),
-                                   io::pos_of(path.string(), (*docs)[1].start, 1)));
-    return parse_installed(docs->front().root, path.string());
+                                   io::pos_of(name, (*docs)[1].start, 1)));
+    return parse_installed(docs->front().root, name);
 }
 
 } // namespace kpkg::resolve

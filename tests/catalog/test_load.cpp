@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "kpkg/catalog/load.hpp"
+#include "kpkg/io/tree.hpp"
 #include "support/support.hpp"
 
 using namespace kpkg;
@@ -49,10 +50,10 @@ TEST(CatalogLoad, BlobsKeepTheirPositions) {
 }
 
 TEST(CatalogLoad, UnknownSchemasAreKept) {
-    test::TempDir d;
-    d.write("c/a.yaml", "schema: olm.package\nname: a\n---\nschema: example.com/custom\npackage: "
-                        "a\nname: x\nk: v\n");
-    auto cfg = catalog::load(d / "c");
+    io::MemoryTree d("c");
+    d.add_file("a.yaml", "schema: olm.package\nname: a\n---\nschema: example.com/custom\npackage: "
+                         "a\nname: x\nk: v\n");
+    auto cfg = catalog::load(d);
     ASSERT_TRUE(cfg.ok()) << cfg.error().str();
     ASSERT_EQ(cfg->others.size(), 1u);
     EXPECT_EQ(cfg->others[0].schema, "example.com/custom");
@@ -62,15 +63,15 @@ TEST(CatalogLoad, UnknownSchemasAreKept) {
 
 // opm walks every file, hidden ones included; only .indexignore patterns exclude files.
 TEST(CatalogLoad, HiddenFilesAreReadAsOpmReadsThem) {
-    test::TempDir d;
-    d.write("c/a.json", R"({"schema": "olm.package", "name": "a"})");
-    d.write("c/.hidden.yaml", "schema: olm.package\nname: h\n");
-    d.write("c/.git/config", "[core]\n");
-    auto cfg = catalog::load(d / "c");
+    io::MemoryTree d("c");
+    d.add_file("a.json", R"({"schema": "olm.package", "name": "a"})");
+    d.add_file(".hidden.yaml", "schema: olm.package\nname: h\n");
+    d.add_file(".git/config", "[core]\n");
+    auto cfg = catalog::load(d);
     ASSERT_FALSE(cfg.ok());
     EXPECT_NE(cfg.error().pos.file.find(".git/config"), std::string::npos) << cfg.error().str();
-    d.write("c/.indexignore", ".git\n");
-    cfg = catalog::load(d / "c");
+    d.add_file(".indexignore", ".git\n");
+    cfg = catalog::load(d);
     ASSERT_TRUE(cfg.ok()) << cfg.error().str();
     EXPECT_EQ(cfg->packages.size(), 2u);
 }
@@ -97,9 +98,9 @@ class CatalogLoadBad : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(CatalogLoadBad, NamesFileAndPosition) {
     const BadCase& c = GetParam();
-    test::TempDir d;
-    d.write("c/f.yaml", c.content);
-    auto cfg = catalog::load(d / "c");
+    io::MemoryTree d("c");
+    d.add_file("f.yaml", c.content);
+    auto cfg = catalog::load(d);
     ASSERT_FALSE(cfg.ok()) << c.name;
     const Error& e = cfg.error();
     EXPECT_EQ(e.code, ExitCode::invalid) << e.str();
@@ -162,14 +163,14 @@ TEST(CatalogLoad, CorpusCatalogsLoad) {
 
 // .indexignore: gitignore patterns, applying to the directory holding the file and below.
 TEST(CatalogLoad, IndexIgnoreExcludesMatchingFiles) {
-    test::TempDir d;
-    d.write("c/.indexignore", "# comment\n*.md\n/skip/\nsub/only.yaml\n");
-    d.write("c/a.yaml", "schema: olm.package\nname: a\n");
-    d.write("c/README.md", "not: [valid");
-    d.write("c/skip/x.yaml", "not: [valid");
-    d.write("c/sub/only.yaml", "not: [valid");
-    d.write("c/sub/b.yaml", "schema: olm.package\nname: b\n");
-    auto cfg = catalog::load(d / "c");
+    io::MemoryTree d("c");
+    d.add_file(".indexignore", "# comment\n*.md\n/skip/\nsub/only.yaml\n");
+    d.add_file("a.yaml", "schema: olm.package\nname: a\n");
+    d.add_file("README.md", "not: [valid");
+    d.add_file("skip/x.yaml", "not: [valid");
+    d.add_file("sub/only.yaml", "not: [valid");
+    d.add_file("sub/b.yaml", "schema: olm.package\nname: b\n");
+    auto cfg = catalog::load(d);
     ASSERT_TRUE(cfg.ok()) << cfg.error().str();
     ASSERT_EQ(cfg->packages.size(), 2u);
     EXPECT_EQ(cfg->packages[0].name, "a");
@@ -177,13 +178,13 @@ TEST(CatalogLoad, IndexIgnoreExcludesMatchingFiles) {
 }
 
 TEST(CatalogLoad, NestedIndexIgnoreAppliesBelowItsDirectory) {
-    test::TempDir d;
-    d.write("c/p/.indexignore", "*.txt\n!keep.txt\n");
-    d.write("c/p/notes.txt", "not: [valid");
-    d.write("c/p/keep.txt", "schema: olm.package\nname: p\n");
+    io::MemoryTree d("c");
+    d.add_file("p/.indexignore", "*.txt\n!keep.txt\n");
+    d.add_file("p/notes.txt", "not: [valid");
+    d.add_file("p/keep.txt", "schema: olm.package\nname: p\n");
     // The nested file does not reach its siblings' directories.
-    d.write("c/q/other.txt", "schema: olm.package\nname: q\n");
-    auto cfg = catalog::load(d / "c");
+    d.add_file("q/other.txt", "schema: olm.package\nname: q\n");
+    auto cfg = catalog::load(d);
     ASSERT_TRUE(cfg.ok()) << cfg.error().str();
     ASSERT_EQ(cfg->packages.size(), 2u);
     EXPECT_EQ(cfg->packages[0].name, "p");
@@ -191,21 +192,21 @@ TEST(CatalogLoad, NestedIndexIgnoreAppliesBelowItsDirectory) {
 }
 
 TEST(CatalogLoad, IndexIgnoreDirectoryPatternAndDoubleStar) {
-    test::TempDir d;
-    d.write("c/.indexignore", "docs/\n**/tmp/*.json\n");
-    d.write("c/x/docs/a.yaml", "not: [valid");
-    d.write("c/x/y/tmp/a.json", "{");
-    d.write("c/x/ok.json", "{\"schema\":\"olm.package\",\"name\":\"x\"}");
-    auto cfg = catalog::load(d / "c");
+    io::MemoryTree d("c");
+    d.add_file(".indexignore", "docs/\n**/tmp/*.json\n");
+    d.add_file("x/docs/a.yaml", "not: [valid");
+    d.add_file("x/y/tmp/a.json", "{");
+    d.add_file("x/ok.json", "{\"schema\":\"olm.package\",\"name\":\"x\"}");
+    auto cfg = catalog::load(d);
     ASSERT_TRUE(cfg.ok()) << cfg.error().str();
     ASSERT_EQ(cfg->packages.size(), 1u);
     EXPECT_EQ(cfg->packages[0].name, "x");
 }
 
 TEST(CatalogLoad, SchemaMustBeAString) {
-    test::TempDir d;
-    d.write("c/a.yaml", "schema: 3\nname: a\n");
-    auto cfg = catalog::load(d / "c");
+    io::MemoryTree d("c");
+    d.add_file("a.yaml", "schema: 3\nname: a\n");
+    auto cfg = catalog::load(d);
     ASSERT_FALSE(cfg.ok());
     EXPECT_NE(cfg.error().str().find("a.yaml:1:9"), std::string::npos) << cfg.error().str();
 }
@@ -259,14 +260,102 @@ TEST(CompactCatalog, SampleCatalog) {
 }
 
 TEST(CompactCatalog, ProblemsAreCollectedNotThrown) {
-    test::TempDir d;
-    d.write("cat/a.yaml", "schema: olm.package\nname: a\ndefaultChannel: s\n---\n"
-                          "schema: olm.bundle\npackage: a\nname: a.v1\nimage: x\nproperties:\n"
-                          "  - type: olm.package\n    value: {packageName: a, version: [1]}\n");
-    auto c = catalog::load_catalog(d / "cat");
+    io::MemoryTree d("c");
+    d.add_file("a.yaml", "schema: olm.package\nname: a\ndefaultChannel: s\n---\n"
+                         "schema: olm.bundle\npackage: a\nname: a.v1\nimage: x\nproperties:\n"
+                         "  - type: olm.package\n    value: {packageName: a, version: [1]}\n");
+    auto c = catalog::load_catalog(d);
     ASSERT_TRUE(c.ok()) << c.error().str();
     ASSERT_FALSE(c->problems.empty());
     EXPECT_NE(c->problems[0].message.find("version"), std::string::npos) << c->problems[0].message;
     EXPECT_FALSE(c->check().ok());
     EXPECT_EQ(c->check().error().code, ExitCode::invalid);
+}
+
+// A catalog in memory and the same files on disk: the same content, digest and positions (but
+// for the root's name).
+TEST(CompactCatalog, MemoryAndDirectoryTreesLoadTheSame) {
+    namespace fs = std::filesystem;
+    const fs::path root = testdata("catalog");
+    io::MemoryTree mem("mem");
+    for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
+         ++it) {
+        const std::string rel = fs::relative(it->path(), root).generic_string();
+        if (it->is_directory())
+            mem.add_dir(rel);
+        else
+            mem.add_file(rel, test::read_file(it->path()));
+    }
+    auto from_mem = catalog::load_catalog(mem);
+    auto from_dir = catalog::load_catalog(io::DirectoryTree(root));
+    ASSERT_TRUE(from_mem.ok()) << from_mem.error().str();
+    ASSERT_TRUE(from_dir.ok()) << from_dir.error().str();
+    EXPECT_EQ(from_mem->content_digest, from_dir->content_digest);
+    EXPECT_EQ(from_mem->bundles.size(), from_dir->bundles.size());
+    ASSERT_EQ(from_mem->files.size(), from_dir->files.size());
+    for (std::size_t i = 1; i < from_mem->files.size(); ++i) {
+        const std::string& m = from_mem->files[i];
+        ASSERT_EQ(m.rfind("mem/", 0), 0u) << m;
+        EXPECT_EQ((root / m.substr(4)).string(), from_dir->files[i]);
+    }
+    // The older loader reads the same blobs.
+    auto cfg_mem = catalog::load(mem);
+    auto cfg_dir = catalog::load(io::DirectoryTree(root));
+    ASSERT_TRUE(cfg_mem.ok() && cfg_dir.ok());
+    EXPECT_EQ(cfg_mem->bundles.size(), cfg_dir->bundles.size());
+    EXPECT_EQ(cfg_mem->bundles[0].pos.line, cfg_dir->bundles[0].pos.line);
+    // Another byte: another digest.
+    mem.add_file("etcd/extra.yaml", "schema: olm.package\nname: extra\n");
+    EXPECT_NE(catalog::load_catalog(mem)->content_digest, from_dir->content_digest);
+}
+
+// A link leaving the root is refused in memory as on disk, unless .indexignore leaves it out.
+TEST(CompactCatalog, MemoryTreeLinksFollowTheDirectoryRules) {
+    io::MemoryTree mem("mem");
+    mem.add_file("a.yaml", "schema: olm.package\nname: a\n").add_link("b.yaml", "../secret.yaml");
+    auto r = catalog::load_catalog(mem);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ExitCode::invalid);
+    EXPECT_EQ(
+        r.error().message.rfind("refused mem/b.yaml: it is a symbolic link to ../secret.yaml, "
+                                "outside the catalog directory mem",
+                                0),
+        0u)
+        << r.error().message;
+    mem.add_file(".indexignore", "b.yaml\n");
+    auto ok = catalog::load_catalog(mem);
+    ASSERT_TRUE(ok.ok()) << ok.error().str();
+    EXPECT_EQ(ok->packages.size(), 1u);
+    mem.add_link("c.yaml", "sub").add_dir("sub");
+    r = catalog::load_catalog(mem);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ExitCode::error);
+    EXPECT_NE(r.error().message.find("mem/c.yaml: it is a symbolic link to a directory"),
+              std::string::npos)
+        << r.error().message;
+}
+
+// A tree that cannot change (an image named by its digest) is cached without stamps; a memory
+// tree without an identity is never cached.
+TEST(CompactCatalog, ImmutableTreesAreCachedWithoutStamps) {
+    test::TempDir cache;
+    io::MemoryTree mem("img");
+    mem.add_file("a.yaml", "schema: olm.package\nname: a\n");
+    catalog::LoadInfo info;
+    catalog::LoadOptions o;
+    o.cache_dir = cache.path();
+    o.info = &info;
+    ASSERT_TRUE(catalog::load_catalog(mem, o).ok());
+    EXPECT_FALSE(info.cache_written);
+    EXPECT_TRUE(std::filesystem::is_empty(cache.path()));
+    mem.set_identity({io::Identity::Kind::immutable, "sha256:1234", true});
+    auto cold = catalog::load_catalog(mem, o);
+    ASSERT_TRUE(cold.ok());
+    EXPECT_TRUE(info.cache_written) << info.cache_note;
+    auto warm = catalog::load_catalog(mem, o);
+    ASSERT_TRUE(warm.ok());
+    EXPECT_TRUE(info.cache_hit) << info.cache_note;
+    EXPECT_EQ(warm->content_digest, cold->content_digest);
+    ASSERT_EQ(warm->files.size(), 2u);
+    EXPECT_EQ(warm->files[1], "img/a.yaml");
 }

@@ -2,8 +2,11 @@
 // explanations, and every kind of bad input.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include "kpkg/io/emit.hpp"
 #include "kpkg/io/load.hpp"
+#include "kpkg/io/tree.hpp"
 #include "world.hpp"
 
 using namespace kpkg;
@@ -161,6 +164,28 @@ TEST(ResolveRequest, InstalledFile) {
     auto empty = dir.write("empty.yaml", "");
     EXPECT_EQ(resolve::load_installed(empty).error().code, ExitCode::invalid);
     EXPECT_EQ(resolve::load_installed(dir / "missing.yaml").error().code, ExitCode::error);
+}
+
+// The list read through a single-file tree: standard input (a pipe here) is named <stdin>, a
+// directory is refused as a file would be.
+TEST(ResolveRequest, InstalledFromStandardInputAndTrees) {
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    const std::string yaml = "installed:\n  - package: etcd\n    name: etcdoperator.v0.9.2\n"
+                             "    version: 0.9.2\n    nmae: x\n";
+    ASSERT_EQ(::write(fds[1], yaml.data(), yaml.size()), static_cast<ssize_t>(yaml.size()));
+    ::close(fds[1]);
+    auto r = resolve::load_installed(io::StdinTree(fds[0]));
+    ::close(fds[0]);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().pos.str(), "<stdin>:5:5") << r.error().str();
+    test::TempDir dir;
+    std::filesystem::create_directories(dir / "d");
+    auto d = resolve::load_installed(io::DirectoryTree(dir / "d"));
+    ASSERT_FALSE(d.ok());
+    EXPECT_EQ(d.error().code, ExitCode::error);
+    EXPECT_EQ(d.error().message, "cannot read \"" + (dir / "d").string() + "\": it is a directory");
+    EXPECT_EQ(resolve::load_installed(dir / "d").error().message, d.error().message);
 }
 
 // OLM.md's worked example, as OLM's own resolver answers it.

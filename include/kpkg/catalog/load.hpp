@@ -7,6 +7,7 @@
 
 #include "kpkg/core/result.hpp"
 #include "kpkg/io/load.hpp"
+#include "kpkg/io/tree.hpp"
 #include "kpkg/model/catalog.hpp"
 #include "kpkg/model/fbc.hpp"
 
@@ -31,7 +32,8 @@ struct LoadOptions {
     bool keep_payloads = false;
     // load_catalog: the binary cache directory (see src/catalog/cache.hpp); empty: no cache.
     // A catalog read from a directory or a file is stored there, and read back from there while
-    // no file of it changed; standard input is never cached.
+    // no file of it changed (the tree's identity and stamps); standard input, pipes and memory
+    // trees are never cached.
     std::filesystem::path cache_dir;
     // load_catalog: filled in when given.
     LoadInfo* info = nullptr;
@@ -46,6 +48,8 @@ std::filesystem::path default_cache_dir();
 // a single file, or "-" for standard input. The first problem is the error: a blob without a
 // string `schema`, or a wrong field type of a known schema, named with its file and position.
 // The commands use load_catalog; this older loader serves tests that need the trees.
+Result<declcfg::DeclarativeConfig> load(const io::Tree& src, const LoadOptions& opts = {});
+// The same for the path `src` (io::open_path: "-", a directory or a file).
 Result<declcfg::DeclarativeConfig> load(const std::filesystem::path& src,
                                         const LoadOptions& opts = {});
 
@@ -61,6 +65,8 @@ Result<declcfg::DeclarativeConfig> load(const std::filesystem::path& src,
 // Limits::max_file_bytes, a blob without schema, wrong field types, malformed property values) is
 // collected in Catalog::problems and the load goes on. The result is indexed
 // (Catalog::index()) and has its content_digest.
+Result<model::Catalog> load_catalog(const io::Tree& src, const LoadOptions& opts = {});
+// The same for the path `src` (io::open_path: "-", a directory or a file).
 Result<model::Catalog> load_catalog(const std::filesystem::path& src, const LoadOptions& opts = {});
 
 // The blobs of one already-parsed document stream.

@@ -12,6 +12,8 @@
 
 namespace kpkg::io {
 
+class Tree;
+
 struct Limits {
     // Files larger than this are refused before they are read (1 GiB).
     std::size_t max_file_bytes = std::size_t{1} << 30;
@@ -40,6 +42,12 @@ Result<std::vector<Document>> parse_auto(std::string_view text, const std::strin
 // `path` "-" reads standard input.
 Result<std::string> read_file(const std::filesystem::path& path, const Limits& limits = {});
 
+// The same for a single-file tree (FileTree, StdinTree; a directory tree is refused as read_file
+// refuses a directory), with the same messages.
+Result<std::string> read_file(const Tree& tree, const Limits& limits = {});
+
+// read_file + parse_auto (the tree's display name in positions: the path, "<stdin>").
+Result<std::vector<Document>> load_file(const Tree& tree, const Limits& limits = {});
 // read_file + parse_auto.
 Result<std::vector<Document>> load_file(const std::filesystem::path& path,
                                         const Limits& limits = {});

@@ -18,6 +18,7 @@
 
 #include "kpkg/core/result.hpp"
 #include "kpkg/io/node.hpp"
+#include "kpkg/io/tree.hpp"
 #include "kpkg/resolve/resolve.hpp"
 
 namespace kpkg::resolve {
@@ -44,6 +45,9 @@ std::string lock_yaml(const Lock& lock);
 // Errors (exit 3) name the file, line and column: not a lock, an unknown version, missing or
 // mistyped fields.
 Result<Lock> parse_lock(const io::Node& doc, const std::string& file);
+// The lock in a single-file tree (io::FileTree, io::StdinTree), named as the tree names it.
+Result<Lock> load_lock(const io::Tree& file);
+// The same for a path ("-": standard input).
 Result<Lock> load_lock(const std::filesystem::path& path);
 
 struct LockCheck {

@@ -40,6 +40,7 @@
 #include "kpkg/core/result.hpp"
 #include "kpkg/core/semver.hpp"
 #include "kpkg/io/node.hpp"
+#include "kpkg/io/tree.hpp"
 #include "kpkg/model/catalog.hpp"
 
 namespace kpkg::resolve {
@@ -109,6 +110,9 @@ struct Installed {
 // Errors (exit 3) name the file, line and column: not a mapping, unknown or missing fields,
 // wrong types, a version that is not a semantic version, a package listed twice.
 Result<std::vector<Installed>> parse_installed(const io::Node& doc, const std::string& file);
+// The list in a single-file tree (io::FileTree, io::StdinTree), named as the tree names it.
+Result<std::vector<Installed>> load_installed(const io::Tree& file);
+// The same for a path ("-": standard input).
 Result<std::vector<Installed>> load_installed(const std::filesystem::path& path);
 
 struct Options {

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "command.hpp"
+#include "input.hpp"
 #include "kpkg/catalog/load.hpp"
 #include "kpkg/catalog/report.hpp"
 #include "kpkg/catalog/validate.hpp"
@@ -32,7 +33,8 @@ std::string plural(std::size_t n, const char* word) {
 
 int run_validate(const Globals& g, const ValidateCliOptions& o) {
     // I/O errors (exit 1) throw; everything wrong with the content is in the catalog's problems.
-    const model::Catalog cat = catalog::load_catalog(o.source, catalog_options(g)).take();
+    const model::Catalog cat =
+        catalog::load_catalog(*open_input(o.source), catalog_options(g)).take();
     catalog::ValidateOptions vopts;
     vopts.strict = o.strict;
     vopts.lenient = o.lenient;

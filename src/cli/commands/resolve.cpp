@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "command.hpp"
+#include "input.hpp"
 #include "kpkg/core/atomic_file.hpp"
 #include "kpkg/core/log.hpp"
 #include "kpkg/resolve/lockfile.hpp"
@@ -83,9 +84,10 @@ int run_resolve(const Globals& g, const ResolveCliOptions& o) {
         req.subscriptions.push_back(resolve::parse_subscription(s).take());
         resolve::default_source(req.subscriptions.back(), o.source);
     }
-    if (!o.installed.empty()) req.installed = resolve::load_installed(o.installed).take();
+    if (!o.installed.empty())
+        req.installed = resolve::load_installed(*open_input(o.installed)).take();
     std::optional<resolve::Lock> lock;
-    if (!o.locked.empty()) lock = resolve::load_lock(o.locked).take();
+    if (!o.locked.empty()) lock = resolve::load_lock(*open_input(o.locked)).take();
     std::deque<model::Catalog> store;
     auto catalogs = load_catalog_sources(g, o.catalogs, o.priorities, store);
     if (!o.source.empty()) resolve::check_source(catalogs, o.source).take();

@@ -1,0 +1,641 @@
+// io::Tree and its implementations: directories, single files, standard input, memory.
+#include "kpkg/io/tree.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <system_error>
+#include <utility>
+
+namespace kpkg::io {
+
+namespace fs = std::filesystem;
+
+bool path_less(std::string_view a, std::string_view b) {
+    const std::size_t n = std::min(a.size(), b.size());
+    for (std::size_t i = 0; i < n; ++i) {
+        if (a[i] == b[i]) continue;
+        // '/' ends a component: it sorts before every other byte.
+        if (a[i] == '/') return true;
+        if (b[i] == '/') return false;
+        return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]);
+    }
+    return a.size() < b.size();
+}
+
+std::string_view Entry::name() const {
+    const std::size_t slash = rel.rfind('/');
+    return slash == std::string::npos ? std::string_view(rel)
+                                      : std::string_view(rel).substr(slash + 1);
+}
+
+namespace {
+
+std::string lower_first(std::string s) {
+    if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z') s[0] = static_cast<char>(s[0] - 'A' + 'a');
+    return s;
+}
+
+std::string errno_text(int e) {
+    return lower_first(std::generic_category().message(e));
+}
+
+Stamp stamp_from(const struct stat& sb) {
+    Stamp s;
+    s.dir = S_ISDIR(sb.st_mode);
+    s.size = s.dir ? 0 : static_cast<std::uint64_t>(sb.st_size);
+    s.mtime_ns = static_cast<std::uint64_t>(sb.st_mtim.tv_sec) * 1000000000ULL +
+                 static_cast<std::uint64_t>(sb.st_mtim.tv_nsec);
+    s.ctime_ns = static_cast<std::uint64_t>(sb.st_ctim.tv_sec) * 1000000000ULL +
+                 static_cast<std::uint64_t>(sb.st_ctim.tv_nsec);
+    s.ino = sb.st_ino;
+    s.dev = sb.st_dev;
+    return s;
+}
+
+// Whether `target` (canonical) is `root` (canonical) or below it.
+bool is_within(const fs::path& target, const fs::path& root) {
+    auto t = target.begin();
+    for (auto r = root.begin(); r != root.end(); ++r, ++t)
+        if (t == target.end() || *t != *r) return false;
+    return true;
+}
+
+// A name from a listing: relative, '/' separated, no empty, "." or ".." components.
+bool valid_rel(std::string_view rel) {
+    if (rel.empty() || rel.front() == '/' || rel.back() == '/') return false;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t slash = rel.find('/', start);
+        const std::string_view part =
+            rel.substr(start, slash == std::string_view::npos ? rel.npos : slash - start);
+        if (part.empty() || part == "." || part == "..") return false;
+        if (slash == std::string_view::npos) return true;
+        start = slash + 1;
+    }
+}
+
+Error bad_rel(std::string_view rel) {
+    return Error::internal("a name that is not part of the input was read: \"" + std::string(rel) +
+                           "\"");
+}
+
+constexpr std::size_t kMapFrom = 4 << 20; // mapping costs more than copying a few pages
+
+// Reads fd (a regular file of `size` bytes): big files mapped, small ones read into `buffer`
+// (or the Contents). False with errno set.
+bool load_regular(int fd, std::size_t size, Contents& out, std::string* buffer) {
+    if (size == 0) return true;
+    if (size > kMapFrom) {
+        void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p != MAP_FAILED) {
+            ::madvise(p, size, MADV_SEQUENTIAL | MADV_WILLNEED);
+            out.set_mapping(p, size);
+            return true;
+        }
+    }
+    std::string own;
+    std::string& b = buffer != nullptr ? *buffer : own;
+    b.resize(size);
+    std::size_t used = 0;
+    while (used < size) {
+        const ssize_t n = ::read(fd, b.data() + used, size - used);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        if (n == 0) break; // the file shrank meanwhile: what is there
+        used += static_cast<std::size_t>(n);
+    }
+    if (buffer != nullptr) {
+        out.set_view(std::string_view(b.data(), used));
+    } else {
+        own.resize(used);
+        out.set_owned(std::move(own));
+    }
+    return true;
+}
+
+// Reads a stream up to `limit` bytes into `data`; too_large when it is longer. False with errno
+// set on errors.
+bool load_stream(int fd, std::uint64_t limit, std::string& data, bool& too_large) {
+    std::size_t used = 0;
+    data.resize(64 * 1024);
+    for (;;) {
+        if (used == data.size()) data.resize(data.size() * 2);
+        const ssize_t n = ::read(fd, data.data() + used, data.size() - used);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        if (n == 0) break;
+        used += static_cast<std::size_t>(n);
+        if (used > limit) {
+            too_large = true;
+            data.clear();
+            return true;
+        }
+    }
+    data.resize(used);
+    return true;
+}
+
+struct FdCloser {
+    int fd;
+    ~FdCloser() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+// One file on disk, named `shown` in messages.
+Result<Contents> read_local(const fs::path& path, const std::string& shown,
+                            const ReadOptions& opts) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return fail(Error::io("cannot open " + shown + ": " + errno_text(errno)));
+    FdCloser closer{fd};
+    struct stat sb {};
+    if (::fstat(fd, &sb) != 0)
+        return fail(Error::io("cannot read " + shown + ": " + errno_text(errno)));
+    if (!(S_ISREG(sb.st_mode) || S_ISFIFO(sb.st_mode) || S_ISCHR(sb.st_mode)))
+        return fail(Error::io("cannot read " + shown + ": " +
+                              (S_ISDIR(sb.st_mode) ? "it is a directory" : "not a regular file")));
+    Contents out;
+    if (S_ISREG(sb.st_mode)) {
+        out.stamp = stamp_from(sb);
+        out.size = out.stamp->size;
+        if (out.size > opts.limit) {
+            out.too_large = true;
+            return out;
+        }
+        if (!load_regular(fd, static_cast<std::size_t>(out.size), out, opts.buffer))
+            return fail(Error::io("cannot read " + shown + ": " + errno_text(errno)));
+        out.size = out.text().size();
+        return out;
+    }
+    // A pipe (kpkg ... <(cmd)) or a device: read as a stream.
+    out.streamed = true;
+    std::string data;
+    bool too_large = false;
+    if (!load_stream(fd, opts.limit, data, too_large))
+        return fail(Error::io("cannot read " + shown + ": " + errno_text(errno)));
+    out.too_large = too_large;
+    out.size = data.size();
+    out.set_owned(std::move(data));
+    return out;
+}
+
+} // namespace
+
+// --- Contents ---------------------------------------------------------------------------------
+
+Contents::Contents() = default;
+
+Contents::~Contents() {
+    if (map_ != nullptr) ::munmap(map_, map_size_);
+}
+
+Contents::Contents(Contents&& o) noexcept {
+    *this = std::move(o);
+}
+
+Contents& Contents::operator=(Contents&& o) noexcept {
+    if (this == &o) return *this;
+    if (map_ != nullptr) ::munmap(map_, map_size_);
+    const bool in_owned = !o.owned_.empty() && o.text_.data() == o.owned_.data();
+    too_large = o.too_large;
+    size = o.size;
+    streamed = o.streamed;
+    stamp = o.stamp;
+    owned_ = std::move(o.owned_);
+    map_ = std::exchange(o.map_, nullptr);
+    map_size_ = std::exchange(o.map_size_, 0);
+    text_ = in_owned ? std::string_view(owned_) : o.text_;
+    o.text_ = {};
+    return *this;
+}
+
+void Contents::set_owned(std::string s) {
+    owned_ = std::move(s);
+    text_ = owned_;
+}
+
+void Contents::set_mapping(void* p, std::size_t n) {
+    map_ = p;
+    map_size_ = n;
+    text_ = std::string_view(static_cast<const char*>(p), n);
+}
+
+// --- Tree -------------------------------------------------------------------------------------
+
+Result<Contents> Tree::read(const Entry& e, const ReadOptions& opts) const {
+    if (e.is_dir()) return fail(Error::io("cannot read " + e.display + ": it is a directory"));
+    if (e.problem) {
+        const Problem& p = *e.problem;
+        switch (p.kind) {
+        case Problem::Kind::leaves_root:
+            return fail(Error::invalid("refused " + e.display + ": it is a symbolic link to " +
+                                       p.target + ", outside " + display_root()));
+        case Problem::Kind::dangling:
+            return fail(Error::io("cannot read " + e.display + ": " +
+                                  (p.why.empty() ? "it points to nothing" : p.why) +
+                                  " (a symbolic link)"));
+        case Problem::Kind::link_to_dir:
+            return fail(
+                Error::io("cannot read " + e.display + ": it is a symbolic link to a directory"));
+        case Problem::Kind::not_regular:
+            return fail(Error::io("cannot read " + e.display + ": not a regular file"));
+        }
+    }
+    return read(e.rel, opts);
+}
+
+std::optional<Stamp> Tree::stamp(std::string_view) const {
+    return std::nullopt;
+}
+
+std::unique_ptr<Tree> open_path(const fs::path& p) {
+    if (p == "-") return std::make_unique<StdinTree>();
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) return std::make_unique<DirectoryTree>(p);
+    return std::make_unique<FileTree>(p);
+}
+
+// --- DirectoryTree ----------------------------------------------------------------------------
+
+DirectoryTree::DirectoryTree(fs::path root) : root_(std::move(root)), display_(root_.string()) {}
+
+DirectoryTree::~DirectoryTree() {
+    if (root_fd_ >= 0) ::close(root_fd_);
+}
+
+std::string DirectoryTree::display(std::string_view rel) const {
+    return rel.empty() ? display_ : (root_ / rel).string();
+}
+
+Result<std::vector<Entry>> DirectoryTree::list() const {
+    std::vector<Entry> out;
+    out.push_back({Entry::Kind::dir, "", display_, std::nullopt});
+    std::error_code ec;
+    // Entries are root/<rel>: the prefix is cut off the iterator's paths (cheaper than
+    // lexically_relative for tens of thousands of entries).
+    const std::size_t prefix = (root_ / "x").native().size() - 1;
+    fs::recursive_directory_iterator it(root_, fs::directory_options::none, ec), end;
+    if (ec)
+        return fail(
+            Error::io("cannot read directory " + display_ + ": " + lower_first(ec.message())));
+    // The root with every link resolved, the boundary symbolic links must stay within; found
+    // when the first link is met.
+    std::optional<fs::path> real_root;
+    // The entry met last and whether it was a directory: when the iterator fails, it failed
+    // opening that directory, or reading on in the directory holding that entry.
+    fs::path last = root_;
+    bool last_is_dir = true;
+    for (; it != end; it.increment(ec)) {
+        if (ec) break;
+        const fs::path& p = it->path();
+        last = p;
+        last_is_dir = false;
+        Entry e;
+        e.rel = p.native().substr(prefix);
+        e.display = p.string();
+        const fs::file_status ls = it->symlink_status(ec);
+        if (ec)
+            return fail(Error::io("cannot read " + e.display + ": " + lower_first(ec.message())));
+        if (fs::is_directory(ls)) {
+            last_is_dir = true;
+            e.kind = Entry::Kind::dir;
+            out.push_back(std::move(e));
+            continue;
+        }
+        if (fs::is_symlink(ls)) {
+            // A link that resolves outside the root is refused whatever it points to: its
+            // target would be read as part of the input.
+            std::error_code cec;
+            const fs::path target = fs::canonical(p, cec);
+            if (!cec) {
+                if (!real_root) {
+                    std::error_code rec;
+                    real_root = fs::canonical(root_, rec);
+                    if (rec) real_root = fs::absolute(root_, rec).lexically_normal();
+                }
+                if (!is_within(target, *real_root)) {
+                    std::error_code lec;
+                    const fs::path written = fs::read_symlink(p, lec);
+                    e.problem = Problem{
+                        Problem::Kind::leaves_root, (lec ? target : written).string(), {}, true};
+                }
+            }
+            if (!e.problem) {
+                std::error_code sec;
+                const fs::file_status st = fs::status(p, sec);
+                if (sec || !fs::exists(st)) {
+                    std::error_code lec;
+                    const fs::path written = fs::read_symlink(p, lec);
+                    e.problem = Problem{Problem::Kind::dangling, written.string(),
+                                        sec ? lower_first(sec.message()) : std::string(), true};
+                } else if (fs::is_directory(st)) {
+                    e.problem = Problem{Problem::Kind::link_to_dir, {}, {}, true};
+                } else if (!fs::is_regular_file(st)) {
+                    e.problem = Problem{Problem::Kind::not_regular, {}, {}, true};
+                }
+            }
+        } else if (!fs::is_regular_file(ls)) {
+            e.problem = Problem{Problem::Kind::not_regular, {}, {}, false};
+        }
+        out.push_back(std::move(e));
+    }
+    // A directory the iterator cannot open ends the walk (the iterator becomes the end one):
+    // what it would have met after it must not be dropped silently.
+    if (ec) {
+        const fs::path dir = last_is_dir ? last : last.parent_path();
+        return fail(
+            Error::io("cannot read directory " + dir.string() + ": " + lower_first(ec.message())));
+    }
+    std::sort(out.begin() + 1, out.end(),
+              [](const Entry& a, const Entry& b) { return path_less(a.rel, b.rel); });
+    return out;
+}
+
+Result<Contents> DirectoryTree::read(std::string_view rel, const ReadOptions& opts) const {
+    if (!valid_rel(rel)) return fail(bad_rel(rel));
+    const fs::path p = root_ / rel;
+    return read_local(p, p.string(), opts);
+}
+
+Identity DirectoryTree::identity() const {
+    std::error_code ec;
+    const fs::path real = fs::canonical(root_, ec);
+    if (ec) return {};
+    return {Identity::Kind::stamped, real.string(), true};
+}
+
+std::optional<Stamp> DirectoryTree::stamp(std::string_view rel) const {
+    // Entries stat'ed relative to the root: one path component to resolve each.
+    std::call_once(fd_once_,
+                   [&] { root_fd_ = ::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC); });
+    struct stat sb {};
+    int rc;
+    if (root_fd_ < 0)
+        rc = ::stat((rel.empty() ? root_ : root_ / rel).c_str(), &sb);
+    else if (rel.empty())
+        rc = ::fstatat(root_fd_, "", &sb, AT_EMPTY_PATH);
+    else
+        rc = ::fstatat(root_fd_, std::string(rel).c_str(), &sb, 0);
+    if (rc != 0) return std::nullopt;
+    return stamp_from(sb);
+}
+
+// --- FileTree ---------------------------------------------------------------------------------
+
+FileTree::FileTree(fs::path path, std::string display)
+    : path_(std::move(path)), display_(display.empty() ? path_.string() : std::move(display)) {}
+
+Result<std::vector<Entry>> FileTree::list() const {
+    std::error_code ec;
+    if (!fs::exists(path_, ec))
+        return fail(
+            Error::io("cannot read " + display_ + ": " + (ec ? ec.message() : errno_text(ENOENT))));
+    std::vector<Entry> out;
+    out.push_back({Entry::Kind::file, path_.filename().string(), display_, std::nullopt});
+    return out;
+}
+
+Result<Contents> FileTree::read(std::string_view rel, const ReadOptions& opts) const {
+    if (rel != path_.filename().native()) return fail(bad_rel(rel));
+    return read_local(path_, display_, opts);
+}
+
+Identity FileTree::identity() const {
+    std::error_code ec;
+    const fs::path real = fs::canonical(path_, ec);
+    if (ec) return {};
+    return {Identity::Kind::stamped, real.string(), false};
+}
+
+std::optional<Stamp> FileTree::stamp(std::string_view rel) const {
+    if (rel != path_.filename().native()) return std::nullopt;
+    struct stat sb {};
+    if (::stat(path_.c_str(), &sb) != 0) return std::nullopt;
+    return stamp_from(sb);
+}
+
+// --- StdinTree --------------------------------------------------------------------------------
+
+StdinTree::StdinTree() : fd_(STDIN_FILENO) {}
+StdinTree::StdinTree(int fd) : fd_(fd) {}
+
+Result<std::vector<Entry>> StdinTree::list() const {
+    std::vector<Entry> out;
+    out.push_back({Entry::Kind::file, "-", display_, std::nullopt});
+    return out;
+}
+
+Result<Contents> StdinTree::read(std::string_view rel, const ReadOptions& opts) const {
+    if (rel != "-") return fail(bad_rel(rel));
+    std::lock_guard lock(mu_);
+    if (!read_) {
+        // Read once, with the first reader's limit; later readers see the same bytes.
+        read_ = true;
+        if (!load_stream(fd_, opts.limit, data_, too_large_))
+            error_ = Error::io("cannot read standard input: " + errno_text(errno));
+    }
+    if (error_) return fail(*error_);
+    Contents out;
+    out.streamed = true;
+    out.too_large = too_large_ || data_.size() > opts.limit;
+    if (!out.too_large) {
+        out.set_view(data_);
+        out.size = data_.size();
+    }
+    return out;
+}
+
+// --- MemoryTree -------------------------------------------------------------------------------
+
+MemoryTree::MemoryTree(std::string display_root) : display_(std::move(display_root)) {}
+
+void MemoryTree::add_parents(const std::string& rel) {
+    for (std::size_t slash = rel.find('/'); slash != std::string::npos;
+         slash = rel.find('/', slash + 1)) {
+        auto& n = nodes_[rel.substr(0, slash)];
+        if (n.kind != Kind::unreadable) n = Node{Kind::dir, {}};
+    }
+}
+
+MemoryTree& MemoryTree::add_file(std::string rel, std::string bytes) {
+    add_parents(rel);
+    nodes_[std::move(rel)] = Node{Kind::file, std::move(bytes)};
+    return *this;
+}
+
+MemoryTree& MemoryTree::add_dir(std::string rel) {
+    add_parents(rel);
+    nodes_[std::move(rel)] = Node{Kind::dir, {}};
+    return *this;
+}
+
+MemoryTree& MemoryTree::add_link(std::string rel, std::string target) {
+    add_parents(rel);
+    nodes_[std::move(rel)] = Node{Kind::link, std::move(target)};
+    return *this;
+}
+
+MemoryTree& MemoryTree::add_special(std::string rel) {
+    add_parents(rel);
+    nodes_[std::move(rel)] = Node{Kind::special, {}};
+    return *this;
+}
+
+MemoryTree& MemoryTree::add_unreadable_dir(std::string rel) {
+    add_parents(rel);
+    nodes_[std::move(rel)] = Node{Kind::unreadable, {}};
+    return *this;
+}
+
+std::string MemoryTree::display(std::string_view rel) const {
+    if (rel.empty()) return display_;
+    if (display_.empty() || display_.back() == '/') return display_ + std::string(rel);
+    return display_ + "/" + std::string(rel);
+}
+
+std::optional<std::string> MemoryTree::resolve(const std::string& rel, Problem& why) const {
+    // The components still to walk, and those resolved so far (always within the tree).
+    std::vector<std::string> todo, done;
+    auto push_path = [&todo](std::string_view path) {
+        std::vector<std::string> parts;
+        std::size_t start = 0;
+        for (;;) {
+            const std::size_t slash = path.find('/', start);
+            parts.emplace_back(
+                path.substr(start, slash == std::string_view::npos ? path.npos : slash - start));
+            if (slash == std::string_view::npos) break;
+            start = slash + 1;
+        }
+        for (auto it = parts.rbegin(); it != parts.rend(); ++it)
+            if (!it->empty() && *it != ".") todo.push_back(std::move(*it));
+    };
+    push_path(rel);
+    int hops = 0;
+    auto joined = [&done] {
+        std::string s;
+        for (const auto& d : done)
+            s += (s.empty() ? "" : "/") + d;
+        return s;
+    };
+    while (!todo.empty()) {
+        std::string part = std::move(todo.back());
+        todo.pop_back();
+        if (part == "..") {
+            if (done.empty()) {
+                why.kind = Problem::Kind::leaves_root;
+                return std::nullopt;
+            }
+            done.pop_back();
+            continue;
+        }
+        done.push_back(std::move(part));
+        const std::string at = joined();
+        const auto it = nodes_.find(at);
+        if (it == nodes_.end()) {
+            why.kind = Problem::Kind::dangling;
+            why.why = errno_text(ENOENT);
+            return std::nullopt;
+        }
+        if (it->second.kind == Kind::link) {
+            if (++hops > 40) {
+                why.kind = Problem::Kind::dangling;
+                why.why = "too many levels of symbolic links";
+                return std::nullopt;
+            }
+            const std::string& target = it->second.data;
+            done.pop_back();
+            if (!target.empty() && target.front() == '/') {
+                why.kind = Problem::Kind::leaves_root; // the root has no place outside memory
+                return std::nullopt;
+            }
+            push_path(target);
+            continue;
+        }
+        if (!todo.empty() && it->second.kind != Kind::dir && it->second.kind != Kind::unreadable) {
+            why.kind = Problem::Kind::dangling;
+            why.why = "not a directory";
+            return std::nullopt;
+        }
+    }
+    return joined();
+}
+
+Result<std::vector<Entry>> MemoryTree::list() const {
+    std::vector<Entry> out;
+    out.push_back({Entry::Kind::dir, "", display_, std::nullopt});
+    for (const auto& [rel, node] : nodes_) {
+        Entry e;
+        e.rel = rel;
+        e.display = display(rel);
+        switch (node.kind) {
+        case Kind::unreadable:
+            return fail(Error::io("cannot read directory " + e.display + ": permission denied"));
+        case Kind::dir:
+            e.kind = Entry::Kind::dir;
+            break;
+        case Kind::file:
+            break;
+        case Kind::special:
+            e.problem = Problem{Problem::Kind::not_regular, {}, {}, false};
+            break;
+        case Kind::link: {
+            Problem why;
+            why.link = true;
+            why.target = node.data;
+            const auto to = resolve(rel, why);
+            if (!to) {
+                e.problem = std::move(why);
+                break;
+            }
+            const auto t = nodes_.find(*to);
+            if (to->empty() || t->second.kind == Kind::dir || t->second.kind == Kind::unreadable)
+                e.problem = Problem{Problem::Kind::link_to_dir, {}, {}, true};
+            else if (t->second.kind == Kind::special)
+                e.problem = Problem{Problem::Kind::not_regular, {}, {}, true};
+            break;
+        }
+        }
+        out.push_back(std::move(e));
+    }
+    std::sort(out.begin() + 1, out.end(),
+              [](const Entry& a, const Entry& b) { return path_less(a.rel, b.rel); });
+    return out;
+}
+
+Result<Contents> MemoryTree::read(std::string_view rel, const ReadOptions& opts) const {
+    if (!valid_rel(rel)) return fail(bad_rel(rel));
+    const std::string shown = display(rel);
+    Problem why;
+    const auto to = resolve(std::string(rel), why);
+    if (!to) {
+        if (why.kind == Problem::Kind::leaves_root)
+            return fail(
+                Error::invalid("refused " + shown + ": it is a symbolic link leaving " + display_));
+        return fail(Error::io("cannot open " + shown + ": " +
+                              (why.why.empty() ? errno_text(ENOENT) : why.why)));
+    }
+    const auto it = nodes_.find(*to);
+    if (to->empty() || it->second.kind == Kind::dir || it->second.kind == Kind::unreadable)
+        return fail(Error::io("cannot read " + shown + ": it is a directory"));
+    if (it->second.kind != Kind::file)
+        return fail(Error::io("cannot read " + shown + ": not a regular file"));
+    Contents out;
+    out.size = it->second.data.size();
+    if (out.size > opts.limit) {
+        out.too_large = true;
+        return out;
+    }
+    out.set_view(it->second.data);
+    return out;
+}
+
+} // namespace kpkg::io
