@@ -377,7 +377,7 @@ private:
         case VT::dbl:
             return go_format_float(v.d);
         case VT::str:
-            return "'" + shorten(v.s) + "'";
+            return std::string(1, '\'').append(shorten(v.s)).append(1, '\'');
         case VT::list:
             return "a list of " + std::to_string(list_len(v));
         case VT::map:

@@ -313,7 +313,7 @@ private:
                 ++i_;
         }
         if (is_float) {
-            std::string text = "0" + std::string(s_.substr(b, i_ - b)); // "0.5" for ".5"
+            std::string text = std::string("0").append(s_.substr(b, i_ - b)); // "0.5" for ".5"
             double v = 0;
             auto r = std::from_chars(text.data(), text.data() + text.size(), v);
             if (r.ec == std::errc::result_out_of_range) {

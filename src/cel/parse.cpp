@@ -101,7 +101,7 @@ std::string describe_token(const Token& t) {
     case Tok::end:
         return "the end of the rule";
     case Tok::ident:
-        return "'" + shorten(t.text) + "'";
+        return std::string(1, '\'').append(shorten(t.text)).append(1, '\'');
     case Tok::int_lit:
     case Tok::uint_lit:
     case Tok::dbl_lit:

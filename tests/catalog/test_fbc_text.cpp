@@ -278,7 +278,7 @@ TEST(CatalogFileText, PropertyNumbersAreWrittenAsGoWritesAFloat64) {
 TEST(CatalogFileText, ManyKeysInOneBlobAreFast) {
     std::string text = "schema: x.y\n";
     for (int i = 0; i < 40000; ++i)
-        text += "k" + std::to_string(i) + ": 1\n";
+        text.append("k").append(std::to_string(i)).append(": 1\n");
     std::string repeated = "schema: x.y\n";
     while (repeated.size() < (1u << 20))
         repeated += "k: 1\n";

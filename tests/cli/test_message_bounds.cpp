@@ -27,7 +27,8 @@ TEST(TextQuote, CutsAtACharacterBoundary) {
               "\"" + std::string(256, 'x') + "...\" (257 bytes)");
     // A two-byte character that starts at byte 255 is shown whole, never split.
     const std::string s = std::string(255, 'a') + "\xc3\xa9" + "bb";
-    EXPECT_EQ(text::quote(s), "\"" + std::string(255, 'a') + "\xc3\xa9...\" (259 bytes)");
+    EXPECT_EQ(text::quote(s),
+              std::string("\"").append(255, 'a').append("\xc3\xa9...\" (259 bytes)"));
     EXPECT_EQ(text::shown(huge), std::string(256, '7') + "... (1000000 bytes)");
     EXPECT_EQ(text::shown("a\"b\\c"), "a\"b\\c");
     EXPECT_EQ(text::quote("abcdef", 3), "\"abc...\" (6 bytes)");
@@ -151,7 +152,7 @@ TEST(MessageBounds, Resolve) {
         auto r = run_kpkg(args);
         std::string what;
         for (const auto& a : args)
-            what += " " + a.substr(0, 30);
+            what.append(" ").append(a.substr(0, 30));
         expect_bounded(r, what);
     }
 }

@@ -421,13 +421,13 @@ TEST(ReadFileThroughTrees, MessagesOfPathsAndTrees) {
     const fs::path f = d.write("ten.yaml", "0123456789");
     io::Limits small;
     small.max_file_bytes = 4;
-    const std::string q = "\"" + f.string() + "\"";
+    const std::string q = std::string("\"").append(f.string()).append("\"");
     EXPECT_EQ(io::read_file(f, small).error().message,
               q + " is too large: 10 bytes (the limit is 4 bytes)");
     EXPECT_EQ(io::read_file(io::FileTree(f), small).error().message,
               q + " is too large: 10 bytes (the limit is 4 bytes)");
     EXPECT_EQ(*io::read_file(io::FileTree(f)), "0123456789");
-    const std::string missing = "\"" + (d / "nope").string() + "\"";
+    const std::string missing = std::string("\"").append((d / "nope").string()).append("\"");
     EXPECT_EQ(io::read_file(d / "nope").error().message,
               "cannot read " + missing + ": no such file or directory");
     EXPECT_EQ(io::read_file(io::DirectoryTree(d.path())).error().message,
