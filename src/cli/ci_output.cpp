@@ -6,11 +6,20 @@
 #include "command.hpp"
 
 namespace kpkg::cli {
-namespace {
 
 std::string plural(std::size_t n, const char* word) {
     return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
+
+std::string counts(std::size_t errors, std::size_t warnings) {
+    std::string out;
+    if (errors > 0) out += plural(errors, "error");
+    if (errors > 0 && warnings > 0) out += ", ";
+    if (warnings > 0) out += plural(warnings, "warning");
+    return out;
+}
+
+namespace {
 
 // The code point starting at s[i] and its length; {U+FFFD, 1} for a byte that does not start a
 // well-formed UTF-8 sequence (overlong forms, surrogates and values past U+10FFFF included).
@@ -183,12 +192,7 @@ std::string format_github(const std::vector<CiUnit>& units) {
         const std::size_t w = u.findings.size() - e;
         // A plain line: no "::" at its start, so GitHub shows it as it is.
         out += github_data(u.name) + ": " + (e > 0 ? "invalid" : "valid");
-        if (e > 0 || w > 0) {
-            out += ": ";
-            if (e > 0) out += plural(e, "error");
-            if (e > 0 && w > 0) out += ", ";
-            if (w > 0) out += plural(w, "warning");
-        }
+        if (e > 0 || w > 0) out += ": " + counts(e, w);
         out += "\n";
     }
     return out;

@@ -76,6 +76,12 @@ CLI::App* group(CLI::App& root, const std::string& name, const std::string& desc
 // with -o junit / -o github (see ci_output.cpp).
 void accept_ci_formats(CLI::App* app);
 
+// "1 error", "2 warnings": a count and its noun, plural unless the count is 1 (ci_output.cpp).
+std::string plural(std::size_t n, const char* word);
+// "1 error, 2 warnings", "3 errors", "1 warning", or "" when both are 0: how a validation's
+// verdict line ends.
+std::string counts(std::size_t errors, std::size_t warnings);
+
 // A finding as the CI formats write it (ci_output.cpp).
 struct CiFinding {
     bool error = true; // else a warning

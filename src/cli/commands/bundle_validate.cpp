@@ -45,10 +45,6 @@ std::string not_a_directory(const std::string& arg) {
     return "not a directory";
 }
 
-std::string plural(std::size_t n, const char* word) {
-    return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
-}
-
 std::string paint(bool color, const char* code, const std::string& s) {
     if (!color) return s;
     return std::string("\033[") + code + "m" + s + "\033[0m";
@@ -129,12 +125,7 @@ int run_validate(const Globals& g, const ValidateCliOptions& o) {
             std::string verdict = e > 0 ? paint(g.color_stdout, "1;31", "invalid")
                                         : paint(g.color_stdout, "32", "valid");
             out += dir + ": " + verdict;
-            if (e > 0 || w > 0) {
-                out += ": ";
-                if (e > 0) out += plural(e, "error");
-                if (e > 0 && w > 0) out += ", ";
-                if (w > 0) out += plural(w, "warning");
-            }
+            if (e > 0 || w > 0) out += ": " + counts(e, w);
             out += "\n";
         } else {
             reports.push_back({dir, std::move(findings)});

@@ -27,10 +27,6 @@ struct ValidateCliOptions {
     bool allow_empty = false;
 };
 
-std::string plural(std::size_t n, const char* word) {
-    return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
-}
-
 int run_validate(const Globals& g, const ValidateCliOptions& o) {
     // I/O errors (exit 1) throw; everything wrong with the content is in the catalog's problems.
     const model::Catalog cat =
