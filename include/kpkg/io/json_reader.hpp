@@ -55,11 +55,7 @@ public:
                 return failed(
                     error_at(p_, "unexpected " + describe(p_) + " after a complete value"));
             }
-            h_.document_start(doc_, mark_at(p_));
-            if (!parse_value()) return false;
-            h_.document_end();
-            ++doc_;
-            value_end_ = p_;
+            if (!read_document()) return false;
         }
         return true;
     }
@@ -82,12 +78,7 @@ public:
         failed_at_ = p_;
         if (p_ < end_ && (*p_ == '}' || *p_ == ']' || *p_ == ',' || *p_ == ':'))
             return failed(error_at(p_, "expected a value, found " + describe(p_)));
-        h_.document_start(doc_, mark_at(p_));
-        if (!parse_value()) return false;
-        h_.document_end();
-        ++doc_;
-        value_end_ = p_;
-        return true;
+        return read_document();
     }
 
     std::size_t offset() const { return static_cast<std::size_t>(p_ - begin_); }
@@ -105,6 +96,16 @@ public:
     }
 
 private:
+    // The value at p_ as one document for the handler; false after an error.
+    bool read_document() {
+        h_.document_start(doc_, mark_at(p_));
+        if (!parse_value()) return false;
+        h_.document_end();
+        ++doc_;
+        value_end_ = p_;
+        return true;
+    }
+
     struct Frame {
         bool map = false;
         std::uint32_t line = 0, column = 0; // of the bracket, for "not closed" notes
