@@ -206,16 +206,16 @@ int main(int argc, char** argv) {
         fs::remove_all(cache);
     }
 
-    std::printf("\n%-18s %6s %7s | %9s %8s | %10s %9s | %9s %8s %10s | %11s %8s\n", "catalog",
+    std::printf("\n%-18s %6s %7s | %9s %8s | %10s %9s | %9s %8s %10s %8s | %11s %8s\n", "catalog",
                 "files", "MB", "load ms", "load MB", "cold+img", "warm ms", "list ms", "list MB",
-                "list warm", "validate ms", "val. MB");
+                "list warm", "warm MB", "validate ms", "val. MB");
     for (const auto& r : rows)
-        std::printf("%-18s %6zu %7.1f | %9.1f %8.1f | %10.1f %9.2f | %9.1f %8.1f %10.1f | %11.1f "
-                    "%8.1f%s\n",
+        std::printf("%-18s %6zu %7.1f | %9.1f %8.1f | %10.1f %9.2f | %9.1f %8.1f %10.1f %8.1f | "
+                    "%11.1f %8.1f%s\n",
                     r.name.c_str(), r.files, r.mb, r.load * 1e3, r.load_rss_kb / 1024.0,
                     r.cold * 1e3, r.warm * 1e3, r.list.seconds * 1e3, r.list.max_rss_kb / 1024.0,
-                    r.list_warm.seconds * 1e3, r.validate.seconds * 1e3,
-                    r.validate.max_rss_kb / 1024.0,
+                    r.list_warm.seconds * 1e3, r.list_warm.max_rss_kb / 1024.0,
+                    r.validate.seconds * 1e3, r.validate.max_rss_kb / 1024.0,
                     r.failed    ? "  (FAILED)"
                     : r.invalid ? "  (validate: invalid)"
                                 : "");
