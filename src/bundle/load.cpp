@@ -10,6 +10,7 @@
 // Field access is strict about types: a value of the wrong kind is never coerced; it is reported
 // at its own position and treated as absent, and loading goes on.
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <optional>
 #include <system_error>
@@ -18,6 +19,7 @@
 #include "kpkg/bundle/bundle.hpp"
 #include "kpkg/core/text.hpp"
 #include "kpkg/io/load.hpp"
+#include "kpkg/io/tree.hpp"
 
 namespace kpkg::bundle {
 
@@ -50,13 +52,6 @@ std::string a_kind(const Node& n) {
     const std::string k = io::kind_name(n.kind);
     if (n.is_null()) return k;
     return (k[0] == 'a' || k[0] == 'i' || k[0] == 'o' ? "an " : "a ") + k;
-}
-
-// An error code's message starting in lower case ("too many levels of symbolic links").
-std::string text_of(const std::error_code& ec) {
-    std::string m = ec.message();
-    if (!m.empty() && m[0] >= 'A' && m[0] <= 'Z') m[0] = static_cast<char>(m[0] - 'A' + 'a');
-    return m;
 }
 
 bool hidden(const std::string& name) {
@@ -147,10 +142,9 @@ private:
 
 class Loader {
 public:
-    Loader(fs::path dir, fs::path real_dir, const LoadOptions& opts, Loaded& out)
-        : dir_(std::move(dir)), real_dir_(std::move(real_dir)), opts_(opts), out_(out),
-          b_(out.bundle) {
-        b_.dir = dir_;
+    Loader(const io::Tree& tree, const LoadOptions& opts, Loaded& out)
+        : tree_(tree), opts_(opts), out_(out), b_(out.bundle) {
+        b_.dir = tree.display_root();
     }
 
     void add(Severity s, const char* rule, std::string msg, SourcePos pos) {
@@ -175,43 +169,16 @@ public:
         error(rule, std::move(msg), std::move(pos));
     }
 
-    // When `p` is a symbolic link whose target, every link resolved, is outside the bundle
-    // directory: the message refusing it. A link that cannot be resolved (dangling, a loop) is
-    // not judged here; reading it fails.
-    std::optional<std::string> link_leaves(const fs::path& p) const {
-        std::error_code ec;
-        if (!fs::is_symlink(fs::symlink_status(p, ec)) || ec) return std::nullopt;
-        const fs::path target = fs::canonical(p, ec);
-        if (ec) return std::nullopt;
-        auto t = target.begin();
-        bool inside = true;
-        for (auto r = real_dir_.begin(); inside && r != real_dir_.end(); ++r, ++t)
-            inside = t != target.end() && *t == *r;
-        if (inside) return std::nullopt;
-        const fs::path written = fs::read_symlink(p, ec);
-        return "symbolic link to " + q((ec ? target : written).string()) +
-               ", which is outside the bundle directory " + q(dir_.string()) +
-               " (links that leave the bundle are not followed; copy the file into the bundle "
-               "instead)";
-    }
-
-    Result<void> run() {
-        if (auto why = link_leaves(dir_ / "manifests")) {
-            SourcePos p;
-            p.file = (dir_ / "manifests").string();
-            return fail(Error::invalid("manifests/ is a " + *why, std::move(p)));
-        }
-        auto names = KPKG_TRY(list_dir(dir_ / "manifests", true));
-        for (const auto& n : names)
-            read_manifest_file(n);
+    // `manifests`: the listing of manifests/, which load() has made sure is a directory.
+    void run(const std::vector<io::Entry>& manifests) {
+        for (const auto& rel : pick(manifests, true))
+            read_manifest_file(rel);
         index_objects();
         read_metadata();
-        return {};
     }
 
 private:
-    fs::path dir_;
-    fs::path real_dir_; // dir_ with every symbolic link resolved, the bound for links
+    const io::Tree& tree_;
     const LoadOptions& opts_;
     Loaded& out_;
     Bundle& b_;
@@ -222,70 +189,75 @@ private:
         return p;
     }
 
-    // The names of the files directly in `d` that a bundle reader looks at, in byte order:
+public:
+    // Why a link leaving the bundle is refused: "symbolic link to "T", which is outside ...".
+    static std::string leaving(const io::Tree& tree, const io::Problem& p) {
+        return "symbolic link to " + q(p.target) + ", which is outside the bundle directory " +
+               q(tree.display_root()) +
+               " (links that leave the bundle are not followed; copy the file into the bundle "
+               "instead)";
+    }
+
+private:
+    std::string leaving(const io::Problem& p) const { return leaving(tree_, p); }
+
+    // Of the listing of a directory, the files a bundle reader looks at, in byte order:
     // subdirectories (and hidden entries when `skip_hidden`) are left out silently, other
     // non-regular files (sockets, devices) with a warning. Symbolic links are followed when they
     // stay inside the bundle directory; one leaving it, dangling or looping is an error.
-    Result<std::vector<std::string>> list_dir(const fs::path& d, bool skip_hidden) {
-        std::error_code ec;
-        fs::directory_iterator it(d, ec);
-        if (ec) return fail(Error::io("cannot list " + q(d.string()) + ": " + ec.message()));
+    std::vector<std::string> pick(const std::vector<io::Entry>& entries, bool skip_hidden) {
         std::vector<std::string> names;
-        for (; it != fs::directory_iterator(); it.increment(ec)) {
-            const std::string name = it->path().filename().string();
-            if (skip_hidden && hidden(name)) continue;
-            const std::string file = (d / name).string();
-            if (auto why = link_leaves(it->path())) {
-                block(ExitCode::invalid, rule_link, "refused: a " + *why, file_pos(file));
+        for (const auto& e : entries) {
+            if (skip_hidden && hidden(std::string(e.name()))) continue;
+            if (e.is_dir()) continue;
+            if (e.problem) {
+                const io::Problem& p = *e.problem;
+                switch (p.kind) {
+                case io::Problem::Kind::leaves_root:
+                    block(ExitCode::invalid, rule_link, "refused: a " + leaving(p),
+                          file_pos(e.display));
+                    break;
+                case io::Problem::Kind::dangling:
+                    block(ExitCode::error, rule_read,
+                          "not read: a symbolic link to " + q(p.target) + ", " +
+                              (p.error == ENOENT || p.why.empty()
+                                   ? std::string("which does not exist")
+                                   : p.why),
+                          file_pos(e.display));
+                    break;
+                case io::Problem::Kind::link_to_dir: // a directory, as any other
+                    break;
+                case io::Problem::Kind::not_regular:
+                    warn(rule_skipped, "not a regular file; not read", file_pos(e.display));
+                    break;
+                }
                 continue;
             }
-            std::error_code sec;
-            const fs::file_status st = fs::status(it->path(), sec);
-            if (!sec && fs::is_directory(st)) continue;
-            std::error_code lec;
-            if (fs::is_symlink(fs::symlink_status(it->path(), lec)) && (sec || !fs::exists(st))) {
-                std::error_code rec;
-                const fs::path target = fs::read_symlink(it->path(), rec);
-                block(ExitCode::error, rule_read,
-                      "not read: a symbolic link to " + q(target.string()) + ", " +
-                          (sec && sec != std::errc::no_such_file_or_directory
-                               ? text_of(sec)
-                               : std::string("which does not exist")),
-                      file_pos(file));
-                continue;
-            }
-            if (sec || !fs::is_regular_file(st)) {
-                warn(rule_skipped,
-                     sec ? "not read: " + sec.message()
-                         : std::string("not a regular file; not read"),
-                     file_pos(file));
-                continue;
-            }
-            names.push_back(name);
+            names.push_back(e.rel);
         }
-        if (ec) return fail(Error::io("cannot list " + q(d.string()) + ": " + ec.message()));
-        std::sort(names.begin(), names.end());
         return names;
     }
 
     // Every document of one file, or nothing (with a finding) when it cannot be read or parsed.
-    std::optional<std::vector<io::Document>> read_docs(const fs::path& path,
+    std::optional<std::vector<io::Document>> read_docs(const std::string& rel,
                                                        const std::string& file) {
-        std::error_code ec;
-        const std::uintmax_t size = fs::file_size(path, ec);
-        if (!ec && size > opts_.limits.max_file_bytes) {
-            block(ExitCode::invalid, rule_read,
-                  "file is " + size_text(size) + ", more than the limit of " +
-                      size_text(opts_.limits.max_file_bytes) + "; not read",
-                  file_pos(file));
-            return std::nullopt;
-        }
-        auto text = io::read_file(path, opts_.limits);
+        io::ReadOptions ro;
+        ro.limit = opts_.limits.max_file_bytes;
+        auto text = tree_.read(rel, ro);
         if (!text) {
             block(ExitCode::error, rule_read, text.error().message, file_pos(file));
             return std::nullopt;
         }
-        auto docs = io::parse_auto(*text, file, opts_.limits);
+        if (text->too_large) {
+            block(ExitCode::invalid, rule_read,
+                  (text->size > 0 ? "file is " + size_text(text->size)
+                                  : std::string("file is larger")) +
+                      ", more than the limit of " + size_text(opts_.limits.max_file_bytes) +
+                      "; not read",
+                  file_pos(file));
+            return std::nullopt;
+        }
+        auto docs = io::parse_auto(text->text(), file, opts_.limits);
         if (!docs) {
             Error e = std::move(docs).error();
             if (e.pos.file.empty()) e.pos.file = file;
@@ -305,15 +277,15 @@ private:
              io::pos_of(file, docs[1].start, docs[1].index));
     }
 
-    void read_manifest_file(const std::string& name) {
-        const std::string file = (dir_ / "manifests" / name).string();
-        auto docs = read_docs(dir_ / "manifests" / name, file);
+    void read_manifest_file(const std::string& rel) {
+        const std::string file = tree_.display(rel);
+        auto docs = read_docs(rel, file);
         if (!docs) return;
         if (docs->empty()) {
             warn(rule_skipped, "file holds no document", file_pos(file));
             return;
         }
-        check_one_document(*docs, file, "manifests/" + name);
+        check_one_document(*docs, file, rel);
         for (auto& d : *docs) {
             if (d.root.is_null()) continue;
             Reader r(*this, file, d.index, "object");
@@ -631,24 +603,31 @@ private:
     // `dependencies` and `properties` lists, and the first file with each one supplies it. As in
     // opm, hidden files count here (only manifests/ skips them). Files with none are ignored.
     void read_metadata() {
-        const fs::path mdir = dir_ / "metadata";
-        std::error_code ec;
-        if (auto why = link_leaves(mdir)) {
-            block(ExitCode::invalid, rule_link, "refused: metadata/ is a " + *why,
-                  file_pos(mdir.string()));
+        auto m = tree_.find("metadata");
+        if (!m) {
+            block(ExitCode::error, rule_read, m.error().message,
+                  file_pos(tree_.display("metadata")));
             return;
         }
-        if (!fs::is_directory(mdir, ec)) return; // the validator reports the missing annotations
-        auto names = list_dir(mdir, false);
-        if (!names) {
-            block(ExitCode::error, rule_read, names.error().message, file_pos(mdir.string()));
+        if (!*m) return; // the validator reports the missing annotations
+        const io::Entry& md = **m;
+        if (md.problem && md.problem->kind == io::Problem::Kind::leaves_root) {
+            block(ExitCode::invalid, rule_link, "refused: metadata/ is a " + leaving(*md.problem),
+                  file_pos(md.display));
             return;
         }
-        for (const auto& name : *names) {
-            const std::string file = (mdir / name).string();
-            auto docs = read_docs(mdir / name, file);
+        if (!md.is_dir() && !(md.problem && md.problem->kind == io::Problem::Kind::link_to_dir))
+            return; // not a directory: as if missing, the validator says so
+        auto entries = tree_.list_dir("metadata");
+        if (!entries) {
+            block(ExitCode::error, rule_read, entries.error().message, file_pos(md.display));
+            return;
+        }
+        for (const auto& rel : pick(*entries, false)) {
+            const std::string file = tree_.display(rel);
+            auto docs = read_docs(rel, file);
             if (!docs || docs->empty()) continue;
-            check_one_document(*docs, file, "metadata/" + name);
+            check_one_document(*docs, file, rel);
             const io::Document& d = docs->front();
             if (!d.root.is_map()) continue;
             Reader r(*this, file, d.index, "field");
@@ -758,10 +737,29 @@ Result<Loaded> load(const fs::path& dir, const LoadOptions& opts) {
                               : std::string("no such file or directory");
         return fail(Error::io("cannot read bundle directory " + q(name) + ": " + why));
     }
-    if (!fs::is_directory(st))
+    if (!fs::is_directory(st)) return load(io::FileTree(dir), opts); // refused as not a directory
+    return load(io::DirectoryTree(dir), opts);
+}
+
+Result<Loaded> load(const io::Tree& tree, const LoadOptions& opts) {
+    const std::string& name = tree.display_root();
+    if (!tree.is_directory()) {
+        // A path that is not there says so; anything else is not a bundle.
+        if (auto l = tree.list(); !l) return fail(std::move(l).error());
         return fail(Error::io(q(name) + " is not a directory; a bundle is a directory holding "
                                         "manifests/ and metadata/"));
-    if (!fs::is_directory(dir / "manifests", ec)) {
+    }
+    auto manifests = tree.find("manifests");
+    if (!manifests) return fail(std::move(manifests).error());
+    const io::Entry* m = manifests->has_value() ? &**manifests : nullptr;
+    if (m != nullptr && m->problem && m->problem->kind == io::Problem::Kind::leaves_root) {
+        SourcePos p;
+        p.file = m->display;
+        return fail(
+            Error::invalid("manifests/ is a " + Loader::leaving(tree, *m->problem), std::move(p)));
+    }
+    if (m == nullptr ||
+        !(m->is_dir() || (m->problem && m->problem->kind == io::Problem::Kind::link_to_dir))) {
         SourcePos p;
         p.file = name;
         return fail(Error::invalid(
@@ -770,11 +768,11 @@ Result<Loaded> load(const fs::path& dir, const LoadOptions& opts) {
             "with annotations.yaml naming the package and channels)",
             std::move(p)));
     }
-    fs::path real = fs::canonical(dir, ec);
-    if (ec) real = fs::absolute(dir, ec).lexically_normal();
+    auto listing = tree.list_dir("manifests");
+    if (!listing) return fail(std::move(listing).error());
     Loaded out;
-    Loader l(dir, std::move(real), opts, out);
-    if (auto r = l.run(); !r) return fail(std::move(r).error());
+    Loader l(tree, opts, out);
+    l.run(*listing);
     // Findings in reading order: by file, then position (a file's findings are made in the
     // order its fields are read, which is not the order they are written in).
     std::stable_sort(out.findings.begin(), out.findings.end(),

@@ -65,6 +65,52 @@ bool is_within(const fs::path& target, const fs::path& root) {
     return true;
 }
 
+// Classifies `p`, met below `root` with the symlink_status `ls`, into `e`: a directory, or a file
+// with the Problem that keeps it from being read, if any. `real_root` (the root with every link
+// resolved, the boundary links must stay within) is found when the first link needs it.
+void classify(const fs::path& p, const fs::file_status& ls, const fs::path& root,
+              std::optional<fs::path>& real_root, Entry& e) {
+    if (fs::is_directory(ls)) {
+        e.kind = Entry::Kind::dir;
+        return;
+    }
+    if (!fs::is_symlink(ls)) {
+        if (!fs::is_regular_file(ls))
+            e.problem = Problem{Problem::Kind::not_regular, {}, {}, 0, false};
+        return;
+    }
+    // A link that resolves outside the root is refused whatever it points to: its target would
+    // be read as part of the input.
+    std::error_code cec;
+    const fs::path target = fs::canonical(p, cec);
+    if (!cec) {
+        if (!real_root) {
+            std::error_code rec;
+            real_root = fs::canonical(root, rec);
+            if (rec) real_root = fs::absolute(root, rec).lexically_normal();
+        }
+        if (!is_within(target, *real_root)) {
+            std::error_code lec;
+            const fs::path written = fs::read_symlink(p, lec);
+            e.problem =
+                Problem{Problem::Kind::leaves_root, (lec ? target : written).string(), {}, 0, true};
+            return;
+        }
+    }
+    std::error_code sec;
+    const fs::file_status st = fs::status(p, sec);
+    if (sec || !fs::exists(st)) {
+        std::error_code lec;
+        const fs::path written = fs::read_symlink(p, lec);
+        const int err = sec ? sec.value() : ENOENT;
+        e.problem = Problem{Problem::Kind::dangling, written.string(), errno_text(err), err, true};
+    } else if (fs::is_directory(st)) {
+        e.problem = Problem{Problem::Kind::link_to_dir, {}, {}, 0, true};
+    } else if (!fs::is_regular_file(st)) {
+        e.problem = Problem{Problem::Kind::not_regular, {}, {}, 0, true};
+    }
+}
+
 // A name from a listing: relative, '/' separated, no empty, "." or ".." components.
 bool valid_rel(std::string_view rel) {
     if (rel.empty() || rel.front() == '/' || rel.back() == '/') return false;
@@ -253,6 +299,42 @@ Result<Contents> Tree::read(const Entry& e, const ReadOptions& opts) const {
     return read(e.rel, opts);
 }
 
+Result<std::optional<Entry>> Tree::find(std::string_view rel) const {
+    auto all = list();
+    if (!all) return fail(std::move(all).error());
+    for (auto& e : *all)
+        if (e.rel == rel) return std::optional<Entry>(std::move(e));
+    return std::optional<Entry>();
+}
+
+Result<std::vector<Entry>> Tree::list_dir(std::string_view rel) const {
+    auto all = list();
+    if (!all) return fail(std::move(all).error());
+    const auto self =
+        std::find_if(all->begin(), all->end(), [&](const Entry& e) { return e.rel == rel; });
+    if (self == all->end())
+        return fail(Error::io("cannot read directory " + display(rel) + ": " + errno_text(ENOENT)));
+    if (!self->is_dir())
+        return fail(Error::io("cannot read directory " + self->display + ": " +
+                              (self->problem && self->problem->kind == Problem::Kind::link_to_dir
+                                   ? std::string("it is a symbolic link to a directory")
+                                   : errno_text(ENOTDIR))));
+    std::vector<Entry> out;
+    for (auto& e : *all) {
+        std::string_view r = e.rel;
+        if (rel.empty()) {
+            if (r.empty()) continue;
+        } else {
+            if (r.size() <= rel.size() + 1 || r.substr(0, rel.size()) != rel ||
+                r[rel.size()] != '/')
+                continue;
+            r.remove_prefix(rel.size() + 1);
+        }
+        if (r.find('/') == std::string_view::npos) out.push_back(std::move(e));
+    }
+    return out;
+}
+
 std::optional<Stamp> Tree::stamp(std::string_view) const {
     return std::nullopt;
 }
@@ -305,47 +387,8 @@ Result<std::vector<Entry>> DirectoryTree::list() const {
         const fs::file_status ls = it->symlink_status(ec);
         if (ec)
             return fail(Error::io("cannot read " + e.display + ": " + lower_first(ec.message())));
-        if (fs::is_directory(ls)) {
-            last_is_dir = true;
-            e.kind = Entry::Kind::dir;
-            out.push_back(std::move(e));
-            continue;
-        }
-        if (fs::is_symlink(ls)) {
-            // A link that resolves outside the root is refused whatever it points to: its
-            // target would be read as part of the input.
-            std::error_code cec;
-            const fs::path target = fs::canonical(p, cec);
-            if (!cec) {
-                if (!real_root) {
-                    std::error_code rec;
-                    real_root = fs::canonical(root_, rec);
-                    if (rec) real_root = fs::absolute(root_, rec).lexically_normal();
-                }
-                if (!is_within(target, *real_root)) {
-                    std::error_code lec;
-                    const fs::path written = fs::read_symlink(p, lec);
-                    e.problem = Problem{
-                        Problem::Kind::leaves_root, (lec ? target : written).string(), {}, true};
-                }
-            }
-            if (!e.problem) {
-                std::error_code sec;
-                const fs::file_status st = fs::status(p, sec);
-                if (sec || !fs::exists(st)) {
-                    std::error_code lec;
-                    const fs::path written = fs::read_symlink(p, lec);
-                    e.problem = Problem{Problem::Kind::dangling, written.string(),
-                                        sec ? lower_first(sec.message()) : std::string(), true};
-                } else if (fs::is_directory(st)) {
-                    e.problem = Problem{Problem::Kind::link_to_dir, {}, {}, true};
-                } else if (!fs::is_regular_file(st)) {
-                    e.problem = Problem{Problem::Kind::not_regular, {}, {}, true};
-                }
-            }
-        } else if (!fs::is_regular_file(ls)) {
-            e.problem = Problem{Problem::Kind::not_regular, {}, {}, false};
-        }
+        classify(p, ls, root_, real_root, e);
+        last_is_dir = e.is_dir();
         out.push_back(std::move(e));
     }
     // A directory the iterator cannot open ends the walk (the iterator becomes the end one):
@@ -358,6 +401,61 @@ Result<std::vector<Entry>> DirectoryTree::list() const {
     std::sort(out.begin() + 1, out.end(),
               [](const Entry& a, const Entry& b) { return path_less(a.rel, b.rel); });
     return out;
+}
+
+Result<std::vector<Entry>> DirectoryTree::list_dir(std::string_view rel) const {
+    if (!rel.empty() && !valid_rel(rel)) return fail(bad_rel(rel));
+    const fs::path d = rel.empty() ? root_ : root_ / rel;
+    const std::string shown = display(rel);
+    if (!rel.empty()) {
+        // A link is listed through only while it stays within the root.
+        auto self = find(rel);
+        if (!self) return fail(std::move(self).error());
+        if (*self && (*self)->problem && (*self)->problem->kind == Problem::Kind::leaves_root)
+            return fail(Error::invalid("refused " + shown + ": it is a symbolic link to " +
+                                       (*self)->problem->target + ", outside " + display_));
+    }
+    std::error_code ec;
+    fs::directory_iterator it(d, ec), end;
+    if (ec)
+        return fail(Error::io("cannot read directory " + shown + ": " + lower_first(ec.message())));
+    const std::string prefix = rel.empty() ? std::string() : std::string(rel) + "/";
+    std::optional<fs::path> real_root;
+    std::vector<Entry> out;
+    for (; it != end; it.increment(ec)) {
+        if (ec) break;
+        const fs::path& p = it->path();
+        Entry e;
+        e.rel = prefix + p.filename().string();
+        e.display = p.string();
+        const fs::file_status ls = it->symlink_status(ec);
+        if (ec)
+            return fail(Error::io("cannot read " + e.display + ": " + lower_first(ec.message())));
+        classify(p, ls, root_, real_root, e);
+        out.push_back(std::move(e));
+    }
+    if (ec)
+        return fail(Error::io("cannot read directory " + shown + ": " + lower_first(ec.message())));
+    std::sort(out.begin(), out.end(),
+              [](const Entry& a, const Entry& b) { return path_less(a.rel, b.rel); });
+    return out;
+}
+
+Result<std::optional<Entry>> DirectoryTree::find(std::string_view rel) const {
+    if (rel.empty()) return std::optional<Entry>(Entry{Entry::Kind::dir, "", display_, {}});
+    if (!valid_rel(rel)) return std::optional<Entry>();
+    const fs::path p = root_ / rel;
+    std::error_code ec;
+    const fs::file_status ls = fs::symlink_status(p, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
+        return fail(Error::io("cannot read " + p.string() + ": " + lower_first(ec.message())));
+    if (!fs::exists(ls)) return std::optional<Entry>();
+    Entry e;
+    e.rel = std::string(rel);
+    e.display = p.string();
+    std::optional<fs::path> real_root;
+    classify(p, ls, root_, real_root, e);
+    return std::optional<Entry>(std::move(e));
 }
 
 Result<Contents> DirectoryTree::read(std::string_view rel, const ReadOptions& opts) const {
@@ -543,12 +641,14 @@ std::optional<std::string> MemoryTree::resolve(const std::string& rel, Problem& 
         if (it == nodes_.end()) {
             why.kind = Problem::Kind::dangling;
             why.why = errno_text(ENOENT);
+            why.error = ENOENT;
             return std::nullopt;
         }
         if (it->second.kind == Kind::link) {
             if (++hops > 40) {
                 why.kind = Problem::Kind::dangling;
-                why.why = "too many levels of symbolic links";
+                why.why = errno_text(ELOOP);
+                why.error = ELOOP;
                 return std::nullopt;
             }
             const std::string& target = it->second.data;
@@ -562,53 +662,106 @@ std::optional<std::string> MemoryTree::resolve(const std::string& rel, Problem& 
         }
         if (!todo.empty() && it->second.kind != Kind::dir && it->second.kind != Kind::unreadable) {
             why.kind = Problem::Kind::dangling;
-            why.why = "not a directory";
+            why.why = errno_text(ENOTDIR);
+            why.error = ENOTDIR;
             return std::nullopt;
         }
     }
     return joined();
 }
 
+Entry MemoryTree::entry_of(const std::string& rel, const Node& node) const {
+    Entry e;
+    e.rel = rel;
+    e.display = display(rel);
+    switch (node.kind) {
+    case Kind::dir:
+    case Kind::unreadable:
+        e.kind = Entry::Kind::dir;
+        break;
+    case Kind::file:
+        break;
+    case Kind::special:
+        e.problem = Problem{Problem::Kind::not_regular, {}, {}, 0, false};
+        break;
+    case Kind::link: {
+        Problem why;
+        why.link = true;
+        why.target = node.data;
+        const auto to = resolve(rel, why);
+        if (!to) {
+            e.problem = std::move(why);
+            break;
+        }
+        const auto t = nodes_.find(*to);
+        if (to->empty() || t->second.kind == Kind::dir || t->second.kind == Kind::unreadable)
+            e.problem = Problem{Problem::Kind::link_to_dir, {}, {}, 0, true};
+        else if (t->second.kind == Kind::special)
+            e.problem = Problem{Problem::Kind::not_regular, {}, {}, 0, true};
+        break;
+    }
+    }
+    return e;
+}
+
 Result<std::vector<Entry>> MemoryTree::list() const {
     std::vector<Entry> out;
     out.push_back({Entry::Kind::dir, "", display_, std::nullopt});
     for (const auto& [rel, node] : nodes_) {
-        Entry e;
-        e.rel = rel;
-        e.display = display(rel);
-        switch (node.kind) {
-        case Kind::unreadable:
-            return fail(Error::io("cannot read directory " + e.display + ": permission denied"));
-        case Kind::dir:
-            e.kind = Entry::Kind::dir;
-            break;
-        case Kind::file:
-            break;
-        case Kind::special:
-            e.problem = Problem{Problem::Kind::not_regular, {}, {}, false};
-            break;
-        case Kind::link: {
-            Problem why;
-            why.link = true;
-            why.target = node.data;
-            const auto to = resolve(rel, why);
-            if (!to) {
-                e.problem = std::move(why);
-                break;
-            }
-            const auto t = nodes_.find(*to);
-            if (to->empty() || t->second.kind == Kind::dir || t->second.kind == Kind::unreadable)
-                e.problem = Problem{Problem::Kind::link_to_dir, {}, {}, true};
-            else if (t->second.kind == Kind::special)
-                e.problem = Problem{Problem::Kind::not_regular, {}, {}, true};
-            break;
-        }
-        }
-        out.push_back(std::move(e));
+        if (node.kind == Kind::unreadable)
+            return fail(
+                Error::io("cannot read directory " + display(rel) + ": " + errno_text(EACCES)));
+        out.push_back(entry_of(rel, node));
     }
     std::sort(out.begin() + 1, out.end(),
               [](const Entry& a, const Entry& b) { return path_less(a.rel, b.rel); });
     return out;
+}
+
+Result<std::vector<Entry>> MemoryTree::list_dir(std::string_view rel) const {
+    if (!rel.empty() && !valid_rel(rel)) return fail(bad_rel(rel));
+    const std::string shown = display(rel);
+    // Where `rel` leads, links followed (within the tree).
+    std::string at;
+    if (!rel.empty()) {
+        Problem why;
+        const auto to = resolve(std::string(rel), why);
+        if (!to)
+            return fail(Error::io("cannot read directory " + shown + ": " +
+                                  (why.kind == Problem::Kind::leaves_root
+                                       ? std::string("a symbolic link leaving ") + display_
+                                       : why.why)));
+        at = *to;
+    }
+    if (!at.empty()) {
+        const auto it = nodes_.find(at);
+        if (it->second.kind == Kind::unreadable)
+            return fail(Error::io("cannot read directory " + shown + ": " + errno_text(EACCES)));
+        if (it->second.kind != Kind::dir)
+            return fail(Error::io("cannot read directory " + shown + ": " + errno_text(ENOTDIR)));
+    }
+    const std::string prefix = at.empty() ? std::string() : at + "/";
+    const std::string named = rel.empty() ? std::string() : std::string(rel) + "/";
+    std::vector<Entry> out;
+    for (auto it = nodes_.lower_bound(prefix); it != nodes_.end(); ++it) {
+        const std::string& r = it->first;
+        if (r.compare(0, prefix.size(), prefix) != 0) break;
+        if (r.find('/', prefix.size()) != std::string::npos) continue;
+        Entry e = entry_of(r, it->second);
+        e.rel = named + r.substr(prefix.size());
+        e.display = display(e.rel);
+        out.push_back(std::move(e));
+    }
+    std::sort(out.begin(), out.end(),
+              [](const Entry& a, const Entry& b) { return path_less(a.rel, b.rel); });
+    return out;
+}
+
+Result<std::optional<Entry>> MemoryTree::find(std::string_view rel) const {
+    if (rel.empty()) return std::optional<Entry>(Entry{Entry::Kind::dir, "", display_, {}});
+    const auto it = nodes_.find(std::string(rel));
+    if (it == nodes_.end()) return std::optional<Entry>();
+    return std::optional<Entry>(entry_of(it->first, it->second));
 }
 
 Result<Contents> MemoryTree::read(std::string_view rel, const ReadOptions& opts) const {

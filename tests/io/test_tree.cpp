@@ -447,3 +447,110 @@ TEST(ReadFileThroughTrees, MessagesOfPathsAndTrees) {
     auto docs = io::load_file(io::FileTree(f));
     ASSERT_TRUE(docs.ok());
 }
+
+// list_dir and find give what list() gives, one directory at a time, on disk and in memory.
+TEST(TreeListDir, OneDirectoryAtATimeAsListGivesIt) {
+    test::TempDir d;
+    d.write("r/m/b.yaml", "b");
+    d.write("r/m/a.yaml", "a");
+    d.write("r/m/sub/deep.yaml", "deep");
+    d.write("r/m/.hidden", "h");
+    d.write("r/store/real.yaml", "real");
+    d.write("outside/secret.yaml", "s");
+    fs::create_symlink("../store/real.yaml", d / "r/m/in.yaml");
+    fs::create_symlink("../../outside/secret.yaml", d / "r/m/out.yaml");
+    fs::create_symlink("gone.yaml", d / "r/m/dangling.yaml");
+    fs::create_directory_symlink("../store", d / "r/m/dirlink");
+    fs::create_directory_symlink("store", d / "r/linked");
+    fs::create_directory_symlink("../outside", d / "r/away");
+    io::MemoryTree mem((d / "r").string());
+    mem.add_file("m/b.yaml", "b")
+        .add_file("m/a.yaml", "a")
+        .add_file("m/sub/deep.yaml", "deep")
+        .add_file("m/.hidden", "h")
+        .add_file("store/real.yaml", "real")
+        .add_link("m/in.yaml", "../store/real.yaml")
+        .add_link("m/out.yaml", "../../outside/secret.yaml")
+        .add_link("m/dangling.yaml", "gone.yaml")
+        .add_link("m/dirlink", "../store")
+        .add_link("linked", "store")
+        .add_link("away", "../outside");
+    const io::DirectoryTree disk(d / "r");
+    for (const io::Tree* t :
+         {static_cast<const io::Tree*>(&disk), static_cast<const io::Tree*>(&mem)}) {
+        SCOPED_TRACE(t == &disk ? "disk" : "memory");
+        auto all = t->list();
+        ASSERT_TRUE(all.ok()) << all.error().str();
+        auto m = t->list_dir("m");
+        ASSERT_TRUE(m.ok()) << m.error().str();
+        EXPECT_EQ(rels(*m),
+                  (std::vector<std::string>{"m/.hidden", "m/a.yaml", "m/b.yaml", "m/dangling.yaml",
+                                            "m/dirlink", "m/in.yaml", "m/out.yaml", "m/sub/"}));
+        for (const auto& e : *m) {
+            const Entry* same = find(*all, e.rel);
+            ASSERT_NE(same, nullptr) << e.rel;
+            EXPECT_EQ(e.display, same->display);
+            EXPECT_EQ(e.kind, same->kind);
+            EXPECT_EQ(e.problem.has_value(), same->problem.has_value()) << e.rel;
+            if (e.problem && same->problem) {
+                EXPECT_EQ(e.problem->kind, same->problem->kind);
+            }
+        }
+        EXPECT_EQ(find(*m, "m/out.yaml")->problem->kind, Problem::Kind::leaves_root);
+        EXPECT_EQ(find(*m, "m/dangling.yaml")->problem->error, ENOENT);
+        EXPECT_EQ(find(*m, "m/dirlink")->problem->kind, Problem::Kind::link_to_dir);
+        // The root's own entries, without going down.
+        auto root = t->list_dir("");
+        ASSERT_TRUE(root.ok()) << root.error().str();
+        EXPECT_EQ(rels(*root), (std::vector<std::string>{"away", "linked", "m/", "store/"}));
+        // A link to a directory within the root is listed through, named under the link.
+        auto linked = t->list_dir("linked");
+        ASSERT_TRUE(linked.ok()) << linked.error().str();
+        EXPECT_EQ(rels(*linked), (std::vector<std::string>{"linked/real.yaml"}));
+        EXPECT_EQ(text_of(*t, "linked/real.yaml"), "real");
+        // One leaving the root is not.
+        auto away = t->list_dir("away");
+        ASSERT_FALSE(away.ok());
+        EXPECT_NE(away.error().message.find((d / "r/away").string()), std::string::npos)
+            << away.error().message;
+        // Not there, not a directory.
+        auto none = t->list_dir("nope");
+        ASSERT_FALSE(none.ok());
+        EXPECT_EQ(none.error().code, ExitCode::error);
+        EXPECT_NE(none.error().message.find("no such file or directory"), std::string::npos)
+            << none.error().message;
+        auto file = t->list_dir("m/a.yaml");
+        ASSERT_FALSE(file.ok());
+        EXPECT_NE(file.error().message.find("not a directory"), std::string::npos)
+            << file.error().message;
+
+        // find: one entry as list() classifies it; nothing when there is none.
+        auto f = t->find("m/out.yaml");
+        ASSERT_TRUE(f.ok() && f->has_value());
+        EXPECT_EQ((*f)->problem->kind, Problem::Kind::leaves_root);
+        EXPECT_EQ((*f)->display, (d / "r/m/out.yaml").string());
+        auto dir = t->find("m");
+        ASSERT_TRUE(dir.ok() && dir->has_value());
+        EXPECT_TRUE((*dir)->is_dir());
+        auto gone = t->find("m/nope.yaml");
+        ASSERT_TRUE(gone.ok());
+        EXPECT_FALSE(gone->has_value());
+        auto r = t->find("");
+        ASSERT_TRUE(r.ok() && r->has_value());
+        EXPECT_TRUE((*r)->is_dir());
+    }
+}
+
+TEST(TreeListDir, AnUnreadableDirectoryFailsOnlyWhenListed) {
+    io::MemoryTree t("mem");
+    t.add_file("a/x.yaml", "x").add_unreadable_dir("b");
+    auto a = t.list_dir("a");
+    ASSERT_TRUE(a.ok()) << a.error().str();
+    EXPECT_EQ(rels(*a), (std::vector<std::string>{"a/x.yaml"}));
+    auto b = t.list_dir("b");
+    ASSERT_FALSE(b.ok());
+    EXPECT_EQ(b.error().message, "cannot read directory mem/b: permission denied");
+    auto fb = t.find("b");
+    ASSERT_TRUE(fb.ok() && fb->has_value());
+    EXPECT_TRUE((*fb)->is_dir());
+}

@@ -174,6 +174,11 @@ struct LoadOptions {
 // The same with explicit limits (load(dir) uses the defaults).
 Result<Loaded> load(const std::filesystem::path& dir, const LoadOptions& opts);
 
+// The same for a bundle given as a Tree (a directory on disk, files in memory, an image's
+// files): its manifests/ and metadata/ are read through the tree, links by the tree's rules, and
+// positions name files as the tree shows them. A tree that is not a directory is refused.
+Result<Loaded> load(const io::Tree& tree, const LoadOptions& opts = {});
+
 // "group/version, Kind=kind" as Kubernetes prints a GVK.
 std::string to_string(const GVK& g);
 

@@ -44,9 +44,10 @@ struct Problem {
     // leaves_root: the link as written (the resolved target when it cannot be read back).
     // dangling: the link as written.
     std::string target;
-    // dangling: why it cannot be followed ("too many levels of symbolic links"); empty when it
-    // points to nothing.
+    // dangling: why it cannot be followed ("no such file or directory", "too many levels of
+    // symbolic links"), and the errno saying it (ENOENT when it points to nothing, ELOOP, ...).
     std::string why;
+    int error = 0;
     // Whether the entry is a symbolic link (not_regular: a link to a special file).
     bool link = false;
 };
@@ -135,6 +136,17 @@ public:
     // A single-file tree lists its one file.
     virtual Result<std::vector<Entry>> list() const = 0;
 
+    // The entries directly in the directory `rel` ("" for the root), in path order, each as
+    // list() gives it, without walking further down. When `rel` is a symbolic link to a directory
+    // within the root, the directory it points to is listed (entries named under `rel`). Errors:
+    // `rel` does not exist, is not a directory, or cannot be read (exit 1); it is a link leaving
+    // the root (exit 3).
+    virtual Result<std::vector<Entry>> list_dir(std::string_view rel) const;
+
+    // The entry `rel` as list() would give it (kind, problem); nullopt when there is none.
+    // Errors (exit 1): what is on the way to it cannot be looked at.
+    virtual Result<std::optional<Entry>> find(std::string_view rel) const;
+
     // The bytes of `rel` (a name from list()). Errors (exit 1): the file cannot be opened or
     // read, is a directory or not a regular file. Over the limit is not an error (too_large).
     virtual Result<Contents> read(std::string_view rel, const ReadOptions& opts = {}) const = 0;
@@ -165,6 +177,8 @@ public:
     explicit DirectoryTree(std::filesystem::path root);
     ~DirectoryTree() override;
     Result<std::vector<Entry>> list() const override;
+    Result<std::vector<Entry>> list_dir(std::string_view rel) const override;
+    Result<std::optional<Entry>> find(std::string_view rel) const override;
     Result<Contents> read(std::string_view rel, const ReadOptions& opts = {}) const override;
     using Tree::read;
     bool is_directory() const override { return true; }
@@ -244,6 +258,8 @@ public:
     void set_identity(Identity id) { identity_ = std::move(id); }
 
     Result<std::vector<Entry>> list() const override;
+    Result<std::vector<Entry>> list_dir(std::string_view rel) const override;
+    Result<std::optional<Entry>> find(std::string_view rel) const override;
     Result<Contents> read(std::string_view rel, const ReadOptions& opts = {}) const override;
     using Tree::read;
     bool is_directory() const override { return true; }
@@ -258,6 +274,8 @@ private:
         std::string data; // file: bytes; link: target
     };
     void add_parents(const std::string& rel);
+    // The entry of the node `rel` as list() gives it (an unreadable directory as a directory).
+    Entry entry_of(const std::string& rel, const Node& node) const;
     // Follows the links of `rel` (a path within the tree): the final name, or a Problem.
     std::optional<std::string> resolve(const std::string& rel, Problem& why) const;
     std::string display_;

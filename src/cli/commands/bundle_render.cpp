@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "command.hpp"
+#include "input.hpp"
 #include "kpkg/bundle/bundle.hpp"
 #include "kpkg/bundle/render.hpp"
 
@@ -21,7 +22,7 @@ struct RenderCliOptions {
 };
 
 int run_render(const Globals& g, const RenderCliOptions& o) {
-    auto loaded = bundle::load(o.dir).take();
+    auto loaded = bundle::load(*open_input(o.dir)).take();
     bundle::RenderOptions ropts;
     ropts.image = o.image;
     ropts.csv_metadata = o.csv_metadata;

@@ -20,6 +20,7 @@
 #include <filesystem>
 
 #include "command.hpp"
+#include "input.hpp"
 #include "kpkg/bundle/bundle.hpp"
 #include "kpkg/bundle/report.hpp"
 #include "kpkg/bundle/validate.hpp"
@@ -92,7 +93,7 @@ int run_validate(const Globals& g, const ValidateCliOptions& o) {
         }
         ++validated;
         std::vector<bundle::Finding> findings;
-        auto loaded = bundle::load(dir);
+        auto loaded = bundle::load(*open_input(dir));
         if (!loaded) {
             const Error& e = loaded.error();
             bundle::Finding f;
