@@ -1,4 +1,5 @@
 // to_json and to_yaml, the Node API, and round trips through both readers.
+#include "kpkg/io/about.hpp"
 #include "kpkg/io/emit.hpp"
 #include "kpkg/io/load.hpp"
 
@@ -781,3 +782,24 @@ TEST(NodeApi, PosOf) {
 
 } // namespace
 } // namespace kpkg::io
+
+// kpkg version -o yaml: the fields in the documented order, a library's detail only when set.
+TEST(AboutDocument, FieldsInOrderDetailOnlyWhenSet) {
+    kpkg::About a;
+    a.version = "1.2.3";
+    a.compiler = "gcc 12";
+    a.build_type = "release";
+    a.components.push_back({"libsolv", "0.7.23", "on demand", ""});
+    a.components.push_back({"libcurl", "", "missing", "not found"});
+    EXPECT_EQ(kpkg::io::to_yaml(kpkg::io::about_document(a)), "version: 1.2.3\n"
+                                                              "compiler: gcc 12\n"
+                                                              "buildType: release\n"
+                                                              "libraries:\n"
+                                                              "- name: libsolv\n"
+                                                              "  version: 0.7.23\n"
+                                                              "  linkage: on demand\n"
+                                                              "- name: libcurl\n"
+                                                              "  version: \"\"\n"
+                                                              "  linkage: missing\n"
+                                                              "  detail: not found\n");
+}

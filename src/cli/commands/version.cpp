@@ -2,6 +2,7 @@
 #include "command.hpp"
 #include "kpkg/core/about.hpp"
 #include "kpkg/core/text.hpp"
+#include "kpkg/io/about.hpp"
 
 namespace kpkg::cli {
 namespace {
@@ -13,21 +14,7 @@ struct VersionOptions {
 int run_version(const Globals& g, const VersionOptions& o) {
     About a = about(o.libraries);
     if (g.format != Format::text) {
-        io::Node doc = io::Node::map();
-        doc.set("version", io::Node::string(a.version));
-        doc.set("compiler", io::Node::string(a.compiler));
-        doc.set("buildType", io::Node::string(a.build_type));
-        io::Node libs = io::Node::seq();
-        for (const auto& c : a.components) {
-            io::Node n = io::Node::map();
-            n.set("name", io::Node::string(c.name));
-            n.set("version", io::Node::string(c.version));
-            n.set("linkage", io::Node::string(c.linkage));
-            if (!c.detail.empty()) n.set("detail", io::Node::string(c.detail));
-            libs.push(std::move(n));
-        }
-        doc.set("libraries", std::move(libs));
-        print_structured(g, doc);
+        print_structured(g, io::about_document(a));
         return 0;
     }
     std::string out = "kpkg " + a.version + "\n";
