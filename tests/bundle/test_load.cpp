@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "kpkg/bundle/bundle.hpp"
+#include "kpkg/io/tree.hpp"
 #include "support/support.hpp"
 
 using namespace kpkg;
@@ -554,13 +555,13 @@ TEST(BundleLoad, HiddenFilesAndSubdirectoriesAreNotRead) {
 }
 
 TEST(BundleLoad, EveryDocumentIsKeptWithAWarning) {
-    test::TempDir d;
-    d.write("b/manifests/a.csv.yaml", csv_yaml);
-    d.write("b/manifests/objects.yaml",
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n---\n"
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: two\n");
-    d.write("b/metadata/annotations.yaml", annotations_yaml);
-    auto r = bundle::load(d / "b");
+    io::MemoryTree d("b"); // built in memory, shown as "b"
+    d.add_file("manifests/a.csv.yaml", csv_yaml);
+    d.add_file("manifests/objects.yaml",
+               "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n---\n"
+               "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: two\n");
+    d.add_file("metadata/annotations.yaml", annotations_yaml);
+    auto r = bundle::load(d);
     ASSERT_TRUE(r.ok()) << r.error().str();
     ASSERT_EQ(r->findings.size(), 1u) << dump(r->findings);
     const Finding& f = r->findings[0];
@@ -580,14 +581,14 @@ TEST(BundleLoad, EveryDocumentIsKeptWithAWarning) {
 }
 
 TEST(BundleLoad, JsonManifestsAndEmptyFiles) {
-    test::TempDir d;
-    d.write("b/manifests/csv.json",
-            R"({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",)"
-            "\n"
-            R"( "metadata": {"name": "demo.v1.0.0"}, "spec": {"version": "1.0.0"}})");
-    d.write("b/manifests/empty.yaml", "# nothing here\n");
-    d.write("b/metadata/annotations.yaml", annotations_yaml);
-    auto r = bundle::load(d / "b");
+    io::MemoryTree d("b"); // built in memory, shown as "b"
+    d.add_file("manifests/csv.json",
+               R"({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",)"
+               "\n"
+               R"( "metadata": {"name": "demo.v1.0.0"}, "spec": {"version": "1.0.0"}})");
+    d.add_file("manifests/empty.yaml", "# nothing here\n");
+    d.add_file("metadata/annotations.yaml", annotations_yaml);
+    auto r = bundle::load(d);
     ASSERT_TRUE(r.ok()) << r.error().str();
     ASSERT_TRUE(r->bundle.csv.has_value());
     EXPECT_EQ(r->bundle.csv->version, "1.0.0");
@@ -597,13 +598,13 @@ TEST(BundleLoad, JsonManifestsAndEmptyFiles) {
 }
 
 TEST(BundleLoad, CrdOfAnUnknownApiVersionIsNotReadAsACrd) {
-    test::TempDir d;
-    d.write("b/manifests/a.csv.yaml", csv_yaml);
-    d.write("b/manifests/crd.yaml",
-            "apiVersion: apiextensions.k8s.io/v2\nkind: CustomResourceDefinition\nmetadata:\n"
-            "  name: things.example.com\nspec:\n  group: example.com\n");
-    d.write("b/metadata/annotations.yaml", annotations_yaml);
-    auto r = bundle::load(d / "b");
+    io::MemoryTree d("b"); // built in memory, shown as "b"
+    d.add_file("manifests/a.csv.yaml", csv_yaml);
+    d.add_file("manifests/crd.yaml",
+               "apiVersion: apiextensions.k8s.io/v2\nkind: CustomResourceDefinition\nmetadata:\n"
+               "  name: things.example.com\nspec:\n  group: example.com\n");
+    d.add_file("metadata/annotations.yaml", annotations_yaml);
+    auto r = bundle::load(d);
     ASSERT_TRUE(r.ok()) << r.error().str();
     EXPECT_TRUE(r->bundle.crds.empty());
     ASSERT_EQ(r->findings.size(), 1u) << dump(r->findings);
@@ -612,23 +613,24 @@ TEST(BundleLoad, CrdOfAnUnknownApiVersionIsNotReadAsACrd) {
 }
 
 TEST(BundleLoad, MetadataFilesAreFoundByTheirKeys) {
-    test::TempDir d;
-    d.write("b/manifests/a.csv.yaml", csv_yaml);
+    io::MemoryTree d("b"); // built in memory, shown as "b"
+    d.add_file("manifests/a.csv.yaml", csv_yaml);
     // Not named annotations.yaml / dependencies.yaml: found by their top-level keys. As in opm,
     // hidden files count in metadata/, and an empty dependencies list does not claim the role.
-    d.write("b/metadata/.labels.yaml", "annotations:\n"
-                                       "  operators.operatorframework.io.bundle.package.v1: one\n");
-    d.write("b/metadata/a-empty.yaml", "dependencies: []\n");
-    d.write("b/metadata/labels.yaml", annotations_yaml);
-    d.write("b/metadata/needs.yml", "dependencies:\n  - type: olm.label\n    value:\n"
-                                    "      label: x\n");
-    d.write("b/metadata/notes.txt", "just some words\n");
-    auto r = bundle::load(d / "b");
+    d.add_file("metadata/.labels.yaml",
+               "annotations:\n"
+               "  operators.operatorframework.io.bundle.package.v1: one\n");
+    d.add_file("metadata/a-empty.yaml", "dependencies: []\n");
+    d.add_file("metadata/labels.yaml", annotations_yaml);
+    d.add_file("metadata/needs.yml", "dependencies:\n  - type: olm.label\n    value:\n"
+                                     "      label: x\n");
+    d.add_file("metadata/notes.txt", "just some words\n");
+    auto r = bundle::load(d);
     ASSERT_TRUE(r.ok()) << r.error().str();
     const auto& b = r->bundle;
-    EXPECT_EQ(b.annotations.file, (d / "b/metadata/.labels.yaml").string());
+    EXPECT_EQ(b.annotations.file, "b/metadata/.labels.yaml");
     EXPECT_EQ(b.annotations.package, "one");
-    EXPECT_EQ(b.dependencies_file, (d / "b/metadata/needs.yml").string());
+    EXPECT_EQ(b.dependencies_file, "b/metadata/needs.yml");
     ASSERT_EQ(b.dependencies.size(), 1u);
     EXPECT_EQ(b.dependencies[0].type, "olm.label");
     ASSERT_EQ(r->findings.size(), 1u) << dump(r->findings);
@@ -639,13 +641,13 @@ TEST(BundleLoad, MetadataFilesAreFoundByTheirKeys) {
 
 TEST(BundleLoad, TypedEntriesWithoutTypeOrValueAreKept) {
     // The validator reports these; the loader keeps them as they are.
-    test::TempDir d;
-    d.write("b/manifests/a.csv.yaml",
-            "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\n"
-            "metadata:\n  name: demo.v1.0.0\n  annotations:\n"
-            "    olm.properties: '[{\"value\": 1}, {\"type\": \"t\"}, 5]'\n");
-    d.write("b/metadata/properties.yaml", "properties:\n  - type: example.com/empty\n");
-    auto r = bundle::load(d / "b");
+    io::MemoryTree d("b"); // built in memory, shown as "b"
+    d.add_file("manifests/a.csv.yaml",
+               "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\n"
+               "metadata:\n  name: demo.v1.0.0\n  annotations:\n"
+               "    olm.properties: '[{\"value\": 1}, {\"type\": \"t\"}, 5]'\n");
+    d.add_file("metadata/properties.yaml", "properties:\n  - type: example.com/empty\n");
+    auto r = bundle::load(d);
     ASSERT_TRUE(r.ok()) << r.error().str();
     const auto& b = r->bundle;
     ASSERT_EQ(b.properties.size(), 1u);
