@@ -785,8 +785,4 @@ Result<Loaded> load(const fs::path& dir, const LoadOptions& opts) {
     return out;
 }
 
-std::string to_string(const GVK& g) {
-    return g.group + "/" + g.version + ", Kind=" + g.kind;
-}
-
 } // namespace kpkg::bundle

@@ -39,14 +39,6 @@ struct Finding {
     std::string subject; // the object it is about when there is no position, e.g. CRD name
 };
 
-struct GVK {
-    std::string group;
-    std::string version;
-    std::string kind;
-    friend bool operator==(const GVK&, const GVK&) = default;
-    friend auto operator<=>(const GVK&, const GVK&) = default;
-};
-
 // One Kubernetes object from manifests/.
 struct Manifest {
     std::string file; // path as given to the loader joined with manifests/<name>
@@ -173,8 +165,5 @@ struct LoadOptions {
 
 // The same with explicit limits (load(dir) uses the defaults).
 Result<Loaded> load(const std::filesystem::path& dir, const LoadOptions& opts);
-
-// "group/version, Kind=kind" as Kubernetes prints a GVK.
-std::string to_string(const GVK& g);
 
 } // namespace kpkg::bundle
