@@ -783,8 +783,4 @@ Result<Loaded> load(const io::Tree& tree, const LoadOptions& opts) {
     return out;
 }
 
-std::string to_string(const GVK& g) {
-    return g.group + "/" + g.version + ", Kind=" + g.kind;
-}
-
 } // namespace kpkg::bundle

@@ -14,6 +14,7 @@
 #include "kpkg/io/emit.hpp"
 #include "kpkg/io/load.hpp"
 #include "kpkg/model/constraint.hpp"
+#include "kpkg/model/names.hpp"
 
 namespace kpkg::bundle {
 namespace {
@@ -278,10 +279,6 @@ std::string ordinal(std::size_t i) {
     return "#" + std::to_string(i + 1);
 }
 
-bool lower_alnum(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
 std::string lower(std::string_view s) {
     std::string out(s);
     for (char& c : out)
@@ -292,7 +289,7 @@ std::string lower(std::string_view s) {
 // A CSV name as operator-framework/api checks it: a DNS-1123 subdomain that also fits a label
 // value (OLM copies it into labels such as olm.owner).
 std::string csv_name_problem(std::string_view s) {
-    std::string p = dns1123_subdomain_problem(s);
+    std::string p = model::dns1123_problem(model::check_dns1123_subdomain(s), true);
     if (!p.empty()) return p;
     if (s.size() > 63) return "must be at most 63 characters (OLM copies it into label values)";
     return {};
@@ -406,7 +403,8 @@ private:
             error("annotations.package",
                   "annotation " + q(label_package) + " is empty: the bundle names no package",
                   pos_of_label(label_package));
-        } else if (std::string p = dns1123_label_problem(*pkg); !p.empty()) {
+        } else if (std::string p = model::dns1123_problem(model::check_dns1123_label(*pkg), false);
+                   !p.empty()) {
             warn("annotations.package-name",
                  "package name " + q(*pkg) + " is not a DNS-1123 label (it " + p +
                      "); current opm refuses such a package name inside a File-Based Catalog",
@@ -1317,29 +1315,6 @@ const std::vector<std::string>& supported_kinds() {
     return k_supported_kinds;
 }
 
-std::string dns1123_label_problem(std::string_view s) {
-    if (s.empty()) return "must not be empty";
-    if (s.size() > 63) return "must be at most 63 characters";
-    for (char c : s)
-        if (!lower_alnum(c) && c != '-')
-            return "must consist of lower-case letters, digits and '-'";
-    if (!lower_alnum(s.front()) || !lower_alnum(s.back()))
-        return "must start and end with a lower-case letter or digit";
-    return {};
-}
-
-std::string dns1123_subdomain_problem(std::string_view s) {
-    if (s.empty()) return "must not be empty";
-    if (s.size() > 253) return "must be at most 253 characters";
-    for (char c : s)
-        if (!lower_alnum(c) && c != '-' && c != '.')
-            return "must consist of lower-case letters, digits, '-' and '.'";
-    for (auto part : text::split(s, '.'))
-        if (part.empty() || !lower_alnum(part.front()) || !lower_alnum(part.back()))
-            return "must start and end with a lower-case letter or digit, also around each '.'";
-    return {};
-}
-
 void check_constraint(const io::Node& value, const std::string& rule, const SourcePos& fallback,
                       bool use_marks, std::vector<Finding>& out) {
     const model::ConstraintCheck check = model::check_constraint(value);
@@ -1380,15 +1355,6 @@ std::vector<Finding> validate(const Loaded& loaded, const ValidateOptions& opts)
     checker.run();
     finish(out, opts);
     return out;
-}
-
-std::size_t count(const std::vector<Finding>& findings, Severity s) {
-    return static_cast<std::size_t>(std::count_if(
-        findings.begin(), findings.end(), [s](const Finding& f) { return f.severity == s; }));
-}
-
-const char* severity_name(Severity s) {
-    return s == Severity::error ? "error" : "warning";
 }
 
 std::string format(const Finding& f, std::string_view fallback) {

@@ -228,7 +228,7 @@ public:
 
     void problem(model::Scope scope, std::string rule, std::string message, Mark m,
                  std::string package = {}, std::string channel = {}, std::string bundle = {}) {
-        model::Finding f;
+        model::CatalogFinding f;
         f.scope = scope;
         f.rule = std::move(rule);
         f.package = std::move(package);
@@ -240,7 +240,7 @@ public:
     }
 
     void problem_error(const Error& e, const char* rule) {
-        model::Finding f;
+        model::CatalogFinding f;
         f.rule = rule;
         f.message = e.subject.empty() ? e.message : e.subject + ": " + e.message;
         f.pos = e.pos;
@@ -253,14 +253,14 @@ public:
 
     void finish() {
         if (suppressed_ == 0) return;
-        model::Finding f;
+        model::CatalogFinding f;
         f.rule = "catalog.too-many-problems";
         f.message = std::to_string(suppressed_) + " more problem(s) in this file not shown";
         f.pos.file = display_;
         part_.problems.push_back(std::move(f));
     }
 
-    void add(model::Finding&& f) {
+    void add(model::CatalogFinding&& f) {
         if (part_.problems.size() >= kMaxProblems) {
             ++suppressed_;
             return;
@@ -916,7 +916,8 @@ private:
                               text::join(fields, ", ") + ")";
             if (auto c = text::closest(key, fields))
                 msg += "; did you mean " + text::quote(*c) + "?";
-            model::Finding f;
+            model::CatalogFinding f;
+            f.severity = model::Severity::warning;
             f.scope = scope;
             f.rule = "catalog.unknown-field";
             f.package = scope == model::Scope::package || scope == model::Scope::deprecation

@@ -629,6 +629,8 @@ std::optional<model::Catalog> decode_image(std::string_view payload, const io::T
     for (auto* list : {&c.problems, &c.notes}) {
         list->resize(r.count(37));
         for (auto& f : *list) {
+            // Not stored: problems are errors, notes warnings.
+            if (list == &c.notes) f.severity = model::Severity::warning;
             d.kind(f.scope, model::Scope::deprecation);
             f.rule = r.str();
             f.package = r.str();

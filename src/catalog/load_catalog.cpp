@@ -56,7 +56,7 @@ struct Part {
 
 void add_problem(model::Catalog& c, std::string rule, std::string message,
                  const std::string& file) {
-    model::Finding f;
+    model::CatalogFinding f;
     f.rule = std::move(rule);
     f.message = std::move(message);
     f.pos.file = file;
@@ -194,9 +194,9 @@ void merge(model::Catalog& into, model::Catalog& part) {
         into.related_images.push_back({S(r.name), S(r.image)});
     for (const model::DeprecationEntry& d : part.deprecation_entries)
         into.deprecation_entries.push_back({S(d.schema), S(d.name), S(d.message), P(d.pos)});
-    for (model::Finding& f : part.problems)
+    for (model::CatalogFinding& f : part.problems)
         into.problems.push_back(std::move(f));
-    for (model::Finding& f : part.notes)
+    for (model::CatalogFinding& f : part.notes)
         into.notes.push_back(std::move(f));
 }
 

@@ -20,30 +20,30 @@ io::Node strings_node(const std::vector<std::string>& v) {
 
 } // namespace
 
-io::Node issue_node(const Issue& i) {
+io::Node finding_node(const Finding& f) {
     io::Node n = io::Node::map();
-    n.set("severity", io::Node::string(severity_name(i.severity)));
-    n.set("scope", io::Node::string(scope_name(i.scope)));
-    n.set("rule", io::Node::string(i.rule));
-    n.set("package", io::Node::string(i.package));
-    n.set("channel", io::Node::string(i.channel));
-    n.set("bundle", io::Node::string(i.bundle));
-    n.set("message", io::Node::string(i.message));
-    n.set("file", io::Node::string(i.pos.file));
-    n.set("line", io::Node::integer(i.pos.line));
-    n.set("column", io::Node::integer(i.pos.column));
+    n.set("severity", io::Node::string(severity_name(f.severity)));
+    n.set("scope", io::Node::string(scope_name(f.scope)));
+    n.set("rule", io::Node::string(f.rule));
+    n.set("package", io::Node::string(f.package));
+    n.set("channel", io::Node::string(f.channel));
+    n.set("bundle", io::Node::string(f.bundle));
+    n.set("message", io::Node::string(f.message));
+    n.set("file", io::Node::string(f.pos.file));
+    n.set("line", io::Node::integer(f.pos.line));
+    n.set("column", io::Node::integer(f.pos.column));
     return n;
 }
 
-io::Node validate_report_node(const std::vector<Issue>& issues) {
-    const std::size_t errors = count(issues, Severity::error);
+io::Node validate_report_node(const std::vector<Finding>& findings) {
+    const std::size_t errors = count(findings, Severity::error);
     io::Node doc = io::Node::map();
     doc.set("valid", io::Node::boolean(errors == 0));
     doc.set("errors", count_node(errors));
-    doc.set("warnings", count_node(count(issues, Severity::warning)));
+    doc.set("warnings", count_node(count(findings, Severity::warning)));
     io::Node list = io::Node::seq();
-    for (const auto& i : issues)
-        list.push(issue_node(i));
+    for (const auto& f : findings)
+        list.push(finding_node(f));
     doc.set("findings", std::move(list));
     return doc;
 }

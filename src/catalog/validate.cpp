@@ -20,6 +20,8 @@
 #include "kpkg/core/text.hpp"
 #include "kpkg/io/load.hpp"
 #include "kpkg/model/constraint.hpp"
+#include "kpkg/model/names.hpp"
+#include "kpkg/oci/reference.hpp"
 
 namespace kpkg::catalog {
 
@@ -54,182 +56,22 @@ std::string join_listed(const std::vector<std::string>& names, std::string_view 
     return out;
 }
 
-// --- image references (the containers image library's reference grammar) ---------------------
-
-bool is_lower_alnum(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-bool is_alnum(char c) {
-    return is_lower_alnum(c) || (c >= 'A' && c <= 'Z');
-}
-bool is_word(char c) {
-    return is_alnum(c) || c == '_';
-}
-bool is_digit(char c) {
-    return c >= '0' && c <= '9';
-}
-bool is_hex(char c) {
-    return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
-// A path component: lower-case alphanumeric runs separated by ".", "_", "__" or dashes.
-bool name_component(std::string_view s) {
-    std::size_t i = 0, n = s.size();
-    auto run = [&] {
-        std::size_t b = i;
-        while (i < n && is_lower_alnum(s[i]))
-            ++i;
-        return i > b;
-    };
-    if (!run()) return false;
-    while (i < n) {
-        if (s[i] == '.') {
-            ++i;
-        } else if (s[i] == '_') {
-            ++i;
-            if (i < n && s[i] == '_') ++i;
-        } else if (s[i] == '-') {
-            while (i < n && s[i] == '-')
-                ++i;
-        } else {
-            return false;
-        }
-        if (!run()) return false;
+// Why `name` is not a DNS-1123 label (what opm requires of package names), in the words
+// Kubernetes lists the reasons in ("must not contain dots"); empty when it is one.
+std::vector<std::string> dns1123_label_problems(std::string_view name) {
+    std::vector<std::string> why;
+    const model::Dns1123Check label = model::check_dns1123_label(name);
+    if (label.too_long) why.emplace_back("must be no more than 63 characters");
+    if (!label.pattern_ok()) {
+        if (model::check_dns1123_subdomain(name).pattern_ok())
+            why.emplace_back("must not contain dots");
+        else
+            why.emplace_back("a lowercase RFC 1123 label must consist of lower case alphanumeric "
+                             "characters or '-', and must start and end with an alphanumeric "
+                             "character (e.g. 'my-name', or '123-abc', regex used for validation "
+                             "is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')");
     }
-    return true;
-}
-
-// A registry host: dot-separated alphanumeric labels (inner dashes allowed), then ":port".
-bool domain(std::string_view s) {
-    if (auto c = s.find(':'); c != std::string_view::npos) {
-        std::string_view port = s.substr(c + 1);
-        if (port.empty() || !std::all_of(port.begin(), port.end(), is_digit)) return false;
-        s = s.substr(0, c);
-    }
-    if (s.empty()) return false;
-    std::size_t b = 0;
-    while (true) {
-        std::size_t e = s.find('.', b);
-        std::string_view label = s.substr(b, e == std::string_view::npos ? s.size() - b : e - b);
-        if (label.empty() || !is_alnum(label.front()) || !is_alnum(label.back())) return false;
-        for (char c : label)
-            if (!is_alnum(c) && c != '-') return false;
-        if (e == std::string_view::npos) return true;
-        b = e + 1;
-    }
-}
-
-// name = [domain "/"] component ("/" component)*.
-bool name_matches(std::string_view s) {
-    const std::size_t slash = s.find('/');
-    const std::string_view first = s.substr(0, slash);
-    if (slash == std::string_view::npos) return name_component(first);
-    for (std::size_t b = slash + 1;;) {
-        std::size_t e = s.find('/', b);
-        if (!name_component(s.substr(b, e == std::string_view::npos ? s.size() - b : e - b)))
-            return false;
-        if (e == std::string_view::npos) break;
-        b = e + 1;
-    }
-    return name_component(first) || domain(first);
-}
-
-// digest = algorithm ":" hex{32,}, algorithm = [A-Za-z][A-Za-z0-9]* ([-_+.] [A-Za-z][A-Za-z0-9]*)*.
-bool digest_matches(std::string_view s) {
-    auto c = s.find(':');
-    if (c == std::string_view::npos) return false;
-    std::string_view alg = s.substr(0, c), hex = s.substr(c + 1);
-    if (hex.size() < 32 || !std::all_of(hex.begin(), hex.end(), is_hex)) return false;
-    std::size_t i = 0;
-    while (true) {
-        if (i >= alg.size() ||
-            !((alg[i] >= 'a' && alg[i] <= 'z') || (alg[i] >= 'A' && alg[i] <= 'Z')))
-            return false;
-        while (i < alg.size() && is_alnum(alg[i]))
-            ++i;
-        if (i == alg.size()) return true;
-        if (alg[i] != '-' && alg[i] != '_' && alg[i] != '+' && alg[i] != '.') return false;
-        ++i;
-    }
-}
-
-// The full reference grammar: name [":" tag] ["@" digest]. On a match, `name_len` is the length
-// of the name and `digest` the digest part (empty when absent).
-bool reference_matches(std::string_view s, std::size_t& name_len, std::string_view& digest) {
-    digest = {};
-    if (auto at = s.find('@'); at != std::string_view::npos) {
-        digest = s.substr(at + 1);
-        if (!digest_matches(digest)) return false;
-        s = s.substr(0, at);
-    }
-    // A tag follows the last ':' when no '/' comes after it (a ':' before a '/' is a port).
-    std::size_t colon = s.rfind(':');
-    std::size_t slash = s.rfind('/');
-    if (colon != std::string_view::npos && (slash == std::string_view::npos || colon > slash)) {
-        std::string_view tag = s.substr(colon + 1);
-        if (tag.empty() || tag.size() > 128 || !is_word(tag.front())) return false;
-        for (char c : tag)
-            if (!is_word(c) && c != '.' && c != '-') return false;
-        s = s.substr(0, colon);
-    }
-    name_len = s.size();
-    return name_matches(s);
-}
-
-std::string ascii_lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    return out;
-}
-
-// The digest library's validation of a digest the grammar matched.
-std::string digest_problem(std::string_view d) {
-    auto c = d.find(':');
-    std::string_view alg = d.substr(0, c), enc = d.substr(c + 1);
-    std::size_t want = alg == "sha256" ? 64 : alg == "sha384" ? 96 : alg == "sha512" ? 128 : 0;
-    if (want == 0) {
-        // Unknown algorithms: a well-formed one is "unsupported", anything else malformed.
-        bool well_formed = true;
-        std::size_t i = 0;
-        while (well_formed) {
-            std::size_t b = i;
-            while (i < alg.size() && is_lower_alnum(alg[i]))
-                ++i;
-            if (i == b) well_formed = false;
-            if (i == alg.size()) break;
-            if (alg[i] != '.' && alg[i] != '+' && alg[i] != '_' && alg[i] != '-')
-                well_formed = false;
-            ++i;
-        }
-        for (char ch : enc)
-            well_formed = well_formed && (is_alnum(ch) || ch == '=' || ch == '_' || ch == '-');
-        return well_formed ? "unsupported digest algorithm" : "invalid checksum digest format";
-    }
-    if (enc.size() != want) return "invalid checksum digest format";
-    for (char ch : enc)
-        if (!is_digit(ch) && !(ch >= 'a' && ch <= 'f')) return "invalid checksum digest format";
-    return {};
-}
-
-// --- DNS-1123 labels --------------------------------------------------------------------------
-
-bool dns_label(std::string_view s) {
-    if (s.empty() || !is_lower_alnum(s.front()) || !is_lower_alnum(s.back())) return false;
-    for (char c : s)
-        if (!is_lower_alnum(c) && c != '-') return false;
-    return true;
-}
-
-bool dns_subdomain(std::string_view s) {
-    std::size_t b = 0;
-    while (true) {
-        std::size_t e = s.find('.', b);
-        if (!dns_label(s.substr(b, e == std::string_view::npos ? s.size() - b : e - b)))
-            return false;
-        if (e == std::string_view::npos) return true;
-        b = e + 1;
-    }
+    return why;
 }
 
 // --- rules ------------------------------------------------------------------------------------
@@ -312,7 +154,7 @@ public:
         : c_(c), opts_(o), package_of_(c.strings.size(), npos32), graph_(c.strings.size()),
           image_state_(c.strings.size(), 0) {}
 
-    std::vector<Issue> run() {
+    std::vector<Finding> run() {
         load_problems();
         packages();
         channels();
@@ -330,9 +172,9 @@ public:
 
 private:
     // --- findings ---
-    Issue& add(Severity sev, Scope scope, const char* rule, Str pkg, std::string msg,
-               const model::Pos& pos) {
-        Issue i;
+    Finding& add(Severity sev, Scope scope, const char* rule, Str pkg, std::string msg,
+                 const model::Pos& pos) {
+        Finding i;
         i.severity = sev;
         i.scope = scope;
         i.rule = rule;
@@ -350,9 +192,9 @@ private:
         add(Severity::error, Scope::channel, rule, ch.package, std::move(msg), pos).channel =
             c_.string(ch.name);
     }
-    void bundle_issue(Severity sev, const char* rule, Str pkg, Str bundle, Str channel,
-                      std::string msg, const model::Pos& pos) {
-        Issue& i = add(sev, Scope::bundle, rule, pkg, std::move(msg), pos);
+    void bundle_finding(Severity sev, const char* rule, Str pkg, Str bundle, Str channel,
+                        std::string msg, const model::Pos& pos) {
+        Finding& i = add(sev, Scope::bundle, rule, pkg, std::move(msg), pos);
         i.bundle = c_.string(bundle);
         i.channel = c_.string(channel);
     }
@@ -370,10 +212,8 @@ private:
     // property again (opm stops at a property it cannot parse, too).
     void load_problems() {
         for (const Finding& f : c_.problems) {
-            Issue i;
-            static_cast<Finding&>(i) = f;
-            i.severity = Severity::error;
-            out_.push_back(std::move(i));
+            out_.push_back(f);
+            out_.back().severity = Severity::error;
             if (f.scope != Scope::bundle) continue;
             auto p = c_.strings.find(f.package);
             auto b = c_.strings.find(f.bundle);
@@ -381,10 +221,8 @@ private:
         }
         // What opm ignores but is most likely a mistake: warnings (errors under --strict).
         for (const Finding& f : c_.notes) {
-            Issue i;
-            static_cast<Finding&>(i) = f;
-            i.severity = Severity::warning;
-            out_.push_back(std::move(i));
+            out_.push_back(f);
+            out_.back().severity = Severity::warning;
         }
     }
 
@@ -559,10 +397,10 @@ private:
         auto skips = c_.skips_of(e);
         for (std::size_t i = 0; i < skips.size(); ++i)
             if (skips[i] == 0)
-                bundle_issue(Severity::error, rule::bundle_skip, ch.package, e.name, ch.name,
-                             "skip[" + std::to_string(i) + "] is empty in channel " +
-                                 q(c_.str(ch.name)),
-                             e.pos);
+                bundle_finding(Severity::error, rule::bundle_skip, ch.package, e.name, ch.name,
+                               "skip[" + std::to_string(i) + "] is empty in channel " +
+                                   q(c_.str(ch.name)),
+                               e.pos);
         if (e.skip_range == 0) return;
         auto [it, fresh] = range_problem_.try_emplace(e.skip_range);
         if (fresh) {
@@ -576,17 +414,18 @@ private:
             }
         }
         if (!it->second.empty())
-            bundle_issue(older_opm_accepts(), rule::bundle_skip_range, ch.package, e.name, ch.name,
-                         "invalid skipRange " + q(c_.str(e.skip_range)) + " in channel " +
-                             q(c_.str(ch.name)) + ": " + it->second,
-                         e.pos);
+            bundle_finding(older_opm_accepts(), rule::bundle_skip_range, ch.package, e.name,
+                           ch.name,
+                           "invalid skipRange " + q(c_.str(e.skip_range)) + " in channel " +
+                               q(c_.str(ch.name)) + ": " + it->second,
+                           e.pos);
     }
 
     void bundles() {
         for (std::uint32_t bi = 0; bi < c_.bundles.size(); ++bi) {
             const model::Bundle& b = c_.bundles[bi];
             auto err = [&](const char* rule, std::string msg) {
-                bundle_issue(Severity::error, rule, b.package, b.name, 0, std::move(msg), b.pos);
+                bundle_finding(Severity::error, rule, b.package, b.name, 0, std::move(msg), b.pos);
             };
             if (b.name == 0) err(rule::bundle_name, "name must be set");
             bool known = false;
@@ -632,7 +471,7 @@ private:
                 if (images[i].image == 0) continue;
                 std::string why = image_problem(images[i].image);
                 if (!why.empty())
-                    bundle_issue(
+                    bundle_finding(
                         older_opm_accepts(), rule::bundle_related_image, b.package, b.name, 0,
                         "relatedImages[" + std::to_string(i) + "].image: invalid image pull spec " +
                             q(c_.str(images[i].image)) + ": " + why,
@@ -698,7 +537,7 @@ private:
     std::string image_problem(Str image) {
         std::uint8_t& state = image_state_[image];
         if (state == 1) return {};
-        std::string why = image_reference_problem(c_.str(image));
+        std::string why = oci::reference_problem(c_.str(image));
         state = why.empty() ? 1 : 2;
         return why;
     }
@@ -851,8 +690,8 @@ private:
         std::string msg = "invalid deprecation: message must be set";
         const std::string_view schema = c_.str(e.schema);
         if (schema == "olm.bundle" && c_.find_bundle(pkg, e.name) != npos32)
-            bundle_issue(Severity::error, rule::deprecation_message, pkg, e.name, 0, std::move(msg),
-                         e.pos);
+            bundle_finding(Severity::error, rule::deprecation_message, pkg, e.name, 0,
+                           std::move(msg), e.pos);
         else if (schema == "olm.channel" && channel_of_.count(pair_key(pkg, e.name)))
             add(Severity::error, Scope::channel, rule::deprecation_message, pkg, std::move(msg),
                 e.pos)
@@ -874,7 +713,7 @@ private:
                 auto [it, fresh] = memo.try_emplace(p.json);
                 if (fresh) it->second = constraint_problems(c_.str(p.json), rules);
                 for (const auto& [rule, msg] : it->second)
-                    bundle_issue(Severity::warning, rule, b.package, b.name, 0, msg, b.pos);
+                    bundle_finding(Severity::warning, rule, b.package, b.name, 0, msg, b.pos);
             }
         }
     }
@@ -904,7 +743,7 @@ private:
     }
 
     void sort() {
-        auto rank = [](const Issue& i) {
+        auto rank = [](const Finding& i) {
             switch (i.scope) {
             case Scope::catalog:
                 return 0;
@@ -918,24 +757,24 @@ private:
             }
             return 0;
         };
-        auto sub = [](const Issue& i) -> const std::string& {
+        auto sub = [](const Finding& i) -> const std::string& {
             static const std::string none;
             if (i.scope == Scope::bundle) return i.bundle;
             if (i.scope == Scope::channel) return i.channel;
             return none;
         };
-        auto key = [&](const Issue& i) {
+        auto key = [&](const Finding& i) {
             return std::tuple<const std::string&, int, const std::string&, const std::string&,
                               std::uint32_t, std::uint32_t, const std::string&>(
                 i.package, rank(i), sub(i), i.pos.file, i.pos.line, i.pos.column, i.message);
         };
         std::stable_sort(out_.begin(), out_.end(),
-                         [&](const Issue& a, const Issue& b) { return key(a) < key(b); });
+                         [&](const Finding& a, const Finding& b) { return key(a) < key(b); });
     }
 
     const model::Catalog& c_;
     ValidateOptions opts_;
-    std::vector<Issue> out_;
+    std::vector<Finding> out_;
     std::vector<std::uint32_t> package_of_; // by string id: index into packages
     std::vector<std::uint32_t> chan_count_; // by package index
     std::unordered_map<std::uint64_t, std::uint32_t> channel_of_; // (package, name) -> channel
@@ -950,10 +789,6 @@ private:
 };
 
 } // namespace
-
-const char* severity_name(Severity s) {
-    return s == Severity::error ? "error" : "warning";
-}
 
 const std::vector<RuleInfo>& rules() {
     using S = Severity;
@@ -1048,68 +883,8 @@ const std::vector<RuleInfo>& rules() {
     return all;
 }
 
-std::vector<Issue> validate(const model::Catalog& cat, const ValidateOptions& opts) {
+std::vector<Finding> validate(const model::Catalog& cat, const ValidateOptions& opts) {
     return Validator(cat, opts).run();
-}
-
-std::size_t count(const std::vector<Issue>& issues, Severity s) {
-    return static_cast<std::size_t>(std::count_if(issues.begin(), issues.end(),
-                                                  [s](const Issue& i) { return i.severity == s; }));
-}
-
-std::string image_reference_problem(std::string_view s) {
-    if (s.size() == 64 && std::all_of(s.begin(), s.end(),
-                                      [](char c) { return is_digit(c) || (c >= 'a' && c <= 'f'); }))
-        return "invalid repository name (" + std::string(s) +
-               "), cannot specify 64-byte hexadecimal strings";
-    // Docker Hub names: no registry before the first '/' means docker.io, and a single path
-    // component there is an official image under library/.
-    std::string_view dom = "docker.io", rest = s;
-    auto slash = s.find('/');
-    if (slash != std::string_view::npos) {
-        std::string_view first = s.substr(0, slash);
-        if (first.find_first_of(".:") != std::string_view::npos || first == "localhost") {
-            dom = first;
-            rest = s.substr(slash + 1);
-        }
-    }
-    if (dom == "index.docker.io") dom = "docker.io";
-    // The reference as the parser sees it, built in a reused buffer (no allocation per image).
-    thread_local std::string full;
-    full.assign(dom);
-    full += '/';
-    if (dom == "docker.io" && rest.find('/') == std::string_view::npos) full += "library/";
-    full += rest;
-    std::string_view remote = rest.substr(0, rest.find(':'));
-    if (std::any_of(remote.begin(), remote.end(), [](char c) { return c >= 'A' && c <= 'Z'; }))
-        return "invalid reference format: repository name must be lowercase";
-    std::size_t name_len = 0;
-    std::string_view digest;
-    if (!reference_matches(full, name_len, digest)) {
-        std::string lower = ascii_lower(full);
-        std::string_view d2;
-        std::size_t n2 = 0;
-        return reference_matches(lower, n2, d2) ? "repository name must be lowercase"
-                                                : "invalid reference format";
-    }
-    if (name_len > 255) return "repository name must not be more than 255 characters";
-    if (!digest.empty()) return digest_problem(digest);
-    return {};
-}
-
-std::vector<std::string> dns1123_label_problems(std::string_view s) {
-    std::vector<std::string> why;
-    if (s.size() > 63) why.emplace_back("must be no more than 63 characters");
-    if (!dns_label(s)) {
-        if (dns_subdomain(s))
-            why.emplace_back("must not contain dots");
-        else
-            why.emplace_back("a lowercase RFC 1123 label must consist of lower case alphanumeric "
-                             "characters or '-', and must start and end with an alphanumeric "
-                             "character (e.g. 'my-name', or '123-abc', regex used for validation "
-                             "is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')");
-    }
-    return why;
 }
 
 // --- the tree ---------------------------------------------------------------------------------
@@ -1133,7 +908,7 @@ void draw(const TreeNode& n, const std::string& indent, bool last, std::string& 
 }
 
 // One line of the tree: position and message, with line breaks of the message escaped.
-std::string line(const Issue& f) {
+std::string line(const Finding& f) {
     std::string p = f.pos.str();
     std::string s = p.empty() ? f.message : p + ": " + f.message;
     for (std::size_t i = 0; (i = s.find('\n', i)) != std::string::npos;)
@@ -1143,11 +918,11 @@ std::string line(const Issue& f) {
 
 } // namespace
 
-std::string format_tree(const std::vector<Issue>& issues, Severity which) {
+std::string format_tree(const std::vector<Finding>& findings, Severity which) {
     const bool errors = which == Severity::error;
     const std::string invalid = errors ? "invalid " : "";
     TreeNode root{errors ? "invalid index" : "warnings", {}};
-    // Issues arrive sorted by package, then scope, then channel or bundle, so every group is
+    // Findings arrive sorted by package, then scope, then channel or bundle, so every group is
     // contiguous: only the last package node and its last channel/bundle node can grow. Nodes
     // are addressed by index, as adding a node may move its siblings.
     constexpr std::size_t none = static_cast<std::size_t>(-1);
@@ -1156,7 +931,7 @@ std::string format_tree(const std::vector<Issue>& issues, Severity which) {
     std::size_t sub = none; // index of the current channel/bundle node in its parent
     std::size_t sub_parent = none - 1;
     std::string sub_label;
-    for (const auto& f : issues) {
+    for (const auto& f : findings) {
         if (f.severity != which) continue;
         std::size_t parent = none; // none: the root
         if (!f.package.empty()) {

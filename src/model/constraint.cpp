@@ -209,10 +209,10 @@ private:
                 if (!f[0]->is_string())
                     wrong_type(path, names[0], *f[0], "a string");
                 else
-                    c.group = f[0]->text;
+                    c.gvk.group = f[0]->text;
             }
-            if (auto* v = required_string(f[1], body, path, names[1])) c.version = v->text;
-            if (auto* k = required_string(f[2], body, path, names[2])) c.kind_name = k->text;
+            if (auto* v = required_string(f[1], body, path, names[1])) c.gvk.version = v->text;
+            if (auto* k = required_string(f[2], body, path, names[2])) c.gvk.kind = k->text;
             return;
         }
         case 2: {
@@ -359,7 +359,7 @@ bool gvk_matches(const Constraint& c, const PropertyValue& p) {
     GoString g = go_string_field(p.value, "group"), v = go_string_field(p.value, "version"),
              k = go_string_field(p.value, "kind");
     if (g.type_error || v.type_error || k.type_error) return false;
-    return g.value == c.group && v.value == c.version && k.value == c.kind_name;
+    return g.value == c.gvk.group && v.value == c.gvk.version && k.value == c.gvk.kind;
 }
 
 bool package_satisfies(const Constraint& c, const std::vector<PropertyValue>& props) {
@@ -568,8 +568,8 @@ std::vector<PropertyValue> constraint_properties(const Catalog& cat, const Bundl
 std::string describe(const Constraint& c) {
     switch (c.kind) {
     case Constraint::Kind::gvk:
-        return "an API " + (c.group.empty() ? std::string() : text::shown(c.group) + "/") +
-               text::shown(c.version) + " " + text::shown(c.kind_name);
+        return "an API " + (c.gvk.group.empty() ? std::string() : text::shown(c.gvk.group) + "/") +
+               text::shown(c.gvk.version) + " " + text::shown(c.gvk.kind);
     case Constraint::Kind::package:
         return "package " + text::shown(c.package_name) + " in range " +
                text::shown(c.version_range);

@@ -266,7 +266,7 @@ private:
         const BundleInfo& bx = u_.info(x);
         const BundleInfo& by = u_.info(y);
         if (bx.package == by.package) return true;
-        for (const Gvk& g : by.provides)
+        for (const GVK& g : by.provides)
             if (std::find(bx.provides.begin(), bx.provides.end(), g) != bx.provides.end())
                 return true;
         return false;
@@ -280,7 +280,7 @@ private:
         if (bx.package == by.package)
             return leaf(ylabel + " is another bundle of package " + bx.package +
                         " (at most one bundle per package)");
-        for (const Gvk& g : by.provides)
+        for (const GVK& g : by.provides)
             if (std::find(bx.provides.begin(), bx.provides.end(), g) != bx.provides.end())
                 return leaf(ylabel + " also provides " + g.words() + ", as " + bx.name +
                             " does (at most one provider per API)");

@@ -117,12 +117,12 @@ void Encoding::build(std::vector<VarId> vars) {
     // name), so an API gets one capability per package providing it, and a provider conflicts
     // with those of the other packages only: no rules between bundles of the same package,
     // which would be quadratic in the versions of a package for every API it provides.
-    std::map<Gvk, std::set<std::string>> api_packages;
+    std::map<GVK, std::set<std::string>> api_packages;
     for (VarId v : use)
-        for (const Gvk& g : u_.info(v).provides)
+        for (const GVK& g : u_.info(v).provides)
             api_packages[g].insert(u_.info(v).package);
-    std::map<std::pair<Gvk, std::string>, std::string> cap_name;
-    auto api_cap = [&](const Gvk& g, const std::string& package) -> const std::string& {
+    std::map<std::pair<GVK, std::string>, std::string> cap_name;
+    auto api_cap = [&](const GVK& g, const std::string& package) -> const std::string& {
         auto key = std::make_pair(g, package);
         auto it = cap_name.find(key);
         if (it != cap_name.end()) return it->second;
@@ -140,7 +140,7 @@ void Encoding::build(std::vector<VarId> vars) {
                            u_.var(v).catalog == none ? std::string() : u_.channel_name(v));
         s.name = sanitize(bi.package);
         s.evr = evr_of(bi.version_text);
-        for (const Gvk& g : bi.provides) {
+        for (const GVK& g : bi.provides) {
             s.provides.push_back(api_cap(g, bi.package));
             for (const auto& other : api_packages[g])
                 if (other != bi.package) s.conflicts.push_back(api_cap(g, other));

@@ -57,7 +57,7 @@ private:
     std::unordered_map<VarId, int> solvable_;
     std::unordered_set<VarId> dead_;
     std::vector<VarId> vars_;
-    std::map<std::string, Gvk> gvk_names_;
+    std::map<std::string, GVK> gvk_names_;
     std::map<std::string, std::uint32_t> list_names_;
 };
 

@@ -22,6 +22,7 @@
 #include "kpkg/core/semver.hpp"
 #include "kpkg/core/text.hpp"
 #include "kpkg/model/constraint.hpp"
+#include "kpkg/model/gvk.hpp"
 #include "kpkg/resolve/resolve.hpp"
 
 namespace kpkg::resolve::detail {
@@ -29,23 +30,12 @@ namespace kpkg::resolve::detail {
 using model::Constraint;
 using model::constraint_properties;
 using model::describe;
+using model::GVK;
 using model::parse_constraint;
 using model::PropertyValue;
 
 inline constexpr std::uint32_t none = 0xffffffffu;
 using VarId = std::uint32_t;
-
-struct Gvk {
-    std::string group, version, kind;
-    bool operator==(const Gvk&) const = default;
-    auto operator<=>(const Gvk&) const = default;
-    // "group/version/Kind"
-    std::string str() const { return group + "/" + version + "/" + kind; }
-    // "API group/version Kind", as messages say it
-    std::string words() const {
-        return "API " + text::shown(group) + "/" + text::shown(version) + " " + text::shown(kind);
-    }
-};
 
 enum class DepKind : std::uint8_t { gvk, package, label, constraint };
 
@@ -53,7 +43,7 @@ enum class DepKind : std::uint8_t { gvk, package, label, constraint };
 // olm.constraint.
 struct Dep {
     DepKind kind = DepKind::gvk;
-    Gvk gvk;
+    GVK gvk;
     std::string package;
     std::string range_text;
     semver::Range range;
@@ -70,7 +60,7 @@ struct BundleInfo {
     std::uint32_t bundle = none;
     std::string package, name, version_text, image;
     std::optional<semver::Version> version; // strict parse of the olm.package version
-    std::vector<Gvk> provides;
+    std::vector<GVK> provides;
     std::vector<std::string> labels;
     std::vector<std::uint32_t> deps; // indexes into Index::deps()
     bool legacy_deprecated = false;  // olm.deprecated property

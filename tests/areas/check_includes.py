@@ -13,8 +13,9 @@ ALLOWED = {
     "io": ["core"],
     "cel": ["core", "io"],
     "model": ["core", "io", "cel"],
+    "oci": ["core", "io", "cel", "model"],
     "bundle": ["core", "io", "cel", "model"],
-    "catalog": ["core", "io", "cel", "model", "bundle"],
+    "catalog": ["core", "io", "cel", "model", "oci", "bundle"],
     "resolve": ["core", "io", "cel", "model"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(?:kpkg/)?([a-z_]+)/', re.M)

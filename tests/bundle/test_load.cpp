@@ -691,9 +691,3 @@ TEST(BundleLoad, FilesOverTheSizeLimitAreNotRead) {
     EXPECT_EQ(r2->findings[0].rule, "load.parse");
     EXPECT_EQ(r2->findings[0].pos.line, 1u);
 }
-
-TEST(BundleLoad, GvkToString) {
-    EXPECT_EQ(bundle::to_string(bundle::GVK{"etcd.database.coreos.com", "v1beta2", "EtcdCluster"}),
-              "etcd.database.coreos.com/v1beta2, Kind=EtcdCluster");
-    EXPECT_EQ(bundle::to_string(bundle::GVK{"", "v1", "Pod"}), "/v1, Kind=Pod");
-}

@@ -102,7 +102,7 @@ TEST(CatalogReport, ListDocuments) {
 }
 
 TEST(CatalogReport, ValidateDocumentCountsAndFindings) {
-    std::vector<catalog::Issue> issues(2);
+    std::vector<catalog::Finding> issues(2);
     issues[0].severity = catalog::Severity::error;
     issues[0].scope = model::Scope::package;
     issues[0].rule = "a.rule";

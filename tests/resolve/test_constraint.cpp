@@ -76,9 +76,9 @@ TEST(ConstraintParse, ApiBasicGvkAndPackage) {
         "gvk": {"group": "example.com", "version": "v1", "kind": "Foo"}})");
     EXPECT_EQ(c.kind, Kind::gvk);
     EXPECT_EQ(c.failure_message, "blah");
-    EXPECT_EQ(c.group, "example.com");
-    EXPECT_EQ(c.version, "v1");
-    EXPECT_EQ(c.kind_name, "Foo");
+    EXPECT_EQ(c.gvk.group, "example.com");
+    EXPECT_EQ(c.gvk.version, "v1");
+    EXPECT_EQ(c.gvk.kind, "Foo");
 
     c = parse_ok(R"({"failureMessage": "blah",
         "package": {"packageName": "foo", "versionRange": ">=1.0.0"}})");
@@ -192,8 +192,8 @@ TEST(ConstraintParse, KeysMatchAsGoDecodesThem) {
         parse_ok(R"({"FailureMessage": "m", "GVK": {"Group": "g", "VERSION": "v1", "kind": "K"}})");
     EXPECT_EQ(c.kind, Kind::gvk);
     EXPECT_EQ(c.failure_message, "m");
-    EXPECT_EQ(c.group, "g");
-    EXPECT_EQ(c.version, "v1");
+    EXPECT_EQ(c.gvk.group, "g");
+    EXPECT_EQ(c.gvk.version, "v1");
     EXPECT_CONTAINS(parse_err(R"({"gvk": {"group": "g", "version": "v", "kind": "k"},
                                   "GVK": {"group": "g", "version": "v", "kind": "k"}})")
                         .message,
@@ -215,7 +215,7 @@ TEST(ConstraintParse, FieldsAndTypes) {
     EXPECT_CONTAINS(parse_err(R"({"gvk": {"group": 1, "version": "v", "kind": "k"}})").message,
                     "gvk.group: must be a string, not an integer");
     Constraint core = parse_ok(R"({"gvk": {"version": "v1", "kind": "Pod"}})"); // core group
-    EXPECT_EQ(core.group, "");
+    EXPECT_EQ(core.gvk.group, "");
     EXPECT_EQ(describe(core), "an API v1 Pod");
 
     EXPECT_CONTAINS(parse_err(R"({"package": {"versionRange": ">=1.0.0"}})").message,

@@ -16,6 +16,7 @@
 #include "kpkg/core/result.hpp"
 #include "kpkg/io/load.hpp"
 #include "kpkg/io/node.hpp"
+#include "kpkg/model/finding.hpp"
 
 namespace kpkg::bundle {
 
@@ -28,23 +29,17 @@ inline constexpr const char* label_channels = "operators.operatorframework.io.bu
 inline constexpr const char* label_default_channel =
     "operators.operatorframework.io.bundle.channel.default.v1";
 
-enum class Severity { error, warning };
+// The vocabulary of findings (kpkg/model/finding.hpp), shared with catalog validation.
+using model::count;
+using model::has_errors;
+using model::Severity;
+using model::severity_name;
 
-// One problem found while loading or validating, with where it is.
-struct Finding {
-    Severity severity = Severity::error;
-    std::string rule;    // short stable id, e.g. "annotations.default-channel"
-    std::string message; // one sentence, no trailing period
-    SourcePos pos;       // file (relative to the bundle's parent dir as given), line, column
-    std::string subject; // the object it is about when there is no position, e.g. CRD name
-};
-
-struct GVK {
-    std::string group;
-    std::string version;
-    std::string kind;
-    friend bool operator==(const GVK&, const GVK&) = default;
-    friend auto operator<=>(const GVK&, const GVK&) = default;
+// One problem found while loading or validating: severity, rule (a short stable id, e.g.
+// "annotations.default-channel"), message and position (file relative to the bundle's parent
+// dir as given, line, column), and the object it is about when there is no position.
+struct Finding : model::Finding {
+    std::string subject; // e.g. a CRD's name
 };
 
 // One Kubernetes object from manifests/.
@@ -178,8 +173,5 @@ Result<Loaded> load(const std::filesystem::path& dir, const LoadOptions& opts);
 // files): its manifests/ and metadata/ are read through the tree, links by the tree's rules, and
 // positions name files as the tree shows them. A tree that is not a directory is refused.
 Result<Loaded> load(const io::Tree& tree, const LoadOptions& opts = {});
-
-// "group/version, Kind=kind" as Kubernetes prints a GVK.
-std::string to_string(const GVK& g);
 
 } // namespace kpkg::bundle

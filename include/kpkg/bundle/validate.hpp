@@ -67,22 +67,11 @@ std::vector<Finding> validate(const Loaded& loaded, const ValidateOptions& opts 
 // The rules alone, without load findings, for bundles built in code.
 std::vector<Finding> validate(const Bundle& bundle, const ValidateOptions& opts = {});
 
-std::size_t count(const std::vector<Finding>& findings, Severity s);
-inline bool has_errors(const std::vector<Finding>& findings) {
-    return count(findings, Severity::error) > 0;
-}
-
-// "error" or "warning".
-const char* severity_name(Severity s);
+// count(), has_errors() and severity_name() are those of kpkg/model/finding.hpp.
 
 // "file:line:col: error: message [rule]"; when there is no position, "subject: " comes before the
 // message and `fallback` (typically the bundle directory) stands in for the file.
 std::string format(const Finding& f, std::string_view fallback = {});
-
-// Kubernetes name checks (k8s.io/apimachinery validation), each returning "" when `s` is valid and
-// otherwise the reason, one clause without a subject ("must be at most 63 characters").
-std::string dns1123_label_problem(std::string_view s);
-std::string dns1123_subdomain_problem(std::string_view s);
 
 // Checks an olm.constraint value (dependencies.yaml, properties.yaml) with the grammar of
 // kpkg/model/constraint.hpp and reports every problem it finds: what OLM refuses as errors (also

@@ -2,8 +2,8 @@
 // that a program calling the library gets the same data the commands print.
 //
 // kpkg catalog validate:
-//   {"valid": BOOL, "errors": N, "warnings": N, "findings": [ISSUE, ...]}
-//   ISSUE: {"severity": "error"|"warning", "scope": "catalog"|"package"|"channel"|"bundle"|
+//   {"valid": BOOL, "errors": N, "warnings": N, "findings": [FINDING, ...]}
+//   FINDING: {"severity": "error"|"warning", "scope": "catalog"|"package"|"channel"|"bundle"|
 //           "deprecation", "rule": RULE, "package", "channel", "bundle": NAME or "",
 //           "message": TEXT, "file": PATH, "line": N, "column": N}   (0: no position)
 // kpkg catalog list packages:
@@ -24,8 +24,8 @@
 
 namespace kpkg::catalog {
 
-io::Node issue_node(const Issue& i);
-io::Node validate_report_node(const std::vector<Issue>& issues);
+io::Node finding_node(const Finding& f);
+io::Node validate_report_node(const std::vector<Finding>& findings);
 
 io::Node packages_node(const std::vector<PackageRow>& rows);
 io::Node channels_node(const std::vector<ChannelRow>& rows);

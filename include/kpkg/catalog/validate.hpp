@@ -36,21 +36,19 @@
 
 namespace kpkg::catalog {
 
-using model::Finding;
+// The vocabulary of findings (kpkg/model/finding.hpp): a finding of catalog validation is a
+// model::CatalogFinding, with its severity, rule, message, position and what it is about.
+// Errors make the catalog invalid.
+using Finding = model::CatalogFinding;
+using model::count;
+using model::has_errors;
 using model::Scope;
 using model::scope_name;
-
-enum class Severity : std::uint8_t { error, warning };
-// "error" or "warning".
-const char* severity_name(Severity s);
-
-// A finding of the validation and how serious it is. Errors make the catalog invalid.
-struct Issue : Finding {
-    Severity severity = Severity::error;
-};
+using model::Severity;
+using model::severity_name;
 
 struct ValidateOptions {
-    // Report every warning as an error (the issue's severity is changed).
+    // Report every warning as an error (the finding's severity is changed).
     bool strict = false;
     // Report the two findings older opm releases accept (a relatedImages image that is not an
     // image reference, a skipRange blang/semver cannot parse) as warnings instead of errors, for
@@ -78,30 +76,16 @@ const std::vector<RuleInfo>& rules();
 // The load problems of `cat` (errors) and the findings of every rule on what loaded, sorted by
 // package, scope (catalog, package and deprecation, channel, bundle), channel or bundle name,
 // then position and message. Empty when the catalog is valid and has nothing to warn about.
-std::vector<Issue> validate(const model::Catalog& cat, const ValidateOptions& opts = {});
+std::vector<Finding> validate(const model::Catalog& cat, const ValidateOptions& opts = {});
 
-std::size_t count(const std::vector<Issue>& issues, Severity s);
-inline bool has_errors(const std::vector<Issue>& issues) {
-    return count(issues, Severity::error) > 0;
-}
-
-// The issues of one severity as opm's tree, each line prefixed with file:line:col. Errors are
+// The findings of one severity as opm's tree, each line prefixed with file:line:col. Errors are
 // rooted at "invalid index", warnings at "warnings"; findings without a package sit at the root:
 //   invalid index:
 //   └── invalid package "foo":
 //       ├── file:3:1: default channel "x" not found in channels list
 //       └── invalid channel "alpha":
 //           └── file:9:1: multiple channel heads found in graph: a, b
-// "" when there are no issues of that severity. `issues` must be sorted as validate() sorts.
-std::string format_tree(const std::vector<Issue>& issues, Severity which = Severity::error);
-
-// Why `ref` is not an image reference opm accepts (it parses pull specs with the containers
-// image library's ParseNormalizedNamed: [domain[:port]/]path[:tag][@digest], lower-case
-// repository path, digest sha256/sha384/sha512 in lower-case hex); "" when it is one.
-std::string image_reference_problem(std::string_view ref);
-
-// Why `name` is not a DNS-1123 label (what opm requires of package names), as Kubernetes lists
-// the reasons ("must not contain dots"); empty when it is one.
-std::vector<std::string> dns1123_label_problems(std::string_view name);
+// "" when there are no findings of that severity. `findings` must be sorted as validate() sorts.
+std::string format_tree(const std::vector<Finding>& findings, Severity which = Severity::error);
 
 } // namespace kpkg::catalog

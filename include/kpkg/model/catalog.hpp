@@ -36,6 +36,7 @@
 
 #include "kpkg/core/error.hpp"
 #include "kpkg/core/result.hpp"
+#include "kpkg/model/finding.hpp"
 
 namespace kpkg::model {
 
@@ -103,19 +104,19 @@ struct Pos {
     bool operator==(const Pos&) const = default;
 };
 
-// A finding about the catalog, with where it is. Used for load problems (Catalog::problems) and
-// by catalog validation (kpkg/catalog/validate.hpp).
+// What a finding about a catalog is about: the catalog as a whole (load problems), or a
+// package, channel, bundle or olm.deprecations blob.
 enum class Scope : std::uint8_t { catalog, package, channel, bundle, deprecation };
 const char* scope_name(Scope s); // "catalog", "package", "channel", "bundle", "deprecation"
 
-struct Finding {
+// A finding about the catalog (kpkg/model/finding.hpp) and what it is about. Used for load
+// problems (Catalog::problems, errors; Catalog::notes, warnings) and by catalog validation
+// (kpkg/catalog/validate.hpp). Rules: e.g. "catalog.parse", "bundle.property", "channel.head".
+struct CatalogFinding : Finding {
     Scope scope = Scope::catalog;
-    std::string rule; // stable identifier, e.g. "catalog.parse", "bundle.property", "channel.head"
-    std::string package;
-    std::string channel;
-    std::string bundle;
-    std::string message;
-    SourcePos pos;
+    std::string package; // "" when about no package
+    std::string channel; // "" unless about a channel or a channel's entry
+    std::string bundle;  // "" unless scope is bundle
 };
 
 enum class PropKind : std::uint8_t {
@@ -255,12 +256,13 @@ public:
     std::vector<RelatedImage> related_images;
     std::vector<DeprecationEntry> deprecation_entries;
 
-    // Problems found while loading, in file order; the blobs concerned are left out or kept
-    // with the offending field empty.
-    std::vector<Finding> problems;
+    // Problems found while loading, in file order (severity error); the blobs concerned are
+    // left out or kept with the offending field empty.
+    std::vector<CatalogFinding> problems;
     // What opm accepts but is most likely a mistake (a misspelt field of a known schema, which
-    // opm ignores), in file order: warnings of `kpkg catalog validate`, unseen by other commands.
-    std::vector<Finding> notes;
+    // opm ignores), in file order (severity warning): warnings of `kpkg catalog validate`,
+    // unseen by other commands.
+    std::vector<CatalogFinding> notes;
 
     // --- access ---
     std::string_view str(Str id) const { return strings[id]; }

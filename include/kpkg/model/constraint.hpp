@@ -37,6 +37,7 @@
 #include "kpkg/core/result.hpp"
 #include "kpkg/core/semver.hpp"
 #include "kpkg/io/node.hpp"
+#include "kpkg/model/gvk.hpp"
 
 namespace kpkg::model {
 
@@ -54,7 +55,7 @@ struct Constraint {
     std::string failure_message;
 
     // gvk
-    std::string group, version, kind_name;
+    GVK gvk;
     // package
     std::string package_name;
     std::string version_range; // as written

@@ -35,7 +35,7 @@ int run_validate(const Globals& g, const ValidateCliOptions& o) {
     vopts.strict = o.strict;
     vopts.lenient = o.lenient;
     vopts.allow_empty = o.allow_empty;
-    const std::vector<catalog::Issue> issues = catalog::validate(cat, vopts);
+    const std::vector<catalog::Finding> issues = catalog::validate(cat, vopts);
     const std::size_t errors = catalog::count(issues, catalog::Severity::error);
     const std::size_t warnings = catalog::count(issues, catalog::Severity::warning);
 
