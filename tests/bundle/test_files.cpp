@@ -16,15 +16,12 @@
 #include "support/unprivileged.hpp"
 
 using namespace kpkg;
+using test::contains;
 using test::run_kpkg;
 using test::testdata;
 namespace fs = std::filesystem;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& part) {
-    return s.find(part) != std::string::npos;
-}
 
 // A secret outside the bundle, as a kubeconfig would be.
 constexpr const char* secret_yaml = "apiVersion: v1\nkind: Config\nusers:\n"

@@ -5,15 +5,12 @@
 #include "support/support.hpp"
 
 using namespace kpkg;
+using test::contains;
 using test::run_kpkg;
 using test::testdata;
 namespace fs = std::filesystem;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& part) {
-    return s.find(part) != std::string::npos;
-}
 
 io::Node parse_one(const std::string& text, bool json) {
     auto docs = json ? io::parse_json(text, "<out>") : io::parse_yaml(text, "<out>");

@@ -10,6 +10,7 @@
 using namespace kpkg;
 using bundle::Finding;
 using bundle::Severity;
+using test::contains;
 using test::testdata;
 namespace fs = std::filesystem;
 
@@ -40,10 +41,6 @@ const Finding* find_at(const std::vector<Finding>& fs, const std::string& file_s
             return &f;
     }
     return nullptr;
-}
-
-bool contains(const std::string& s, const std::string& part) {
-    return s.find(part) != std::string::npos;
 }
 
 const std::string annotations_yaml =

@@ -12,14 +12,11 @@
 using namespace kpkg;
 using bundle::Finding;
 using bundle::Severity;
+using test::contains;
 using test::testdata;
 namespace fs = std::filesystem;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& part) {
-    return s.find(part) != std::string::npos;
-}
 
 std::string dump(const std::vector<Finding>& fs) {
     std::string s;

@@ -18,6 +18,7 @@
 using namespace kpkg;
 using bundle::Finding;
 using bundle::Severity;
+using test::contains;
 using test::testdata;
 namespace fs = std::filesystem;
 
@@ -230,10 +231,6 @@ const Finding* find_rule(const std::vector<Finding>& fs, const std::string& rule
 std::vector<Finding> check(const std::map<std::string, std::string>& files,
                            const bundle::ValidateOptions& o = {}) {
     return bundle::validate(build(files), o);
-}
-
-bool contains(const std::string& s, const std::string& part) {
-    return s.find(part) != std::string::npos;
 }
 
 } // namespace

@@ -10,15 +10,12 @@
 #include "support/unprivileged.hpp"
 
 using namespace kpkg;
+using test::contains;
 using test::run_kpkg;
 using test::testdata;
 namespace fs = std::filesystem;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& part) {
-    return s.find(part) != std::string::npos;
-}
 
 constexpr const char* secret_yaml = "schema: olm.package\nname: topsecrettoken\n";
 

@@ -13,14 +13,11 @@
 #include "kpkg/io/load.hpp"
 #include "support/support.hpp"
 
+using kpkg::test::contains;
 using kpkg::test::run_kpkg;
 using kpkg::test::testdata;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& what) {
-    return s.find(what) != std::string::npos;
-}
 
 std::string catalog() {
     return testdata("catalog").string();

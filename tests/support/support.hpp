@@ -43,6 +43,11 @@ private:
 
 std::string read_file(const fs::path& p);
 
+// Whether `part` occurs in `s` (for messages checked by a phrase rather than whole).
+inline bool contains(const std::string& s, const std::string& part) {
+    return s.find(part) != std::string::npos;
+}
+
 struct RunResult {
     int exit_code = -1;
     std::string out;
