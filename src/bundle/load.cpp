@@ -201,8 +201,9 @@ public:
             p.file = (dir_ / "manifests").string();
             return fail(Error::invalid("manifests/ is a " + *why, std::move(p)));
         }
-        auto names = KPKG_TRY(list_dir(dir_ / "manifests", true));
-        for (const auto& n : names)
+        auto names = list_dir(dir_ / "manifests", true);
+        if (!names) return fail(std::move(names).error());
+        for (const auto& n : *names)
             read_manifest_file(n);
         index_objects();
         read_metadata();
