@@ -109,12 +109,3 @@ auto catch_error(F&& f) -> Result<std::invoke_result_t<F&>> {
 }
 
 } // namespace kpkg
-
-// Propagates the error of a Result expression out of the enclosing function, or yields its value.
-// Usage: auto doc = KPKG_TRY(io::load_file(path));
-#define KPKG_TRY(expr)                                                                             \
-    ({                                                                                             \
-        auto&& kpkg_try_r_ = (expr);                                                               \
-        if (!kpkg_try_r_.ok()) return ::kpkg::fail(std::move(kpkg_try_r_).error());                \
-        std::move(kpkg_try_r_).take();                                                             \
-    })
