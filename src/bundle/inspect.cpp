@@ -458,10 +458,11 @@ bool Inspection::has_errors() const {
 }
 
 Result<Inspection> inspect_dir(const std::filesystem::path& dir, const LoadOptions& opts) {
-    auto loaded = KPKG_TRY(load(dir, opts));
+    auto loaded = load(dir, opts);
+    if (!loaded) return fail(std::move(loaded).error());
     Inspection out;
-    out.doc = inspect(loaded);
-    out.findings = inspect_findings(loaded);
+    out.doc = inspect(*loaded);
+    out.findings = inspect_findings(*loaded);
     return out;
 }
 

@@ -101,8 +101,9 @@ private:
 // ------------------------------------------------------------------------------------------------
 // Reading the objects as Go's typed decoding would
 
-Failure invalid(std::string msg, SourcePos pos = {}) {
-    return fail(Error::invalid(std::move(msg), std::move(pos)));
+// What is wrong with the bundle, thrown: `throw invalid(...)`. render() returns it as its error.
+Exception invalid(std::string msg, SourcePos pos = {}) {
+    return Exception(Error::invalid(std::move(msg), std::move(pos)));
 }
 
 // The value of the last field whose key matches `name` ignoring ASCII case, as encoding/json
@@ -133,14 +134,16 @@ struct Reader {
         return n != nullptr ? io::pos_of(file, n->mark) : io::pos_of(file, {});
     }
 
+    // The readers below throw invalid(...) for a value of another type.
+
     // A Go string field: absent or null is "", a string (or timestamp) is its text.
-    Result<std::string> str(const io::Node* n, std::string_view label) const {
+    std::string str(const io::Node* n, std::string_view label) const {
         if (is_null(n)) return std::string();
         if (n->is_scalar()) {
             const io::go::Type t = io::go::scalar_of(*n).type;
             if (t == io::go::Type::string || t == io::go::Type::timestamp) return n->text;
         }
-        return invalid(label_msg(label, "must be a string, not " + type_name(*n)), pos(n));
+        throw invalid(label_msg(label, "must be a string, not " + type_name(*n)), pos(n));
     }
 
     std::string label_msg(std::string_view label, const std::string& rest) const {
@@ -164,18 +167,20 @@ struct Reader {
     }
 
     // A list field: absent or null is empty.
-    Result<const std::vector<io::Node>*> list(const io::Node* n, std::string_view label) const {
+    const std::vector<io::Node>* list(const io::Node* n, std::string_view label) const {
         static const std::vector<io::Node> none;
         if (is_null(n)) return &none;
         if (!n->is_seq())
-            return invalid(label_msg(label, "must be a list, not " + type_name(*n)), pos(n));
+            throw invalid(label_msg(label, "must be a list, not " + type_name(*n)), pos(n));
         return &n->items;
     }
 
-    Result<bool> object_or_null(const io::Node* n, std::string_view label) const {
+    // Whether an object field is there: false when absent or null, true for an object. Also
+    // called for the check alone.
+    bool object_or_null(const io::Node* n, std::string_view label) const {
         if (is_null(n)) return false;
         if (!n->is_map())
-            return invalid(label_msg(label, "must be an object, not " + type_name(*n)), pos(n));
+            throw invalid(label_msg(label, "must be an object, not " + type_name(*n)), pos(n));
         return true;
     }
 };
@@ -187,28 +192,28 @@ class CsvMetadataWriter {
 public:
     explicit CsvMetadataWriter(Reader r) : r_(std::move(r)) {}
 
-    Result<std::string> build(const io::Node& csv) {
+    std::string build(const io::Node& csv) {
         const io::Node* meta = field(&csv, "metadata");
         const io::Node* spec = field(&csv, "spec");
-        KPKG_TRY(r_.object_or_null(meta, "metadata"));
-        KPKG_TRY(r_.object_or_null(spec, "spec"));
+        r_.object_or_null(meta, "metadata");
+        r_.object_or_null(spec, "spec");
         out_ = "{";
         first_ = true;
-        KPKG_TRY(string_map("annotations", field(meta, "annotations")));
-        KPKG_TRY(definitions("apiServiceDefinitions", field(spec, "apiservicedefinitions"), true));
-        KPKG_TRY(definitions("crdDescriptions", field(spec, "customresourcedefinitions"), false));
-        KPKG_TRY(opt_string("description", field(spec, "description")));
-        KPKG_TRY(opt_string("displayName", field(spec, "displayName")));
-        KPKG_TRY(install_modes(field(spec, "installModes")));
-        KPKG_TRY(string_list("keywords", field(spec, "keywords")));
-        KPKG_TRY(string_map("labels", field(meta, "labels")));
-        KPKG_TRY(links("links", field(spec, "links"), "name", "url"));
-        KPKG_TRY(links("maintainers", field(spec, "maintainers"), "name", "email"));
-        KPKG_TRY(opt_string("maturity", field(spec, "maturity")));
-        KPKG_TRY(opt_string("minKubeVersion", field(spec, "minKubeVersion")));
-        KPKG_TRY(native_apis(field(spec, "nativeAPIs")));
+        string_map("annotations", field(meta, "annotations"));
+        definitions("apiServiceDefinitions", field(spec, "apiservicedefinitions"), true);
+        definitions("crdDescriptions", field(spec, "customresourcedefinitions"), false);
+        opt_string("description", field(spec, "description"));
+        opt_string("displayName", field(spec, "displayName"));
+        install_modes(field(spec, "installModes"));
+        string_list("keywords", field(spec, "keywords"));
+        string_map("labels", field(meta, "labels"));
+        links("links", field(spec, "links"), "name", "url");
+        links("maintainers", field(spec, "maintainers"), "name", "email");
+        opt_string("maturity", field(spec, "maturity"));
+        opt_string("minKubeVersion", field(spec, "minKubeVersion"));
+        native_apis(field(spec, "nativeAPIs"));
         key("provider");
-        KPKG_TRY(link_object(field(spec, "provider"), "provider", "name", "url"));
+        link_object(field(spec, "provider"), "provider", "name", "url");
         out_ += '}';
         return std::move(out_);
     }
@@ -232,35 +237,33 @@ private:
         io::go::append_string(dst, v, false);
     }
 
-    Result<bool> opt_string(std::string_view k, const io::Node* n) {
-        std::string v = KPKG_TRY(r_.str(n, "spec." + std::string(k)));
+    void opt_string(std::string_view k, const io::Node* n) {
+        std::string v = r_.str(n, "spec." + std::string(k));
         if (!v.empty()) {
             key(k);
             io::go::append_string(out_, v, false);
         }
-        return true;
     }
 
-    Result<bool> string_list(std::string_view k, const io::Node* n) {
-        const auto* items = KPKG_TRY(r_.list(n, "spec." + std::string(k)));
-        if (items->empty()) return true;
+    void string_list(std::string_view k, const io::Node* n) {
+        const auto* items = r_.list(n, "spec." + std::string(k));
+        if (items->empty()) return;
         key(k);
         out_ += '[';
         for (std::size_t i = 0; i < items->size(); ++i) {
             if (i > 0) out_ += ',';
-            io::go::append_string(out_, KPKG_TRY(r_.str(&(*items)[i], k)), false);
+            io::go::append_string(out_, r_.str(&(*items)[i], k), false);
         }
         out_ += ']';
-        return true;
     }
 
-    Result<bool> string_map(std::string_view k, const io::Node* n) {
-        if (!KPKG_TRY(r_.object_or_null(n, "metadata." + std::string(k)))) return true;
-        if (n->fields.empty()) return true;
+    void string_map(std::string_view k, const io::Node* n) {
+        if (!r_.object_or_null(n, "metadata." + std::string(k))) return;
+        if (n->fields.empty()) return;
         std::vector<std::pair<std::string_view, std::string>> entries;
         for (const auto& e : n->fields)
-            entries.emplace_back(
-                e.key, KPKG_TRY(r_.str(&e.value, "metadata." + std::string(k) + "." + e.key)));
+            entries.emplace_back(e.key,
+                                 r_.str(&e.value, "metadata." + std::string(k) + "." + e.key));
         std::sort(entries.begin(), entries.end(),
                   [](const auto& a, const auto& b) { return a.first < b.first; });
         key(k);
@@ -272,93 +275,85 @@ private:
             io::go::append_string(out_, entries[i].second, false);
         }
         out_ += '}';
-        return true;
     }
 
-    Result<bool> install_modes(const io::Node* n) {
-        const auto* items = KPKG_TRY(r_.list(n, "spec.installModes"));
-        if (items->empty()) return true;
+    void install_modes(const io::Node* n) {
+        const auto* items = r_.list(n, "spec.installModes");
+        if (items->empty()) return;
         key("installModes");
         out_ += '[';
         for (std::size_t i = 0; i < items->size(); ++i) {
             const io::Node& m = (*items)[i];
-            KPKG_TRY(r_.object_or_null(&m, "spec.installModes[]"));
+            r_.object_or_null(&m, "spec.installModes[]");
             if (i > 0) out_ += ',';
             out_ += "{\"type\":";
-            io::go::append_string(out_, KPKG_TRY(r_.str(field(&m, "type"), "installModes[].type")),
-                                  false);
+            io::go::append_string(out_, r_.str(field(&m, "type"), "installModes[].type"), false);
             out_ += ",\"supported\":";
             const io::Node* s = field(&m, "supported");
             bool supported = false;
             if (!is_null(s)) {
                 const io::go::Scalar g = s->is_scalar() ? io::go::scalar_of(*s) : io::go::Scalar{};
                 if (!s->is_scalar() || g.type != io::go::Type::boolean)
-                    return invalid("ClusterServiceVersion spec.installModes[].supported must be a "
-                                   "boolean",
-                                   r_.pos(s));
+                    throw invalid("ClusterServiceVersion spec.installModes[].supported must be a "
+                                  "boolean",
+                                  r_.pos(s));
                 supported = g.b;
             }
             out_ += supported ? "true}" : "false}";
         }
         out_ += ']';
-        return true;
     }
 
-    Result<bool> link_object(const io::Node* n, std::string_view label, std::string_view a,
-                             std::string_view b) {
-        KPKG_TRY(r_.object_or_null(n, label));
+    void link_object(const io::Node* n, std::string_view label, std::string_view a,
+                     std::string_view b) {
+        r_.object_or_null(n, label);
         std::string obj = "{";
         bool first = true;
-        member(obj, first, a, KPKG_TRY(r_.str(field(n, a), a)));
-        member(obj, first, b, KPKG_TRY(r_.str(field(n, b), b)));
+        member(obj, first, a, r_.str(field(n, a), a));
+        member(obj, first, b, r_.str(field(n, b), b));
         obj += '}';
         out_ += obj;
-        return true;
     }
 
-    Result<bool> links(std::string_view k, const io::Node* n, std::string_view a,
-                       std::string_view b) {
-        const auto* items = KPKG_TRY(r_.list(n, "spec." + std::string(k)));
-        if (items->empty()) return true;
+    void links(std::string_view k, const io::Node* n, std::string_view a, std::string_view b) {
+        const auto* items = r_.list(n, "spec." + std::string(k));
+        if (items->empty()) return;
         key(k);
         out_ += '[';
         for (std::size_t i = 0; i < items->size(); ++i) {
             if (i > 0) out_ += ',';
-            KPKG_TRY(link_object(&(*items)[i], k, a, b));
+            link_object(&(*items)[i], k, a, b);
         }
         out_ += ']';
-        return true;
     }
 
-    Result<bool> native_apis(const io::Node* n) {
-        const auto* items = KPKG_TRY(r_.list(n, "spec.nativeAPIs"));
-        if (items->empty()) return true;
+    void native_apis(const io::Node* n) {
+        const auto* items = r_.list(n, "spec.nativeAPIs");
+        if (items->empty()) return;
         key("nativeAPIs");
         out_ += '[';
         for (std::size_t i = 0; i < items->size(); ++i) {
             const io::Node& g = (*items)[i];
-            KPKG_TRY(r_.object_or_null(&g, "spec.nativeAPIs[]"));
+            r_.object_or_null(&g, "spec.nativeAPIs[]");
             if (i > 0) out_ += ',';
             std::string obj = "{";
             bool first = true;
             for (std::string_view f : {"group", "version", "kind"})
-                member(obj, first, f, KPKG_TRY(r_.str(field(&g, f), f)), true);
+                member(obj, first, f, r_.str(field(&g, f), f), true);
             out_ += obj + "}";
         }
         out_ += ']';
-        return true;
     }
 
     // {owned?: [...], required?: [...]}, always written (a struct is never omitted).
-    Result<bool> definitions(std::string_view k, const io::Node* n, bool apiservices) {
-        KPKG_TRY(r_.object_or_null(n, std::string("spec.") + (apiservices
-                                                                  ? "apiservicedefinitions"
-                                                                  : "customresourcedefinitions")));
+    void definitions(std::string_view k, const io::Node* n, bool apiservices) {
+        r_.object_or_null(n, std::string("spec.") + (apiservices ? "apiservicedefinitions"
+                                                                 : "customresourcedefinitions"));
         key(k);
         out_ += '{';
         bool first = true;
         for (std::string_view part : {"owned", "required"}) {
-            const auto* items = KPKG_TRY(r_.list(field(n, part), part));
+            const auto* items = r_.list(field(n, part), part);
             if (items->empty()) continue;
             if (!first) out_ += ',';
             first = false;
@@ -366,27 +361,25 @@ private:
             out_ += ":[";
             for (std::size_t i = 0; i < items->size(); ++i) {
                 if (i > 0) out_ += ',';
-                KPKG_TRY(description(&(*items)[i], apiservices));
+                description(&(*items)[i], apiservices);
             }
             out_ += ']';
         }
         out_ += '}';
-        return true;
     }
 
     // A CRDDescription or APIServiceDescription.
-    Result<bool> description(const io::Node* d, bool apiservice) {
-        KPKG_TRY(r_.object_or_null(d, "description"));
+    void description(const io::Node* d, bool apiservice) {
+        r_.object_or_null(d, "description");
         std::string obj = "{";
         bool first = true;
-        member(obj, first, "name", KPKG_TRY(r_.str(field(d, "name"), "name")), true);
-        if (apiservice)
-            member(obj, first, "group", KPKG_TRY(r_.str(field(d, "group"), "group")), true);
-        member(obj, first, "version", KPKG_TRY(r_.str(field(d, "version"), "version")), true);
-        member(obj, first, "kind", KPKG_TRY(r_.str(field(d, "kind"), "kind")), true);
+        member(obj, first, "name", r_.str(field(d, "name"), "name"), true);
+        if (apiservice) member(obj, first, "group", r_.str(field(d, "group"), "group"), true);
+        member(obj, first, "version", r_.str(field(d, "version"), "version"), true);
+        member(obj, first, "kind", r_.str(field(d, "kind"), "kind"), true);
         if (apiservice) {
             member(obj, first, "deploymentName",
-                   KPKG_TRY(r_.str(field(d, "deploymentName"), "deploymentName")));
+                   r_.str(field(d, "deploymentName"), "deploymentName"));
             const io::Node* port = field(d, "containerPort");
             if (!is_null(port)) {
                 const io::go::Scalar g =
@@ -398,29 +391,29 @@ private:
                          std::fabs(g.f) < 1e18)
                     v = static_cast<std::int64_t>(g.f);
                 else
-                    return invalid("ClusterServiceVersion containerPort must be an integer",
-                                   r_.pos(port));
+                    throw invalid("ClusterServiceVersion containerPort must be an integer",
+                                  r_.pos(port));
                 if (v < INT32_MIN || v > INT32_MAX)
-                    return invalid("ClusterServiceVersion containerPort is out of range",
-                                   r_.pos(port));
+                    throw invalid("ClusterServiceVersion containerPort is out of range",
+                                  r_.pos(port));
                 if (v != 0) {
                     obj += ",\"containerPort\":" + std::to_string(v);
                 }
             }
         }
-        member(obj, first, "displayName", KPKG_TRY(r_.str(field(d, "displayName"), "displayName")));
-        member(obj, first, "description", KPKG_TRY(r_.str(field(d, "description"), "description")));
-        const auto* res = KPKG_TRY(r_.list(field(d, "resources"), "resources"));
+        member(obj, first, "displayName", r_.str(field(d, "displayName"), "displayName"));
+        member(obj, first, "description", r_.str(field(d, "description"), "description"));
+        const auto* res = r_.list(field(d, "resources"), "resources");
         if (!res->empty()) {
             obj += ",\"resources\":[";
             for (std::size_t i = 0; i < res->size(); ++i) {
                 const io::Node& x = (*res)[i];
-                KPKG_TRY(r_.object_or_null(&x, "resources[]"));
+                r_.object_or_null(&x, "resources[]");
                 if (i > 0) obj += ',';
                 std::string ref = "{";
                 bool f = true;
                 for (std::string_view k : {"name", "kind", "version"})
-                    member(ref, f, k, KPKG_TRY(r_.str(field(&x, k), k)), true);
+                    member(ref, f, k, r_.str(field(&x, k), k), true);
                 obj += ref + "}";
             }
             obj += ']';
@@ -428,36 +421,33 @@ private:
         for (auto [json_key, label] : {std::pair{"statusDescriptors", "statusDescriptors"},
                                        std::pair{"specDescriptors", "specDescriptors"},
                                        std::pair{"actionDescriptors", "actionDescriptors"}}) {
-            const auto* ds = KPKG_TRY(r_.list(field(d, json_key), label));
+            const auto* ds = r_.list(field(d, json_key), label);
             if (ds->empty()) continue;
             obj += ",\"";
             obj += json_key;
             obj += "\":[";
             for (std::size_t i = 0; i < ds->size(); ++i) {
                 const io::Node& x = (*ds)[i];
-                KPKG_TRY(r_.object_or_null(&x, label));
+                r_.object_or_null(&x, label);
                 if (i > 0) obj += ',';
                 std::string desc = "{";
                 bool f = true;
-                member(desc, f, "path", KPKG_TRY(r_.str(field(&x, "path"), "path")), true);
-                member(desc, f, "displayName",
-                       KPKG_TRY(r_.str(field(&x, "displayName"), "displayName")));
-                member(desc, f, "description",
-                       KPKG_TRY(r_.str(field(&x, "description"), "description")));
-                const auto* xd = KPKG_TRY(r_.list(field(&x, "x-descriptors"), "x-descriptors"));
+                member(desc, f, "path", r_.str(field(&x, "path"), "path"), true);
+                member(desc, f, "displayName", r_.str(field(&x, "displayName"), "displayName"));
+                member(desc, f, "description", r_.str(field(&x, "description"), "description"));
+                const auto* xd = r_.list(field(&x, "x-descriptors"), "x-descriptors");
                 if (!xd->empty()) {
                     desc += ",\"x-descriptors\":[";
                     for (std::size_t j = 0; j < xd->size(); ++j) {
                         if (j > 0) desc += ',';
-                        io::go::append_string(desc, KPKG_TRY(r_.str(&(*xd)[j], "x-descriptors[]")),
-                                              false);
+                        io::go::append_string(desc, r_.str(&(*xd)[j], "x-descriptors[]"), false);
                     }
                     desc += ']';
                 }
                 if (const io::Node* v = field(&x, "value")) {
                     desc += ",\"value\":";
                     if (!io::go::append_marshal(desc, *v))
-                        return invalid("a descriptor value has no JSON form", r_.pos(v));
+                        throw invalid("a descriptor value has no JSON form", r_.pos(v));
                 }
                 obj += desc + "}";
             }
@@ -465,7 +455,6 @@ private:
         }
         obj += '}';
         out_ += obj;
-        return true;
     }
 
     Reader r_;
@@ -531,12 +520,12 @@ bool is_json_file(const std::string& path) {
 }
 
 // The raw value of a {type, value} entry of a metadata file.
-Result<std::string> raw_value(const TypedValue& tv, bool json_source) {
+std::string raw_value(const TypedValue& tv, bool json_source) {
     std::string out;
     io::go::Marshaller m(out, !json_source);
     m.keep_order = json_source;
     if (!m.value(tv.value))
-        return invalid("the value of " + tv.type + " has no JSON form (.inf or .nan)", tv.pos);
+        throw invalid("the value of " + tv.type + " has no JSON form (.inf or .nan)", tv.pos);
     return out;
 }
 
@@ -644,26 +633,24 @@ struct ApiKey {
     friend auto operator<=>(const ApiKey&, const ApiKey&) = default;
 };
 
-} // namespace
-
-Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
+Rendered render_bundle(const Bundle& b, const RenderOptions& opts) {
     const Objects objs = visible_objects(b);
     if (objs.list.empty())
-        return invalid("no bundle objects found in manifests/", io::pos_of(b.dir.string(), {}));
+        throw invalid("no bundle objects found in manifests/", io::pos_of(b.dir.string(), {}));
     if (objs.csv == nullptr)
-        return invalid("no ClusterServiceVersion in manifests/", io::pos_of(b.dir.string(), {}));
+        throw invalid("no ClusterServiceVersion in manifests/", io::pos_of(b.dir.string(), {}));
     const io::Node& csv = objs.csv->object;
     Reader rd{objs.csv->file, "ClusterServiceVersion"};
 
     if (b.annotations.file.empty())
-        return invalid("no annotations file in metadata/ (metadata/annotations.yaml with the "
-                       "operators.operatorframework.io.bundle.* labels)",
-                       io::pos_of(b.dir.string(), {}));
+        throw invalid("no annotations file in metadata/ (metadata/annotations.yaml with the "
+                      "operators.operatorframework.io.bundle.* labels)",
+                      io::pos_of(b.dir.string(), {}));
     const std::string& package = b.annotations.package;
     if (package.empty())
-        return invalid(std::string("the annotations name no package (") + label_package +
-                           "); opm writes nothing for such a bundle",
-                       io::pos_of(b.annotations.file, {}));
+        throw invalid(std::string("the annotations name no package (") + label_package +
+                          "); opm writes nothing for such a bundle",
+                      io::pos_of(b.annotations.file, {}));
 
     const io::Node* meta = exact(&csv, "metadata");
     const io::Node* spec = exact(&csv, "spec");
@@ -674,8 +661,8 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
     out.image = opts.image;
 
     // Version and release.
-    std::string version = KPKG_TRY(rd.str(exact(spec, "version"), "spec.version"));
-    std::string release = KPKG_TRY(rd.str(exact(spec, "release"), "spec.release"));
+    std::string version = rd.str(exact(spec, "version"), "spec.version");
+    std::string release = rd.str(exact(spec, "release"), "spec.release");
     const io::Node* annotations = exact(meta, "annotations");
     auto annotation = [&](std::string_view key) -> std::string {
         const io::Node* a = exact(annotations, key);
@@ -686,9 +673,9 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
     if (release.empty() && !annotation("olm.substitutesFor").empty()) {
         const std::size_t plus = version.find('+');
         if (plus == std::string::npos)
-            return invalid("the CSV has olm.substitutesFor but its version " + version +
-                               " has no build metadata to take the release from",
-                           rd.pos(exact(spec, "version")));
+            throw invalid("the CSV has olm.substitutesFor but its version " + version +
+                              " has no build metadata to take the release from",
+                          rd.pos(exact(spec, "version")));
         release = version.substr(plus + 1);
         version.resize(plus);
     }
@@ -701,75 +688,74 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
         const auto [group, ver] = split_api_version(av != nullptr ? av->text : std::string());
         if (ver != "v1" && ver != "v1beta1") continue;
         if (group != "apiextensions.k8s.io")
-            return invalid("CustomResourceDefinition has apiVersion " + group + "/" + ver +
-                               ", not apiextensions.k8s.io/" + ver,
-                           m->pos);
+            throw invalid("CustomResourceDefinition has apiVersion " + group + "/" + ver +
+                              ", not apiextensions.k8s.io/" + ver,
+                          m->pos);
         Reader cr{m->file, "CustomResourceDefinition"};
         const io::Node* cspec = field(&m->object, "spec");
-        KPKG_TRY(cr.object_or_null(cspec, "spec"));
+        cr.object_or_null(cspec, "spec");
         const io::Node* names = field(cspec, "names");
-        KPKG_TRY(cr.object_or_null(names, "spec.names"));
-        const std::string g = KPKG_TRY(cr.str(field(cspec, "group"), "spec.group"));
-        const std::string k = KPKG_TRY(cr.str(field(names, "kind"), "spec.names.kind"));
-        const std::string p = KPKG_TRY(cr.str(field(names, "plural"), "spec.names.plural"));
-        for (const io::Node& v : *KPKG_TRY(cr.list(field(cspec, "versions"), "spec.versions"))) {
-            KPKG_TRY(cr.object_or_null(&v, "spec.versions[]"));
-            std::string name = KPKG_TRY(cr.str(field(&v, "name"), "spec.versions[].name"));
+        cr.object_or_null(names, "spec.names");
+        const std::string g = cr.str(field(cspec, "group"), "spec.group");
+        const std::string k = cr.str(field(names, "kind"), "spec.names.kind");
+        const std::string p = cr.str(field(names, "plural"), "spec.names.plural");
+        for (const io::Node& v : *cr.list(field(cspec, "versions"), "spec.versions")) {
+            cr.object_or_null(&v, "spec.versions[]");
+            std::string name = cr.str(field(&v, "name"), "spec.versions[].name");
             provided_apis.insert({g, std::move(name), k, p});
         }
         if (ver == "v1beta1") {
-            const std::string single = KPKG_TRY(cr.str(field(cspec, "version"), "spec.version"));
+            const std::string single = cr.str(field(cspec, "version"), "spec.version");
             if (!single.empty()) provided_apis.insert({g, single, k, p});
         }
     }
     const io::Node* apisvc = exact(spec, "apiservicedefinitions");
     const io::Node* crddefs = exact(spec, "customresourcedefinitions");
-    KPKG_TRY(rd.object_or_null(apisvc, "spec.apiservicedefinitions"));
-    KPKG_TRY(rd.object_or_null(crddefs, "spec.customresourcedefinitions"));
-    for (const io::Node& a :
-         *KPKG_TRY(rd.list(field(apisvc, "owned"), "spec.apiservicedefinitions.owned"))) {
-        std::string group = KPKG_TRY(rd.str(field(&a, "group"), "apiservice group"));
-        std::string version = KPKG_TRY(rd.str(field(&a, "version"), "apiservice version"));
-        std::string kind = KPKG_TRY(rd.str(field(&a, "kind"), "apiservice kind"));
-        std::string plural = KPKG_TRY(rd.str(field(&a, "name"), "apiservice name"));
+    rd.object_or_null(apisvc, "spec.apiservicedefinitions");
+    rd.object_or_null(crddefs, "spec.customresourcedefinitions");
+    for (const io::Node& a : *rd.list(field(apisvc, "owned"), "spec.apiservicedefinitions.owned")) {
+        std::string group = rd.str(field(&a, "group"), "apiservice group");
+        std::string version = rd.str(field(&a, "version"), "apiservice version");
+        std::string kind = rd.str(field(&a, "kind"), "apiservice kind");
+        std::string plural = rd.str(field(&a, "name"), "apiservice name");
         provided_apis.insert(
             {std::move(group), std::move(version), std::move(kind), std::move(plural)});
     }
     // Every owned CRD must be among them (opm refuses the bundle otherwise).
     for (const io::Node& c :
-         *KPKG_TRY(rd.list(field(crddefs, "owned"), "spec.customresourcedefinitions.owned"))) {
-        const std::string name = KPKG_TRY(rd.str(field(&c, "name"), "owned CRD name"));
+         *rd.list(field(crddefs, "owned"), "spec.customresourcedefinitions.owned")) {
+        const std::string name = rd.str(field(&c, "name"), "owned CRD name");
         const std::size_t dot = name.find('.');
         if (dot == std::string::npos)
-            return invalid("owned CRD name " + text::quote(name) + " is not <plural>.<group>",
-                           rd.pos(&c));
-        std::string version = KPKG_TRY(rd.str(field(&c, "version"), "version"));
-        std::string kind = KPKG_TRY(rd.str(field(&c, "kind"), "kind"));
+            throw invalid("owned CRD name " + text::quote(name) + " is not <plural>.<group>",
+                          rd.pos(&c));
+        std::string version = rd.str(field(&c, "version"), "version");
+        std::string kind = rd.str(field(&c, "kind"), "kind");
         ApiKey key{name.substr(dot + 1), std::move(version), std::move(kind), name.substr(0, dot)};
         if (!provided_apis.count(key))
-            return invalid("owned CRD " + text::shown(name) + " " + text::shown(key.version) +
-                               " (kind " + text::shown(key.kind) +
-                               ") is not among the CRDs in manifests/; opm refuses to render it",
-                           rd.pos(&c));
+            throw invalid("owned CRD " + text::shown(name) + " " + text::shown(key.version) +
+                              " (kind " + text::shown(key.kind) +
+                              ") is not among the CRDs in manifests/; opm refuses to render it",
+                          rd.pos(&c));
     }
     // APIs it requires.
     std::set<GvkKey> required;
-    for (const io::Node& c : *KPKG_TRY(
-             rd.list(field(crddefs, "required"), "spec.customresourcedefinitions.required"))) {
-        const std::string name = KPKG_TRY(rd.str(field(&c, "name"), "required CRD name"));
+    for (const io::Node& c :
+         *rd.list(field(crddefs, "required"), "spec.customresourcedefinitions.required")) {
+        const std::string name = rd.str(field(&c, "name"), "required CRD name");
         const std::size_t dot = name.find('.');
         if (dot == std::string::npos)
-            return invalid("required CRD name " + text::quote(name) + " is not <plural>.<group>",
-                           rd.pos(&c));
-        std::string kind = KPKG_TRY(rd.str(field(&c, "kind"), "kind"));
-        std::string version = KPKG_TRY(rd.str(field(&c, "version"), "version"));
+            throw invalid("required CRD name " + text::quote(name) + " is not <plural>.<group>",
+                          rd.pos(&c));
+        std::string kind = rd.str(field(&c, "kind"), "kind");
+        std::string version = rd.str(field(&c, "version"), "version");
         required.insert({name.substr(dot + 1), std::move(kind), std::move(version)});
     }
     for (const io::Node& a :
-         *KPKG_TRY(rd.list(field(apisvc, "required"), "spec.apiservicedefinitions.required"))) {
-        std::string group = KPKG_TRY(rd.str(field(&a, "group"), "apiservice group"));
-        std::string kind = KPKG_TRY(rd.str(field(&a, "kind"), "apiservice kind"));
-        std::string version = KPKG_TRY(rd.str(field(&a, "version"), "apiservice version"));
+         *rd.list(field(apisvc, "required"), "spec.apiservicedefinitions.required")) {
+        std::string group = rd.str(field(&a, "group"), "apiservice group");
+        std::string kind = rd.str(field(&a, "kind"), "apiservice kind");
+        std::string version = rd.str(field(&a, "version"), "apiservice version");
         required.insert({std::move(group), std::move(kind), std::move(version)});
     }
 
@@ -786,7 +772,7 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
     std::vector<Prop> bundle_props;
     const bool props_json = is_json_file(b.properties_file);
     for (const auto& tv : b.properties) {
-        std::string raw = KPKG_TRY(raw_value(tv, props_json));
+        std::string raw = raw_value(tv, props_json);
         bundle_props.push_back(make_prop(tv.type, std::move(raw)));
     }
     std::vector<Prop> derived;
@@ -815,26 +801,26 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
     std::set<GvkKey> provided;
     std::optional<Prop> package_prop;
     std::vector<Prop> others, package_required;
-    auto parse_value = [&](const std::string& raw, const std::string& what) -> Result<io::Node> {
+    auto parse_value = [&](const std::string& raw, const std::string& what) -> io::Node {
         auto docs = io::parse_json(raw.empty() ? std::string_view("null") : raw, what);
-        if (!docs || docs->empty()) return invalid("cannot parse the value of " + what);
+        if (!docs || docs->empty()) throw invalid("cannot parse the value of " + what);
         return std::move((*docs)[0].root);
     };
     Reader pr{b.properties_file, "property"};
     for (auto& p : bundle_props) {
         if (p.type == "olm.gvk") {
-            io::Node v = KPKG_TRY(parse_value(p.raw, "olm.gvk property"));
-            KPKG_TRY(pr.object_or_null(&v, "olm.gvk value"));
-            std::string group = KPKG_TRY(pr.str(field(&v, "group"), "olm.gvk group"));
-            std::string kind = KPKG_TRY(pr.str(field(&v, "kind"), "olm.gvk kind"));
-            std::string version = KPKG_TRY(pr.str(field(&v, "version"), "olm.gvk version"));
+            io::Node v = parse_value(p.raw, "olm.gvk property");
+            pr.object_or_null(&v, "olm.gvk value");
+            std::string group = pr.str(field(&v, "group"), "olm.gvk group");
+            std::string kind = pr.str(field(&v, "kind"), "olm.gvk kind");
+            std::string version = pr.str(field(&v, "version"), "olm.gvk version");
             provided.insert({std::move(group), std::move(kind), std::move(version)});
         } else if (p.type == "olm.package") {
-            io::Node v = KPKG_TRY(parse_value(p.raw, "olm.package property"));
-            KPKG_TRY(pr.object_or_null(&v, "olm.package value"));
-            const std::string name = KPKG_TRY(pr.str(field(&v, "packageName"), "packageName"));
-            const std::string version = KPKG_TRY(pr.str(field(&v, "version"), "version"));
-            const std::string release = KPKG_TRY(pr.str(field(&v, "release"), "release"));
+            io::Node v = parse_value(p.raw, "olm.package property");
+            pr.object_or_null(&v, "olm.package value");
+            const std::string name = pr.str(field(&v, "packageName"), "packageName");
+            const std::string version = pr.str(field(&v, "version"), "version");
+            const std::string release = pr.str(field(&v, "release"), "release");
             package_prop = make_prop("olm.package", package_value(name, version, release));
         } else {
             others.push_back(std::move(p));
@@ -845,22 +831,21 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
         Reader dr{tv.pos.file, "dependency " + tv.type};
         const io::Node* v = &tv.value;
         if (tv.type == "olm.gvk") {
-            KPKG_TRY(dr.object_or_null(v, "value"));
-            std::string group = KPKG_TRY(dr.str(field(v, "group"), "group"));
-            std::string kind = KPKG_TRY(dr.str(field(v, "kind"), "kind"));
-            std::string version = KPKG_TRY(dr.str(field(v, "version"), "version"));
+            dr.object_or_null(v, "value");
+            std::string group = dr.str(field(v, "group"), "group");
+            std::string kind = dr.str(field(v, "kind"), "kind");
+            std::string version = dr.str(field(v, "version"), "version");
             required.insert({std::move(group), std::move(kind), std::move(version)});
         } else if (tv.type == "olm.package") {
-            KPKG_TRY(dr.object_or_null(v, "value"));
+            dr.object_or_null(v, "value");
             std::string pv = "{\"packageName\":";
-            io::go::append_string(pv, KPKG_TRY(dr.str(field(v, "packageName"), "packageName")),
-                                  false);
+            io::go::append_string(pv, dr.str(field(v, "packageName"), "packageName"), false);
             pv += ",\"versionRange\":";
-            io::go::append_string(pv, KPKG_TRY(dr.str(field(v, "version"), "version")), false);
+            io::go::append_string(pv, dr.str(field(v, "version"), "version"), false);
             pv += '}';
             package_required.push_back(make_prop("olm.package.required", std::move(pv)));
         } else {
-            std::string raw = KPKG_TRY(raw_value(tv, deps_json));
+            std::string raw = raw_value(tv, deps_json);
             others.push_back(make_prop(tv.type, std::move(raw)));
         }
     }
@@ -875,7 +860,7 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
         json.clear();
         if (opts.csv_metadata) {
             if (!io::go::append_marshal(json, m->object))
-                return invalid("a value in this object has no JSON form (.inf or .nan)", m->pos);
+                throw invalid("a value in this object has no JSON form (.inf or .nan)", m->pos);
             continue;
         }
         Prop p;
@@ -889,7 +874,7 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
         io::go::Marshaller gm(json, true);
         gm.stream_base64_to(&p.raw);
         if (!gm.value(m->object))
-            return invalid("a value in this object has no JSON form (.inf or .nan)", m->pos);
+            throw invalid("a value in this object has no JSON form (.inf or .nan)", m->pos);
         gm.finish_base64();
         p.raw += "\"}";
         props.push_back(std::move(p));
@@ -913,7 +898,7 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
     });
     if (opts.csv_metadata) {
         CsvMetadataWriter w(rd);
-        std::string metadata = KPKG_TRY(w.build(csv));
+        std::string metadata = w.build(csv);
         props.push_back(make_prop("olm.csv.metadata", std::move(metadata)));
     }
     // Bundle objects (and CSV metadata) last, keeping their order.
@@ -929,10 +914,10 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
     // relatedImages: the CSV's list, the image, then the deployments' container images.
     std::set<std::string> seen;
     const io::Node* ri = exact(spec, "relatedImages");
-    for (const io::Node& r : *KPKG_TRY(rd.list(ri, "spec.relatedImages"))) {
-        KPKG_TRY(rd.object_or_null(&r, "spec.relatedImages[]"));
-        std::string name = KPKG_TRY(rd.str(field(&r, "name"), "spec.relatedImages[].name"));
-        std::string image = KPKG_TRY(rd.str(field(&r, "image"), "spec.relatedImages[].image"));
+    for (const io::Node& r : *rd.list(ri, "spec.relatedImages")) {
+        rd.object_or_null(&r, "spec.relatedImages[]");
+        std::string name = rd.str(field(&r, "name"), "spec.relatedImages[].name");
+        std::string image = rd.str(field(&r, "image"), "spec.relatedImages[].image");
         RelatedImage img{std::move(name), std::move(image)};
         seen.insert(img.image);
         out.related_images.push_back(std::move(img));
@@ -940,24 +925,24 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
     if (!opts.image.empty() && !seen.count(opts.image))
         out.related_images.push_back({"", opts.image});
     const io::Node* install = field(spec, "install");
-    KPKG_TRY(rd.object_or_null(install, "spec.install"));
-    if (KPKG_TRY(rd.str(field(install, "strategy"), "spec.install.strategy")) == "deployment") {
+    rd.object_or_null(install, "spec.install");
+    if (rd.str(field(install, "strategy"), "spec.install.strategy") == "deployment") {
         const io::Node* ispec = field(install, "spec");
-        KPKG_TRY(rd.object_or_null(ispec, "spec.install.spec"));
+        rd.object_or_null(ispec, "spec.install.spec");
         std::set<std::string> images;
         for (const io::Node& d :
-             *KPKG_TRY(rd.list(field(ispec, "deployments"), "spec.install.spec.deployments"))) {
-            KPKG_TRY(rd.object_or_null(&d, "deployment"));
+             *rd.list(field(ispec, "deployments"), "spec.install.spec.deployments")) {
+            rd.object_or_null(&d, "deployment");
             const io::Node* ds = field(&d, "spec");
-            KPKG_TRY(rd.object_or_null(ds, "deployment spec"));
+            rd.object_or_null(ds, "deployment spec");
             const io::Node* tmpl = field(ds, "template");
-            KPKG_TRY(rd.object_or_null(tmpl, "deployment spec.template"));
+            rd.object_or_null(tmpl, "deployment spec.template");
             const io::Node* pod = field(tmpl, "spec");
-            KPKG_TRY(rd.object_or_null(pod, "deployment spec.template.spec"));
+            rd.object_or_null(pod, "deployment spec.template.spec");
             for (const char* list : {"containers", "initContainers"})
-                for (const io::Node& c : *KPKG_TRY(rd.list(field(pod, list), list))) {
-                    KPKG_TRY(rd.object_or_null(&c, "container"));
-                    images.insert(KPKG_TRY(rd.str(field(&c, "image"), "container image")));
+                for (const io::Node& c : *rd.list(field(pod, list), list)) {
+                    rd.object_or_null(&c, "container");
+                    images.insert(rd.str(field(&c, "image"), "container image"));
                 }
         }
         for (const auto& img : images)
@@ -967,6 +952,12 @@ Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
         out.related_images.begin(), out.related_images.end(),
         [](const RelatedImage& a, const RelatedImage& c) { return a.image < c.image; });
     return out;
+}
+
+} // namespace
+
+Result<Rendered> render(const Bundle& b, const RenderOptions& opts) {
+    return catch_error([&] { return render_bundle(b, opts); });
 }
 
 Result<Rendered> render(const Loaded& loaded, const RenderOptions& opts) {

@@ -33,7 +33,9 @@ Error problem_error(const io::Tree& tree, const io::Entry& e) {
 
 Result<Listing> select_files(const io::Tree& tree) {
     Listing out;
-    std::vector<io::Entry> entries = KPKG_TRY(tree.list());
+    auto listed = tree.list();
+    if (!listed) return fail(std::move(listed).error());
+    std::vector<io::Entry>& entries = *listed;
     if (!tree.is_directory()) {
         out.files = std::move(entries);
         return out;

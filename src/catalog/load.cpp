@@ -10,7 +10,7 @@ using io::Node;
 
 namespace {
 
-// Reads the fields of one blob, reporting wrong types at the offending node.
+// Reads the fields of one blob; a wrong type throws kpkg::Exception at the offending node.
 class Fields {
 public:
     Fields(const Node& blob, const std::string& file, int doc, std::string schema)
@@ -25,34 +25,34 @@ public:
     }
 
     // A string field; absent or null gives "".
-    Result<std::string> str(const Node& in, const std::string& field) const {
+    std::string str(const Node& in, const std::string& field) const {
         const Node* n = in.get(field);
         if (n == nullptr || n->is_null()) return std::string();
-        if (!n->is_string()) return fail(type_error(*n, field, "a string"));
+        if (!n->is_string()) throw Exception(type_error(*n, field, "a string"));
         return n->text;
     }
 
-    Result<std::vector<std::string>> str_list(const Node& in, const std::string& field) const {
+    std::vector<std::string> str_list(const Node& in, const std::string& field) const {
         std::vector<std::string> out;
         const Node* n = in.get(field);
         if (n == nullptr || n->is_null()) return out;
-        if (!n->is_seq()) return fail(type_error(*n, field, "a list of strings"));
+        if (!n->is_seq()) throw Exception(type_error(*n, field, "a list of strings"));
         for (const Node& item : n->items) {
-            if (!item.is_string()) return fail(type_error(item, field + "[]", "a string"));
+            if (!item.is_string()) throw Exception(type_error(item, field + "[]", "a string"));
             out.push_back(item.text);
         }
         return out;
     }
 
     // A list of objects; absent or null gives an empty list.
-    Result<const std::vector<Node>*> obj_list(const Node& in, const std::string& field) const {
+    const std::vector<Node>& obj_list(const Node& in, const std::string& field) const {
         static const std::vector<Node> empty;
         const Node* n = in.get(field);
-        if (n == nullptr || n->is_null()) return &empty;
-        if (!n->is_seq()) return fail(type_error(*n, field, "a list"));
+        if (n == nullptr || n->is_null()) return empty;
+        if (!n->is_seq()) throw Exception(type_error(*n, field, "a list"));
         for (const Node& item : n->items)
-            if (!item.is_map()) return fail(type_error(item, field + "[]", "an object"));
-        return &n->items;
+            if (!item.is_map()) throw Exception(type_error(item, field + "[]", "an object"));
+        return n->items;
     }
 
     const Node& blob() const { return blob_; }
@@ -64,41 +64,40 @@ private:
     std::string schema_;
 };
 
-Result<void> add_blob(declcfg::DeclarativeConfig& cfg, const Node& blob, const std::string& file,
-                      int doc) {
+// Adds one blob to cfg; what is wrong with it throws kpkg::Exception.
+void add_blob(declcfg::DeclarativeConfig& cfg, const Node& blob, const std::string& file, int doc) {
     SourcePos where = io::pos_of(file, blob.mark, doc);
     if (!blob.is_map())
-        return fail(Error::invalid(std::string("a catalog blob must be an object, not ") +
-                                       io::kind_name(blob.kind),
-                                   where));
+        throw Exception(Error::invalid(std::string("a catalog blob must be an object, not ") +
+                                           io::kind_name(blob.kind),
+                                       where));
     const Node* schema = blob.get("schema");
     if (schema == nullptr || schema->is_null())
-        return fail(Error::invalid("blob has no \"schema\" field", where));
+        throw Exception(Error::invalid("blob has no \"schema\" field", where));
     if (!schema->is_string())
-        return fail(
+        throw Exception(
             Error::invalid("\"schema\" must be a string", io::pos_of(file, schema->mark, doc)));
     const std::string& s = schema->text;
     Fields f(blob, file, doc, s);
 
     if (s == declcfg::schema_package) {
         declcfg::Package p;
-        p.name = KPKG_TRY(f.str(blob, "name"));
-        p.default_channel = KPKG_TRY(f.str(blob, "defaultChannel"));
-        p.description = KPKG_TRY(f.str(blob, "description"));
+        p.name = f.str(blob, "name");
+        p.default_channel = f.str(blob, "defaultChannel");
+        p.description = f.str(blob, "description");
         p.raw = blob;
         p.pos = where;
         cfg.packages.push_back(std::move(p));
     } else if (s == declcfg::schema_channel) {
         declcfg::Channel c;
-        c.package = KPKG_TRY(f.str(blob, "package"));
-        c.name = KPKG_TRY(f.str(blob, "name"));
-        const auto* entries = KPKG_TRY(f.obj_list(blob, "entries"));
-        for (const Node& e : *entries) {
+        c.package = f.str(blob, "package");
+        c.name = f.str(blob, "name");
+        for (const Node& e : f.obj_list(blob, "entries")) {
             declcfg::ChannelEntry ce;
-            ce.name = KPKG_TRY(f.str(e, "name"));
-            ce.replaces = KPKG_TRY(f.str(e, "replaces"));
-            ce.skips = KPKG_TRY(f.str_list(e, "skips"));
-            ce.skip_range = KPKG_TRY(f.str(e, "skipRange"));
+            ce.name = f.str(e, "name");
+            ce.replaces = f.str(e, "replaces");
+            ce.skips = f.str_list(e, "skips");
+            ce.skip_range = f.str(e, "skipRange");
             ce.pos = f.pos(e);
             c.entries.push_back(std::move(ce));
         }
@@ -107,21 +106,19 @@ Result<void> add_blob(declcfg::DeclarativeConfig& cfg, const Node& blob, const s
         cfg.channels.push_back(std::move(c));
     } else if (s == declcfg::schema_bundle) {
         declcfg::Bundle b;
-        b.package = KPKG_TRY(f.str(blob, "package"));
-        b.name = KPKG_TRY(f.str(blob, "name"));
-        b.image = KPKG_TRY(f.str(blob, "image"));
-        const auto* props = KPKG_TRY(f.obj_list(blob, "properties"));
-        for (const Node& p : *props) {
+        b.package = f.str(blob, "package");
+        b.name = f.str(blob, "name");
+        b.image = f.str(blob, "image");
+        for (const Node& p : f.obj_list(blob, "properties")) {
             declcfg::Property prop;
-            prop.type = KPKG_TRY(f.str(p, "type"));
+            prop.type = f.str(p, "type");
             if (const Node* v = p.get("value")) prop.value = *v;
             b.properties.push_back(std::move(prop));
         }
-        const auto* imgs = KPKG_TRY(f.obj_list(blob, "relatedImages"));
-        for (const Node& i : *imgs) {
+        for (const Node& i : f.obj_list(blob, "relatedImages")) {
             declcfg::RelatedImage ri;
-            ri.name = KPKG_TRY(f.str(i, "name"));
-            ri.image = KPKG_TRY(f.str(i, "image"));
+            ri.name = f.str(i, "name");
+            ri.image = f.str(i, "image");
             b.related_images.push_back(std::move(ri));
         }
         b.raw = blob;
@@ -137,38 +134,46 @@ Result<void> add_blob(declcfg::DeclarativeConfig& cfg, const Node& blob, const s
         o.pos = where;
         cfg.others.push_back(std::move(o));
     }
-    return {};
+}
+
+void add_blobs(declcfg::DeclarativeConfig& cfg, const std::vector<io::Document>& docs,
+               const std::string& file) {
+    for (const auto& d : docs)
+        add_blob(cfg, d.root, file, d.index);
+}
+
+declcfg::DeclarativeConfig load_tree(const io::Tree& src, const LoadOptions& opts) {
+    declcfg::DeclarativeConfig cfg;
+    // The files opm reads (files.hpp), in path order.
+    const detail::Listing listing = detail::select_files(src).take();
+    for (const io::Entry& f : listing.files) {
+        io::ReadOptions ro;
+        ro.limit = opts.limits.max_file_bytes;
+        if (f.problem) throw Exception(detail::problem_error(src, f));
+        const io::Contents data = src.read(f.rel, ro).take();
+        if (data.too_large)
+            throw Exception(Error::io(
+                "\"" + f.display + "\" is too large: " +
+                (data.streamed ? "more than the limit of " + std::to_string(ro.limit) + " bytes"
+                               : std::to_string(data.size) + " bytes (the limit is " +
+                                     std::to_string(ro.limit) + " bytes)")));
+        const auto docs = io::parse_auto(data.text(), f.display, opts.limits).take();
+        if (log::enabled(log::Level::debug))
+            log::debug("read " + f.display + " (" + std::to_string(docs.size()) + " documents)");
+        add_blobs(cfg, docs, f.display);
+    }
+    return cfg;
 }
 
 } // namespace
 
 Result<void> add_documents(declcfg::DeclarativeConfig& cfg, const std::vector<io::Document>& docs,
                            const std::string& file) {
-    for (const auto& d : docs)
-        KPKG_TRY(add_blob(cfg, d.root, file, d.index));
-    return {};
+    return catch_error([&] { add_blobs(cfg, docs, file); });
 }
 
 Result<declcfg::DeclarativeConfig> load(const io::Tree& src, const LoadOptions& opts) {
-    declcfg::DeclarativeConfig cfg;
-    // The files opm reads (files.hpp), in path order.
-    for (const io::Entry& f : KPKG_TRY(detail::select_files(src)).files) {
-        io::ReadOptions ro;
-        ro.limit = opts.limits.max_file_bytes;
-        auto data = KPKG_TRY(f.problem ? Result<io::Contents>(fail(detail::problem_error(src, f)))
-                                       : src.read(f.rel, ro));
-        if (data.too_large)
-            return fail(Error::io(
-                "\"" + f.display + "\" is too large: " +
-                (data.streamed ? "more than the limit of " + std::to_string(ro.limit) + " bytes"
-                               : std::to_string(data.size) + " bytes (the limit is " +
-                                     std::to_string(ro.limit) + " bytes)")));
-        auto docs = KPKG_TRY(io::parse_auto(data.text(), f.display, opts.limits));
-        if (log::enabled(log::Level::debug))
-            log::debug("read " + f.display + " (" + std::to_string(docs.size()) + " documents)");
-        KPKG_TRY(add_documents(cfg, docs, f.display));
-    }
-    return cfg;
+    return catch_error([&] { return load_tree(src, opts); });
 }
 
 Result<declcfg::DeclarativeConfig> load(const fs::path& src, const LoadOptions& opts) {

@@ -313,7 +313,9 @@ Result<model::Catalog> load_catalog(const io::Tree& tree, const LoadOptions& opt
     // Whatever changes from here on is changed within the racy window of the stored manifest.
     record.started_ns = detail::now_ns();
     std::vector<detail::Stamp>& stamps = record.stamps;
-    detail::Listing listing = KPKG_TRY(detail::select_files(tree));
+    auto listed = detail::select_files(tree);
+    if (!listed) return fail(std::move(listed).error());
+    const detail::Listing& listing = *listed;
     if (use_cache && tree.is_directory()) { // what the manifest records besides the files read
         record.listing = detail::listing_digest(listing);
         if (id.kind == io::Identity::Kind::stamped) {
@@ -330,7 +332,8 @@ Result<model::Catalog> load_catalog(const io::Tree& tree, const LoadOptions& opt
     Sha256 digest;
     digest.update("kpkg-catalog-content-v1\n");
     bool cacheable = true;
-    KPKG_TRY(read_all(tree, jobs, opts, c, digest, stamps, info, cacheable));
+    if (auto r = read_all(tree, jobs, opts, c, digest, stamps, info, cacheable); !r)
+        return fail(std::move(r).error());
     c.content_digest = digest.finish_digest();
     c.index();
 

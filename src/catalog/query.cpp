@@ -128,7 +128,7 @@ std::vector<PackageRow> list_packages(const model::Catalog& c) {
 
 Result<std::vector<ChannelRow>> list_channels(const model::Catalog& c,
                                               const std::optional<std::string>& package) {
-    KPKG_TRY(check_package(c, package));
+    if (auto r = check_package(c, package); !r) return fail(std::move(r).error());
     std::vector<ChannelRow> out;
     for (const auto& ch : c.channels) {
         if (package && c.str(ch.package) != *package) continue;
@@ -143,7 +143,7 @@ Result<std::vector<ChannelRow>> list_channels(const model::Catalog& c,
 
 Result<std::vector<BundleRow>> list_bundles(const model::Catalog& c,
                                             const std::optional<std::string>& package) {
-    KPKG_TRY(check_package(c, package));
+    if (auto r = check_package(c, package); !r) return fail(std::move(r).error());
     // The last bundle of a name counts (duplicates are a validation error).
     std::unordered_map<std::uint64_t, const model::Bundle*> bundles;
     bundles.reserve(c.bundles.size());

@@ -126,16 +126,17 @@ void add_blob(UnitOut& u, const Worker& w, std::size_t before, BlobInfo&& info) 
 // gopkg.in/yaml.v2's merge keys: a "<<" member whose value is a mapping (or a list of them, the
 // earlier ones winning) sets that mapping's members, in document order with the mapping's own
 // members, later settings overriding earlier ones. Applied bottom-up, as yaml.v2 decodes.
-Result<void> resolve_merges(io::Node& n, const std::string& file, int index, std::uint32_t line0) {
+// A merge key with another value throws kpkg::Exception.
+void resolve_merges(io::Node& n, const std::string& file, int index, std::uint32_t line0) {
     for (auto& item : n.items)
-        KPKG_TRY(resolve_merges(item, file, index, line0));
-    if (!n.is_map()) return {};
+        resolve_merges(item, file, index, line0);
+    if (!n.is_map()) return;
     bool has_merge = false;
     for (auto& e : n.fields) {
-        KPKG_TRY(resolve_merges(e.value, file, index, line0));
+        resolve_merges(e.value, file, index, line0);
         has_merge = has_merge || e.key == "<<";
     }
-    if (!has_merge) return {};
+    if (!has_merge) return;
     std::vector<io::MapEntry> out;
     auto set = [&](const io::MapEntry& e) {
         for (auto& o : out)
@@ -153,26 +154,25 @@ Result<void> resolve_merges(io::Node& n, const std::string& file, int index, std
         auto bad = [&](const io::Node& at) {
             SourcePos p = io::pos_of(file, at.mark, index);
             if (p.line != 0) p.line += line0 - 1;
-            return fail(Error::invalid("a merge key (<<) needs a mapping or a list of mappings, "
-                                       "not " +
-                                           std::string(io::kind_name(at.kind)),
-                                       p));
+            return Exception(Error::invalid("a merge key (<<) needs a mapping or a list of "
+                                            "mappings, not " +
+                                                std::string(io::kind_name(at.kind)),
+                                            p));
         };
         if (e.value.is_map()) {
             for (const auto& m : e.value.fields)
                 set(m);
         } else if (e.value.is_seq()) {
             for (auto it = e.value.items.rbegin(); it != e.value.items.rend(); ++it) {
-                if (!it->is_map()) return bad(*it);
+                if (!it->is_map()) throw bad(*it);
                 for (const auto& m : it->fields)
                     set(m);
             }
         } else {
-            return bad(e.value);
+            throw bad(e.value);
         }
     }
     n.fields = std::move(out);
-    return {};
 }
 
 // The io::Node of a YAML document's first node, as yaml.v2 decodes it for opm: keys spelled as
@@ -328,19 +328,20 @@ bool more_after_root(std::string_view span, const io::Node& root, const io::Limi
     return !all.ok() || counter.docs > 1;
 }
 
-// One YAML document to a blob.
-Result<void> yaml_document(std::string_view text, const detail::YamlDoc& d, int index,
-                           const std::string& file, Worker& w, UnitOut& u) {
+// One YAML document to a blob. Errors here and in the functions below throw kpkg::Exception (the
+// caller of load_unit catches it).
+void yaml_document(std::string_view text, const detail::YamlDoc& d, int index,
+                   const std::string& file, Worker& w, UnitOut& u) {
     const std::string_view span = text.substr(d.begin, d.end - d.begin);
     DocBuilder b(file, index);
     io::YamlEventOptions yo;
     yo.line_offset = d.line - 1;
     yo.document_offset = index;
     yo.first_document_only = true;
-    KPKG_TRY(io::read_yaml_events(span, file, b, w.limits, yo));
+    io::read_yaml_events(span, file, b, w.limits, yo).take();
     if (!b.have_root || b.root_empty)
-        return fail(Error::invalid(detail::empty_document_message(d.marker),
-                                   pos_at(file, d.marker ? d.line - 1 : d.line, 1, index)));
+        throw Exception(Error::invalid(detail::empty_document_message(d.marker),
+                                       pos_at(file, d.marker ? d.line - 1 : d.line, 1, index)));
     io::Node& root = b.root;
     if (b.repeated) {
         std::string msg = io::pos_of(file, b.repeated->second, index).str() + ": repeated key \"" +
@@ -355,58 +356,57 @@ Result<void> yaml_document(std::string_view text, const detail::YamlDoc& d, int 
                              ": the document goes on after the flow collection that is its "
                              "value; opm ignores the rest, and so does render (start a new "
                              "document with a \"---\" line)");
-    KPKG_TRY(resolve_merges(root, file, index, 1));
+    resolve_merges(root, file, index, 1);
     BlobError err;
     if (!detail::tree_from_yaml(root, w.tree, err)) {
         const io::Mark m = resolve_mark(root, err.path);
-        return fail(Error::invalid(err.message, io::pos_of(file, m, index)));
+        throw Exception(Error::invalid(err.message, io::pos_of(file, m, index)));
     }
     BlobInfo info;
     std::string& a = w.arena();
     const std::size_t before = a.size();
     if (!w.conv.convert(w.tree, a, info, err)) {
         const io::Mark m = resolve_mark(root, err.path);
-        return fail(Error::invalid(err.message, io::pos_of(file, m, index)));
+        throw Exception(Error::invalid(err.message, io::pos_of(file, m, index)));
     }
     add_blob(u, w, before, std::move(info));
-    return {};
 }
 
 // The YAML documents of text from `from` on. `json_error`: the error of the JSON read that gave
 // up there, reported instead when the first document fails too.
-Result<void> yaml_stream(std::string_view text, detail::TextPlace from, int first_index,
-                         const std::string& file, Worker& w, UnitOut& u, const Error* json_error) {
+void yaml_stream(std::string_view text, detail::TextPlace from, int first_index,
+                 const std::string& file, Worker& w, UnitOut& u, const Error* json_error) {
     const detail::YamlSplit split = detail::split_yaml(text, from.offset, from.line);
     int index = first_index;
     bool first = true;
     for (const detail::YamlDoc& d : split.docs) {
-        auto r = yaml_document(text, d, index++, file, w, u);
-        if (!r.ok()) {
-            if (first && json_error != nullptr) return fail(*json_error);
-            return r;
+        try {
+            yaml_document(text, d, index++, file, w, u);
+        } catch (const Exception&) {
+            if (first && json_error != nullptr) throw Exception(*json_error);
+            throw;
         }
         first = false;
     }
     if (split.error) {
-        if (first && json_error != nullptr) return fail(*json_error);
-        return fail(
+        if (first && json_error != nullptr) throw Exception(*json_error);
+        throw Exception(
             Error::invalid(split.error->message, pos_at(file, split.error->line, 1, index)));
     }
-    return {};
 }
 
-Result<void> json_stream(std::string_view text, const std::string& file, Worker& w, UnitOut& u) {
+void json_stream(std::string_view text, const std::string& file, Worker& w, UnitOut& u) {
     std::size_t pos = 0, line_start = 0;
     std::uint32_t line = 1;
     int count = 0;
     std::size_t last_end = 0;
     for (;;) {
-        if (!w.parser.skip_space(text, pos, line, line_start)) return {};
+        if (!w.parser.skip_space(text, pos, line, line_start)) return;
         BlobError err;
         if (!w.parser.parse(text, pos, line, line_start, w.tree, err)) {
             Error json_error =
                 Error::invalid(err.message, pos_at(file, err.line, err.column, count));
-            if (!detail::json_falls_back(count)) return fail(std::move(json_error));
+            if (!detail::json_falls_back(count)) throw Exception(std::move(json_error));
             return yaml_stream(text, detail::yaml_fallback_start(text, count, last_end), count,
                                file, w, u, &json_error);
         }
@@ -414,7 +414,7 @@ Result<void> json_stream(std::string_view text, const std::string& file, Worker&
         std::string& a = w.arena();
         const std::size_t before = a.size();
         if (!w.conv.convert(w.tree, a, info, err))
-            return fail(Error::invalid(err.message, pos_at(file, err.line, err.column, count)));
+            throw Exception(Error::invalid(err.message, pos_at(file, err.line, err.column, count)));
         add_blob(u, w, before, std::move(info));
         ++count;
         last_end = pos;
@@ -478,10 +478,10 @@ bool read_regular(const io::FileTree& file, const io::Limits& limits, std::strin
     return true;
 }
 
-Result<void> load_unit(const Unit& unit, Worker& w, UnitOut& u) {
+void load_unit(const Unit& unit, Worker& w, UnitOut& u) {
     if (unit.kind == Unit::Kind::bundle) {
-        auto loaded = KPKG_TRY(bundle::load(unit.path));
-        const bundle::Rendered r = KPKG_TRY(bundle::render(loaded));
+        const bundle::Loaded loaded = bundle::load(unit.path).take();
+        const bundle::Rendered r = bundle::render(loaded).take();
         BlobInfo info;
         info.kind = BlobKind::bundle;
         info.schema = "olm.bundle";
@@ -491,16 +491,16 @@ Result<void> load_unit(const Unit& unit, Worker& w, UnitOut& u) {
         const std::size_t before = a.size();
         rendered_bundle_json(r, a);
         add_blob(u, w, before, std::move(info));
-        return {};
+        return;
     }
     const bool in = unit.kind == Unit::Kind::stdin_;
     const std::string file = in ? std::string("<stdin>") : unit.path.string();
     std::string text;
     if (in) {
-        text = KPKG_TRY(io::read_file(io::StdinTree(), w.limits));
+        text = io::read_file(io::StdinTree(), w.limits).take();
     } else {
         const io::FileTree tree(unit.path);
-        if (!read_regular(tree, w.limits, text)) text = KPKG_TRY(io::read_file(tree, w.limits));
+        if (!read_regular(tree, w.limits, text)) text = io::read_file(tree, w.limits).take();
     }
     if (detail::looks_like_json(text)) return json_stream(text, file, w, u);
     return yaml_stream(text, detail::TextPlace{}, 0, file, w, u, nullptr);
@@ -690,7 +690,9 @@ Result<RenderedCatalog> prepare_render(const std::vector<std::string>& sources,
                 continue;
             }
             const io::DirectoryTree tree{fs::path(src)};
-            for (auto& f : KPKG_TRY(detail::select_files(tree)).files) {
+            auto listed = detail::select_files(tree);
+            if (!listed) return fail(std::move(listed).error());
+            for (auto& f : listed->files) {
                 if (f.problem) return fail(detail::problem_error(tree, f));
                 units.push_back({Unit::Kind::file, fs::path(std::move(f.display))});
             }
@@ -729,7 +731,7 @@ Result<RenderedCatalog> prepare_render(const std::vector<std::string>& sources,
         const std::size_t i = schedule[k];
         if (i > first_error.load()) return; // a source before this one failed already
         UnitOut& u = impl->units[i];
-        auto r = load_unit(units[i], *workers[t], u);
+        auto r = catch_error([&] { load_unit(units[i], *workers[t], u); });
         if (!r.ok()) {
             u.error = std::move(r).error();
             u.blobs.clear();
@@ -793,15 +795,17 @@ Result<RenderedCatalog> prepare_render(const std::vector<std::string>& sources,
 
 Result<void> render(const std::vector<std::string>& sources, const RenderOptions& opts,
                     const std::function<void(std::string_view)>& sink) {
-    const RenderedCatalog cat = KPKG_TRY(prepare_render(sources, opts));
-    cat.write(opts.format, sink, opts.threads);
+    auto cat = prepare_render(sources, opts);
+    if (!cat) return fail(std::move(cat).error());
+    cat->write(opts.format, sink, opts.threads);
     return {};
 }
 
 Result<std::string> render_to_string(const std::vector<std::string>& sources,
                                      const RenderOptions& opts) {
     std::string out;
-    KPKG_TRY(render(sources, opts, [&out](std::string_view s) { out.append(s); }));
+    auto r = render(sources, opts, [&out](std::string_view s) { out.append(s); });
+    if (!r) return fail(std::move(r).error());
     return out;
 }
 

@@ -233,15 +233,17 @@ Result<void> AtomicFile::commit() {
 }
 
 Result<void> write_file_atomic(const fs::path& target, std::string_view data, int mode) {
-    auto f = KPKG_TRY(AtomicFile::create(target, mode));
-    KPKG_TRY(f.write(data));
-    return f.commit();
+    auto f = AtomicFile::create(target, mode);
+    if (!f) return fail(std::move(f).error());
+    if (auto w = f->write(data); !w) return fail(std::move(w).error());
+    return f->commit();
 }
 
 Result<void> write_output_file(const fs::path& target, std::string_view data) {
-    auto f = KPKG_TRY(AtomicFile::create_output(target));
-    KPKG_TRY(f.write(data));
-    return f.commit();
+    auto f = AtomicFile::create_output(target);
+    if (!f) return fail(std::move(f).error());
+    if (auto w = f->write(data); !w) return fail(std::move(w).error());
+    return f->commit();
 }
 
 } // namespace kpkg

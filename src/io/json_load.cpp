@@ -242,10 +242,11 @@ Result<std::string> read_file(const Tree& tree, const Limits& limits) {
         return fail(Error::io("cannot read " + quoted(name) + ": it is a directory"));
     const auto* file = dynamic_cast<const FileTree*>(&tree);
     if (file == nullptr) { // a single file of another kind of tree: its one entry
-        auto entries = KPKG_TRY(tree.list());
-        if (entries.size() != 1)
+        auto entries = tree.list();
+        if (!entries) return fail(std::move(entries).error());
+        if (entries->size() != 1)
             return fail(Error::io("cannot read " + quoted(name) + ": it is not a single file"));
-        return whole(tree.read(entries[0], ro), quoted(name), limit);
+        return whole(tree.read((*entries)[0], ro), quoted(name), limit);
     }
     const fs::path& path = file->path();
     if (name.empty()) return fail(Error::io("cannot read a file with an empty name"));
@@ -274,14 +275,16 @@ Result<std::string> read_file(const std::filesystem::path& path, const Limits& l
 }
 
 Result<std::vector<Document>> load_file(const Tree& tree, const Limits& limits) {
-    auto text = KPKG_TRY(read_file(tree, limits));
-    return parse_auto(text, tree.display_root(), limits);
+    auto text = read_file(tree, limits);
+    if (!text) return fail(std::move(text).error());
+    return parse_auto(*text, tree.display_root(), limits);
 }
 
 Result<std::vector<Document>> load_file(const std::filesystem::path& path, const Limits& limits) {
-    auto text = KPKG_TRY(read_file(path, limits));
+    auto text = read_file(path, limits);
+    if (!text) return fail(std::move(text).error());
     const std::string name = path == "-" ? std::string("<stdin>") : path.string();
-    return parse_auto(text, name, limits);
+    return parse_auto(*text, name, limits);
 }
 
 } // namespace kpkg::io

@@ -1326,7 +1326,7 @@ Result<std::vector<Document>> parse_yaml(std::string_view text, const std::strin
     if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
     try {
         NodeBuilder b(file);
-        KPKG_TRY(parse(text, file, limits, b, {}));
+        if (auto r = parse(text, file, limits, b, {}); !r) return fail(std::move(r).error());
         return std::move(b.docs);
     } catch (const std::bad_alloc&) {
         return fail(Error::io("out of memory while parsing " + file));

@@ -1,5 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
 #include "kpkg/core/result.hpp"
 
 using namespace kpkg;
@@ -28,14 +34,17 @@ static Result<int> parse_positive(int v) {
     return v;
 }
 
+// Internal code throws; the public function returns a Result through catch_error.
+static int doubled_or_throw(int v) {
+    return 2 * parse_positive(v).take();
+}
+
 static Result<int> doubled(int v) {
-    int x = KPKG_TRY(parse_positive(v));
-    return 2 * x;
+    return catch_error([&] { return doubled_or_throw(v); });
 }
 
 static Result<void> check(int v) {
-    KPKG_TRY(parse_positive(v));
-    return {};
+    return catch_error([&] { parse_positive(v).take(); });
 }
 
 TEST(Result, ValueAndErrorPropagate) {
@@ -47,6 +56,48 @@ TEST(Result, ValueAndErrorPropagate) {
     EXPECT_EQ(bad.error().message, "not positive: -1");
     EXPECT_TRUE(check(1).ok());
     EXPECT_FALSE(check(0).ok());
+}
+
+TEST(Result, CatchErrorTurnsAThrownExceptionIntoTheError) {
+    Result<std::string> r = catch_error([]() -> std::string {
+        Error e = Error::invalid("bad field", {"cat/a.yaml", 4, 9, 2});
+        e.about("package \"etcd\"").note("a hint");
+        throw Exception(std::move(e));
+    });
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ExitCode::invalid);
+    EXPECT_EQ(r.error().message, "bad field");
+    EXPECT_EQ(r.error().pos.file, "cat/a.yaml");
+    EXPECT_EQ(r.error().pos.line, 4u);
+    EXPECT_EQ(r.error().pos.column, 9u);
+    EXPECT_EQ(r.error().pos.document, 2);
+    EXPECT_EQ(r.error().subject, "package \"etcd\"");
+    EXPECT_EQ(r.error().notes, std::vector<std::string>{"a hint"});
+    EXPECT_EQ(r.error().str(), "cat/a.yaml:4:9: package \"etcd\": bad field");
+}
+
+TEST(Result, CatchErrorPassesTheValueThrough) {
+    int calls = 0;
+    Result<std::vector<std::string>> r = catch_error([&] {
+        ++calls;
+        return std::vector<std::string>{"a", "b"};
+    });
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(*r, (std::vector<std::string>{"a", "b"}));
+    EXPECT_EQ(calls, 1);
+    Result<void> v = catch_error([&] { ++calls; });
+    EXPECT_TRUE(v.ok());
+    EXPECT_EQ(calls, 2);
+    // A value that can only be moved.
+    Result<std::unique_ptr<int>> p = catch_error([] { return std::make_unique<int>(7); });
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(**p, 7);
+}
+
+TEST(Result, CatchErrorLetsOtherExceptionsThrough) {
+    EXPECT_THROW((void)catch_error([]() -> int { throw std::runtime_error("not ours"); }),
+                 std::runtime_error);
+    EXPECT_THROW((void)catch_error([] { throw std::bad_alloc(); }), std::bad_alloc);
 }
 
 TEST(Result, TakeThrowsTheError) {

@@ -82,13 +82,30 @@ private:
     bool ok_ = true;
 };
 
-} // namespace kpkg
+template <class T>
+inline constexpr bool is_result_v = false;
+template <class T>
+inline constexpr bool is_result_v<Result<T>> = true;
 
-// Propagates the error of a Result expression out of the enclosing function, or yields its value.
-// Usage: auto doc = KPKG_TRY(io::load_file(path));
-#define KPKG_TRY(expr)                                                                             \
-    ({                                                                                             \
-        auto&& kpkg_try_r_ = (expr);                                                               \
-        if (!kpkg_try_r_.ok()) return ::kpkg::fail(std::move(kpkg_try_r_).error());                \
-        std::move(kpkg_try_r_).take();                                                             \
-    })
+// The boundary between code that reports errors by throwing kpkg::Exception (internal helpers,
+// Result::take()) and a library function that returns Result: runs f() and returns its value
+// (nothing when it returns void), or the Error of a kpkg::Exception that f throws. Only
+// kpkg::Exception is caught; any other exception passes through.
+// Usage: return catch_error([&] { return parse_all(text); });
+template <class F>
+auto catch_error(F&& f) -> Result<std::invoke_result_t<F&>> {
+    using T = std::invoke_result_t<F&>;
+    static_assert(!is_result_v<T>, "the callable reports errors by throwing, not as a Result");
+    try {
+        if constexpr (std::is_void_v<T>) {
+            f();
+            return {};
+        } else {
+            return f();
+        }
+    } catch (const Exception& e) {
+        return e.error();
+    }
+}
+
+} // namespace kpkg
