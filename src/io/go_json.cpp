@@ -2,6 +2,7 @@
 #include "kpkg/io/go.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -245,14 +246,24 @@ void append_base64(std::string& out, std::string_view in) {
 
 namespace {
 
-int b64_value(unsigned char c) {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-}
+// What each byte is in base64 text: its value (0..63), or one of these.
+constexpr std::int8_t b64_bad = -1, b64_break = -2, b64_pad = -3;
+constexpr std::array<std::int8_t, 256> b64_table = [] {
+    std::array<std::int8_t, 256> t{};
+    for (auto& v : t)
+        v = b64_bad;
+    for (int c = 'A'; c <= 'Z'; ++c)
+        t[c] = static_cast<std::int8_t>(c - 'A');
+    for (int c = 'a'; c <= 'z'; ++c)
+        t[c] = static_cast<std::int8_t>(c - 'a' + 26);
+    for (int c = '0'; c <= '9'; ++c)
+        t[c] = static_cast<std::int8_t>(c - '0' + 52);
+    t['+'] = 62;
+    t['/'] = 63;
+    t['\r'] = t['\n'] = b64_break;
+    t['='] = b64_pad;
+    return t;
+}();
 
 void put_group(std::string& out, const int* quad, std::size_t have) {
     const unsigned w = (static_cast<unsigned>(quad[0]) << 18) |
@@ -271,35 +282,31 @@ bool decode_base64(std::string_view in, std::string* decoded, std::size_t& at) {
     std::size_t have = 0;
     std::size_t pads = 0;
     for (std::size_t i = 0; i < in.size(); ++i) {
-        const auto c = static_cast<unsigned char>(in[i]);
-        if (c == '\r' || c == '\n') continue;
+        const std::int8_t v = b64_table[static_cast<unsigned char>(in[i])];
+        if (v >= 0 && pads == 0) {
+            quad[have++] = v;
+            if (have == 4) {
+                if (decoded != nullptr) put_group(*decoded, quad, 4);
+                have = 0;
+            }
+            continue;
+        }
+        if (v == b64_break) continue;
         if (pads > 0) {
             // After padding only more padding completing the quantum may follow.
-            if (c != '=' || have + pads >= 4) {
+            if (v != b64_pad || have + pads >= 4) {
                 at = i;
                 return false;
             }
             ++pads;
             continue;
         }
-        if (c == '=') {
-            if (have < 2) {
-                at = i;
-                return false;
-            }
+        if (v == b64_pad && have >= 2) {
             pads = 1;
             continue;
         }
-        const int v = b64_value(c);
-        if (v < 0) {
-            at = i;
-            return false;
-        }
-        quad[have++] = v;
-        if (have == 4) {
-            if (decoded != nullptr) put_group(*decoded, quad, 4);
-            have = 0;
-        }
+        at = i;
+        return false;
     }
     if (pads > 0) {
         if (have + pads != 4) {

@@ -221,6 +221,22 @@ TEST(GoBase64, DecodesAsStdEncoding) {
     EXPECT_EQ(dec("Zm9v!"), "<error at 4>");
     EXPECT_EQ(dec("Zg==Zg=="), "<error at 4>"); // data after padding
     EXPECT_EQ(dec("Z==="), "<error at 1>");
+    // Line breaks are skipped anywhere, also among and after the padding.
+    EXPECT_EQ(dec("Zm8=\n"), "fo");
+    EXPECT_EQ(dec("Zg=\r\n="), "f");
+    EXPECT_EQ(dec("\n"), "");
+    EXPECT_EQ(dec("Zm8=\nZ"), "<error at 5>");
+    EXPECT_EQ(dec("Zg==="), "<error at 4>"); // more padding than the quantum has room for
+    EXPECT_EQ(dec("Zg=A"), "<error at 3>");
+    EXPECT_EQ(dec("Zm9v\x80"), "<error at 4>");
+    // Checking without decoding gives the same verdict and position.
+    for (std::string_view s :
+         {"Zm9vYg==", "Zm9v\r\nYmE=", "Zm9vYg", "Zm9v!", "Zg==Zg==", "Zg==="}) {
+        std::string out;
+        std::size_t a1 = 0, a2 = 0;
+        EXPECT_EQ(go::decode_base64(s, nullptr, a1), go::decode_base64(s, &out, a2)) << s;
+        EXPECT_EQ(a1, a2) << s;
+    }
 }
 
 // ------------------------------------------------------------------------------------------------
