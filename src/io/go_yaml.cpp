@@ -105,6 +105,57 @@ bool is_timestamp(std::string_view s) {
     return hh <= 24 && mm <= 60;
 }
 
+namespace {
+
+// yaml.v2's words for booleans, null and the special floats: whether `in` is one (`r` set).
+bool resolve_word(std::string_view in, Scalar& r) {
+    static const std::string_view trues[] = {"y",    "Y",    "yes", "Yes", "YES", "true",
+                                             "True", "TRUE", "on",  "On",  "ON"};
+    static const std::string_view falses[] = {"n",     "N",     "no",  "No",  "NO", "false",
+                                              "False", "FALSE", "off", "Off", "OFF"};
+    static const std::string_view nulls[] = {"", "~", "null", "Null", "NULL"};
+    for (auto w : trues)
+        if (in == w) {
+            r.type = Type::boolean;
+            r.b = true;
+            return true;
+        }
+    for (auto w : falses)
+        if (in == w) {
+            r.type = Type::boolean;
+            return true;
+        }
+    for (auto w : nulls)
+        if (in == w) {
+            r.type = Type::null;
+            return true;
+        }
+    static const std::string_view nans[] = {".nan", ".NaN", ".NAN"};
+    static const std::string_view infs[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"};
+    static const std::string_view ninfs[] = {"-.inf", "-.Inf", "-.INF"};
+    for (auto w : nans)
+        if (in == w) {
+            r.type = Type::float64;
+            r.f = std::nan("");
+            return true;
+        }
+    for (auto w : infs)
+        if (in == w) {
+            r.type = Type::float64;
+            r.f = HUGE_VAL;
+            return true;
+        }
+    for (auto w : ninfs)
+        if (in == w) {
+            r.type = Type::float64;
+            r.f = -HUGE_VAL;
+            return true;
+        }
+    return false;
+}
+
+} // namespace
+
 // yaml.v2's resolve() for an untagged plain scalar.
 Scalar resolve(std::string_view in) {
     Scalar r;
@@ -123,48 +174,8 @@ Scalar resolve(std::string_view in) {
             hint = '.';
     }
     if (hint == 0) return r;
-    static const std::string_view trues[] = {"y",    "Y",    "yes", "Yes", "YES", "true",
-                                             "True", "TRUE", "on",  "On",  "ON"};
-    static const std::string_view falses[] = {"n",     "N",     "no",  "No",  "NO", "false",
-                                              "False", "FALSE", "off", "Off", "OFF"};
-    static const std::string_view nulls[] = {"", "~", "null", "Null", "NULL"};
-    for (auto w : trues)
-        if (in == w) {
-            r.type = Type::boolean;
-            r.b = true;
-            return r;
-        }
-    for (auto w : falses)
-        if (in == w) {
-            r.type = Type::boolean;
-            return r;
-        }
-    for (auto w : nulls)
-        if (in == w) {
-            r.type = Type::null;
-            return r;
-        }
-    static const std::string_view nans[] = {".nan", ".NaN", ".NAN"};
-    static const std::string_view infs[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"};
-    static const std::string_view ninfs[] = {"-.inf", "-.Inf", "-.INF"};
-    for (auto w : nans)
-        if (in == w) {
-            r.type = Type::float64;
-            r.f = std::nan("");
-            return r;
-        }
-    for (auto w : infs)
-        if (in == w) {
-            r.type = Type::float64;
-            r.f = HUGE_VAL;
-            return r;
-        }
-    for (auto w : ninfs)
-        if (in == w) {
-            r.type = Type::float64;
-            r.f = -HUGE_VAL;
-            return r;
-        }
+    // The words are at most 5 bytes long: a longer scalar is none of them.
+    if (in.size() <= 5 && resolve_word(in, r)) return r;
     if (hint == 'M') return r;
     if (hint == '.') {
         if (is_float_syntax(in)) {
