@@ -457,13 +457,24 @@ bool Inspection::has_errors() const {
                        [](const Finding& f) { return f.severity == Severity::error; });
 }
 
-Result<Inspection> inspect_dir(const std::filesystem::path& dir, const LoadOptions& opts) {
-    auto loaded = load(dir, opts);
+namespace {
+
+Result<Inspection> inspection_of(Result<Loaded> loaded) {
     if (!loaded) return fail(std::move(loaded).error());
     Inspection out;
     out.doc = inspect(*loaded);
     out.findings = inspect_findings(*loaded);
     return out;
+}
+
+} // namespace
+
+Result<Inspection> inspect_dir(const std::filesystem::path& dir, const LoadOptions& opts) {
+    return inspection_of(load(dir, opts));
+}
+
+Result<Inspection> inspect_dir(const io::Tree& tree, const LoadOptions& opts) {
+    return inspection_of(load(tree, opts));
 }
 
 } // namespace kpkg::bundle

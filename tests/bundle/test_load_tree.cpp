@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "kpkg/bundle/bundle.hpp"
+#include "kpkg/bundle/inspect.hpp"
 #include "kpkg/bundle/render.hpp"
 #include "kpkg/bundle/validate.hpp"
+#include "kpkg/io/emit.hpp"
 #include "kpkg/io/tree.hpp"
 #include "support/support.hpp"
 
@@ -80,6 +82,10 @@ TEST(BundleLoadTree, TheSameBundleFromDiskAndFromMemory) {
         EXPECT_EQ(dump(mem->findings), dump(disk->findings));
         EXPECT_EQ(dump(bundle::validate(*mem)), dump(bundle::validate(*disk)));
         EXPECT_EQ(mem->bundle.manifests.size(), disk->bundle.manifests.size());
+        auto id = bundle::inspect_dir(dir);
+        auto im = bundle::inspect_dir(copy_to_memory(dir));
+        ASSERT_TRUE(id.ok() && im.ok());
+        EXPECT_EQ(io::to_json(im->doc), io::to_json(id->doc));
         auto rd = bundle::render(*disk);
         auto rm = bundle::render(*mem);
         ASSERT_EQ(rd.ok(), rm.ok());

@@ -68,6 +68,8 @@ struct Inspection {
 // load() + inspect(). Fails only as load() does (not a directory: I/O error; no manifests/:
 // invalid input).
 Result<Inspection> inspect_dir(const std::filesystem::path& dir, const LoadOptions& opts = {});
+// The same for a bundle given as a Tree (see load(const io::Tree&, ...)).
+Result<Inspection> inspect_dir(const io::Tree& tree, const LoadOptions& opts = {});
 
 // A one-line reading of an olm.constraint value: "gvk group/version Kind", "package name range",
 // "cel: rule", "all(a; b)", "any(...)", "not(...)"; parts it does not know show as "?".

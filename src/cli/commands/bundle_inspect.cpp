@@ -8,6 +8,7 @@
 // findings (the data that could be read is still printed) or the directory has no manifests/;
 // 1 when the directory does not exist or cannot be read.
 #include "command.hpp"
+#include "input.hpp"
 #include "kpkg/bundle/inspect.hpp"
 #include "kpkg/core/log.hpp"
 
@@ -19,7 +20,7 @@ struct InspectCliOptions {
 };
 
 int run_inspect(const Globals& g, const InspectCliOptions& o) {
-    auto result = bundle::inspect_dir(o.dir).take();
+    auto result = bundle::inspect_dir(*open_input(o.dir)).take();
     for (const auto& f : result.findings) {
         std::string where = f.pos.str();
         std::string line = (where.empty() ? o.dir : where) + ": " + f.message;
