@@ -139,7 +139,8 @@ bool load_regular(int fd, std::size_t size, Contents& out, std::string* buffer) 
     if (size > kMapFrom) {
         void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p != MAP_FAILED) {
-            ::madvise(p, size, MADV_SEQUENTIAL | MADV_WILLNEED);
+            ::madvise(p, size, MADV_SEQUENTIAL); // two advices: they are values, not flags
+            ::madvise(p, size, MADV_WILLNEED);
             out.set_mapping(p, size);
             return true;
         }
@@ -238,7 +239,9 @@ Result<Contents> read_local(const fs::path& path, const std::string& shown,
 
 // --- Contents ---------------------------------------------------------------------------------
 
-Contents::Contents() = default;
+// The text is never a null pointer, also when empty (an empty file): callers pass it to memchr
+// and the like, which must not be given null even with a size of 0.
+Contents::Contents() : text_("", 0) {}
 
 Contents::~Contents() {
     if (map_ != nullptr) ::munmap(map_, map_size_);
@@ -260,7 +263,8 @@ Contents& Contents::operator=(Contents&& o) noexcept {
     map_ = std::exchange(o.map_, nullptr);
     map_size_ = std::exchange(o.map_size_, 0);
     text_ = in_owned ? std::string_view(owned_) : o.text_;
-    o.text_ = {};
+    if (text_.empty()) text_ = std::string_view("", 0); // not into `o`'s buffer, never null
+    o.text_ = std::string_view("", 0);
     return *this;
 }
 

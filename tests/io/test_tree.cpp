@@ -554,3 +554,30 @@ TEST(TreeListDir, AnUnreadableDirectoryFailsOnlyWhenListed) {
     ASSERT_TRUE(fb.ok() && fb->has_value());
     EXPECT_TRUE((*fb)->is_dir());
 }
+
+// An empty file's text is empty but never a null pointer (it goes to memchr and the like), also
+// after the Contents is moved.
+TEST(TreeRead, AnEmptyFileIsANonNullEmptyText) {
+    test::TempDir d;
+    d.write("t/empty.yaml", "");
+    io::DirectoryTree disk(d / "t");
+    io::MemoryTree mem("m");
+    mem.add_file("empty.yaml", "");
+    std::string buffer = "reused";
+    io::ReadOptions with_buffer;
+    with_buffer.buffer = &buffer;
+    for (const io::Tree* t :
+         {static_cast<const io::Tree*>(&disk), static_cast<const io::Tree*>(&mem)}) {
+        for (const io::ReadOptions& o : {io::ReadOptions{}, with_buffer}) {
+            auto c = t->read("empty.yaml", o);
+            ASSERT_TRUE(c.ok()) << c.error().str();
+            EXPECT_TRUE(c->text().empty());
+            EXPECT_NE(c->text().data(), nullptr);
+            io::Contents moved = std::move(*c);
+            EXPECT_TRUE(moved.text().empty());
+            EXPECT_NE(moved.text().data(), nullptr);
+        }
+    }
+    io::Contents fresh;
+    EXPECT_NE(fresh.text().data(), nullptr);
+}
