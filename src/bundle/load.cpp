@@ -54,8 +54,17 @@ std::string a_kind(const Node& n) {
     return (k[0] == 'a' || k[0] == 'i' || k[0] == 'o' ? "an " : "a ") + k;
 }
 
-bool hidden(const std::string& name) {
+bool hidden(std::string_view name) {
     return !name.empty() && name[0] == '.';
+}
+
+bool has_problem(const io::Entry& e, io::Problem::Kind kind) {
+    return e.problem && e.problem->kind == kind;
+}
+
+// A directory, or a link to one inside the tree (listing it follows the link).
+bool is_directory(const io::Entry& e) {
+    return e.is_dir() || has_problem(e, io::Problem::Kind::link_to_dir);
 }
 
 // "52428800 bytes (50.0 MiB)" for messages about file sizes.
@@ -208,7 +217,7 @@ private:
     std::vector<std::string> pick(const std::vector<io::Entry>& entries, bool skip_hidden) {
         std::vector<std::string> names;
         for (const auto& e : entries) {
-            if (skip_hidden && hidden(std::string(e.name()))) continue;
+            if (skip_hidden && hidden(e.name())) continue;
             if (e.is_dir()) continue;
             if (e.problem) {
                 const io::Problem& p = *e.problem;
@@ -611,13 +620,12 @@ private:
         }
         if (!*m) return; // the validator reports the missing annotations
         const io::Entry& md = **m;
-        if (md.problem && md.problem->kind == io::Problem::Kind::leaves_root) {
+        if (has_problem(md, io::Problem::Kind::leaves_root)) {
             block(ExitCode::invalid, rule_link, "refused: metadata/ is a " + leaving(*md.problem),
                   file_pos(md.display));
             return;
         }
-        if (!md.is_dir() && !(md.problem && md.problem->kind == io::Problem::Kind::link_to_dir))
-            return; // not a directory: as if missing, the validator says so
+        if (!is_directory(md)) return; // not a directory: as if missing, the validator says so
         auto entries = tree_.list_dir("metadata");
         if (!entries) {
             block(ExitCode::error, rule_read, entries.error().message, file_pos(md.display));
@@ -752,14 +760,13 @@ Result<Loaded> load(const io::Tree& tree, const LoadOptions& opts) {
     auto manifests = tree.find("manifests");
     if (!manifests) return fail(std::move(manifests).error());
     const io::Entry* m = manifests->has_value() ? &**manifests : nullptr;
-    if (m != nullptr && m->problem && m->problem->kind == io::Problem::Kind::leaves_root) {
+    if (m != nullptr && has_problem(*m, io::Problem::Kind::leaves_root)) {
         SourcePos p;
         p.file = m->display;
         return fail(
             Error::invalid("manifests/ is a " + Loader::leaving(tree, *m->problem), std::move(p)));
     }
-    if (m == nullptr ||
-        !(m->is_dir() || (m->problem && m->problem->kind == io::Problem::Kind::link_to_dir))) {
+    if (m == nullptr || !is_directory(*m)) {
         SourcePos p;
         p.file = name;
         return fail(Error::invalid(

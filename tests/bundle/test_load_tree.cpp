@@ -23,8 +23,8 @@ namespace {
 std::string dump(const std::vector<Finding>& fs) {
     std::string s;
     for (const auto& f : fs)
-        s += f.pos.str() + ": " + (f.severity == Severity::error ? "error" : "warning") + ": " +
-             f.rule + ": " + f.message + "\n";
+        s += f.pos.str() + ": " + bundle::severity_name(f.severity) + ": " + f.rule + ": " +
+             f.message + "\n";
     return s;
 }
 
