@@ -17,6 +17,7 @@ ALLOWED = {
     "bundle": ["core", "io", "cel", "model"],
     "catalog": ["core", "io", "cel", "model", "oci", "bundle"],
     "resolve": ["core", "io", "cel", "model"],
+    "plan": ["core", "io", "cel", "model", "oci", "bundle", "catalog"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(?:kpkg/)?([a-z_]+)/', re.M)
 

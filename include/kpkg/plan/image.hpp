@@ -1,0 +1,71 @@
+// What `kpkg build` puts in a package image: which kind of package a tree is, its files as they
+// are laid out in the image, and the image's labels — as opm lays out bundle and catalog images
+// (bundle: /manifests, /metadata and, from operator-sdk, /tests/scorecard, labelled with the
+// bundle's annotations; catalog: /configs, labelled with the configs label). The input is
+// validated with the same rules as `kpkg bundle validate` and `kpkg catalog validate`: an invalid
+// input builds nothing.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kpkg/core/result.hpp"
+#include "kpkg/io/tree.hpp"
+
+namespace kpkg::plan {
+
+enum class ImageKind : std::uint8_t { bundle, catalog, package };
+
+// "registry+v1 bundle", "File-Based Catalog", "Package Operator package".
+const char* kind_description(ImageKind k);
+// "bundle", "catalog", "package".
+const char* kind_name(ImageKind k);
+
+// What the tree holds: a Package Operator package when its root has manifest.yaml or
+// manifest.yml; a registry+v1 bundle when it has a manifests/ directory and a metadata/
+// directory; else a File-Based Catalog (a single file is always a catalog). Errors: the root
+// cannot be listed (exit 1).
+Result<ImageKind> detect(const io::Tree& tree);
+
+// One entry of the image's filesystem: a path relative to its root without a leading '/'
+// ("manifests/csv.yaml"), a directory or a regular file.
+struct ImageFile {
+    std::string path;
+    std::string bytes;
+    bool dir = false;
+};
+
+// The label keys kpkg writes.
+inline constexpr const char* configs_label = "operators.operatorframework.io.index.configs.v1";
+inline constexpr const char* package_label = "operators.operatorframework.io.bundle.package.v1";
+inline constexpr const char* sqlite_label = "operators.operatorframework.io.index.database.v1";
+
+struct ImageContent {
+    ImageKind kind = ImageKind::bundle;
+    // The package a bundle belongs to; "" for a catalog.
+    std::string package;
+    // Every directory and file, in path order, parents before their entries.
+    std::vector<ImageFile> files;
+    std::map<std::string, std::string> labels;
+    // Only for a catalog layered on a base image (an opm image): how it is run.
+    std::vector<std::string> entrypoint, cmd;
+};
+
+struct ContentOptions {
+    // The catalog is layered on a base image (opm's): it is given opm's entrypoint and a command
+    // serving /configs without a pre-built cache (opm builds its cache when it starts).
+    bool base_image = false;
+    // Labels added last (--label), replacing those of the same key.
+    std::map<std::string, std::string> labels;
+    // Limits for every file read.
+    std::uint64_t max_file_size = std::uint64_t{64} << 20;
+};
+
+// The image content of the bundle or catalog `tree` is. Errors: the input does not validate
+// (exit 3; the message lists every error as file:line:col: message, one per line); it is a Package
+// Operator package (not built yet, exit 2); a file cannot be read (exit 1).
+Result<ImageContent> image_content(const io::Tree& tree, const ContentOptions& opts = {});
+
+} // namespace kpkg::plan

@@ -1,0 +1,217 @@
+#include "kpkg/plan/image.hpp"
+
+#include <set>
+
+#include "kpkg/bundle/bundle.hpp"
+#include "kpkg/bundle/validate.hpp"
+#include "kpkg/catalog/load.hpp"
+#include "kpkg/catalog/validate.hpp"
+#include "kpkg/core/text.hpp"
+
+namespace kpkg::plan {
+namespace {
+
+bool has_prefix(std::string_view s, std::string_view p) {
+    return s.substr(0, p.size()) == p;
+}
+
+// Adds `path`'s parent directories (not yet added) and then `path` itself.
+void add_entry(std::vector<ImageFile>& out, std::set<std::string>& dirs, std::string path,
+               std::string bytes, bool dir) {
+    for (std::size_t slash = path.find('/'); slash != std::string::npos;
+         slash = path.find('/', slash + 1)) {
+        std::string parent = path.substr(0, slash);
+        if (dirs.insert(parent).second) out.push_back({parent, {}, true});
+    }
+    if (dir) {
+        if (dirs.insert(path).second) out.push_back({std::move(path), {}, true});
+        return;
+    }
+    out.push_back({std::move(path), std::move(bytes), false});
+}
+
+// The bytes of a listed file, or why it cannot go into the image.
+Result<std::string> read_entry(const io::Tree& tree, const io::Entry& e, std::uint64_t limit) {
+    if (e.problem) {
+        const io::Problem& p = *e.problem;
+        std::string why;
+        switch (p.kind) {
+        case io::Problem::Kind::leaves_root:
+            why = "a symbolic link leaving the input (to " + text::quote(p.target) + ")";
+            break;
+        case io::Problem::Kind::dangling:
+            why = "a symbolic link that cannot be followed (" + p.why + ")";
+            break;
+        case io::Problem::Kind::link_to_dir:
+            why = "a symbolic link to a directory";
+            break;
+        case io::Problem::Kind::not_regular:
+            why = "not a regular file";
+            break;
+        }
+        return fail(Error::invalid(e.display + ": cannot go into an image: " + why));
+    }
+    io::ReadOptions ro;
+    ro.limit = limit;
+    auto c = tree.read(e, ro);
+    if (!c) return fail(std::move(c).error());
+    if (c->too_large)
+        return fail(Error::invalid(e.display + ": larger than the limit of " +
+                                   std::to_string(limit) + " bytes for a file in an image"));
+    return std::string(c->text());
+}
+
+Result<ImageContent> bundle_content(const io::Tree& tree, const ContentOptions& opts) {
+    auto loaded = bundle::load(tree);
+    if (!loaded) return fail(std::move(loaded).error());
+    std::vector<bundle::Finding> findings = bundle::validate(*loaded);
+    std::string problems;
+    std::size_t errors = 0;
+    for (const auto& f : findings) {
+        if (f.severity != bundle::Severity::error) continue;
+        ++errors;
+        problems += "\n  " + bundle::format(f, tree.display_root());
+    }
+    for (const auto& b : loaded->blocking)
+        if (b.code == ExitCode::error) return fail(b);
+    if (errors > 0)
+        return fail(Error::invalid(tree.display_root() + ": not a valid bundle (" +
+                                   std::to_string(errors) + (errors == 1 ? " error" : " errors") +
+                                   "), nothing built:" + problems));
+
+    ImageContent c;
+    c.kind = ImageKind::bundle;
+    c.package = loaded->bundle.annotations.package;
+    c.labels = loaded->bundle.annotations.labels;
+
+    auto listing = tree.list();
+    if (!listing) return fail(std::move(listing).error());
+    std::set<std::string> dirs;
+    for (const auto& e : *listing) {
+        // What opm's and operator-sdk's bundle Dockerfiles copy.
+        if (!(has_prefix(e.rel, "manifests/") || has_prefix(e.rel, "metadata/") ||
+              has_prefix(e.rel, "tests/scorecard/") || e.rel == "manifests" ||
+              e.rel == "metadata" || e.rel == "tests/scorecard"))
+            continue;
+        if (e.is_dir() && !e.problem) {
+            add_entry(c.files, dirs, e.rel, {}, true);
+            continue;
+        }
+        auto bytes = read_entry(tree, e, opts.max_file_size);
+        if (!bytes) return fail(std::move(bytes).error());
+        add_entry(c.files, dirs, e.rel, std::move(*bytes), false);
+    }
+    return c;
+}
+
+Result<ImageContent> catalog_content(const io::Tree& tree, const ContentOptions& opts) {
+    catalog::LoadOptions lopts;
+    auto cat = catalog::load_catalog(tree, lopts);
+    if (!cat) return fail(std::move(cat).error());
+    std::vector<catalog::Finding> findings = catalog::validate(*cat);
+    if (catalog::has_errors(findings)) {
+        std::size_t errors = catalog::count(findings, catalog::Severity::error);
+        std::string tree_text = catalog::format_tree(findings, catalog::Severity::error);
+        std::string problems;
+        for (std::string_view rest = tree_text; !rest.empty();) {
+            auto nl = rest.find('\n');
+            problems += "\n  ";
+            problems += rest.substr(0, nl);
+            if (nl == std::string_view::npos) break;
+            rest.remove_prefix(nl + 1);
+        }
+        return fail(Error::invalid(tree.display_root() + ": not a valid catalog (" +
+                                   std::to_string(errors) + (errors == 1 ? " error" : " errors") +
+                                   "), nothing built:" + problems));
+    }
+
+    ImageContent c;
+    c.kind = ImageKind::catalog;
+    c.labels[configs_label] = "/configs";
+    if (opts.base_image) {
+        c.entrypoint = {"/bin/opm"};
+        c.cmd = {"serve", "/configs"};
+    }
+    auto listing = tree.list();
+    if (!listing) return fail(std::move(listing).error());
+    std::set<std::string> dirs;
+    add_entry(c.files, dirs, "configs", {}, true);
+    for (const auto& e : *listing) {
+        if (e.rel.empty()) continue;
+        if (e.is_dir() && !e.problem) {
+            add_entry(c.files, dirs, "configs/" + e.rel, {}, true);
+            continue;
+        }
+        auto bytes = read_entry(tree, e, opts.max_file_size);
+        if (!bytes) return fail(std::move(bytes).error());
+        // A single file: /configs/<its name>.
+        std::string rel = tree.is_directory() ? e.rel : std::string(e.name());
+        if (rel == "-") rel = "catalog.yaml";
+        add_entry(c.files, dirs, "configs/" + rel, std::move(*bytes), false);
+    }
+    return c;
+}
+
+} // namespace
+
+const char* kind_description(ImageKind k) {
+    switch (k) {
+    case ImageKind::bundle:
+        return "registry+v1 bundle";
+    case ImageKind::catalog:
+        return "File-Based Catalog";
+    case ImageKind::package:
+        return "Package Operator package";
+    }
+    return "";
+}
+
+const char* kind_name(ImageKind k) {
+    switch (k) {
+    case ImageKind::bundle:
+        return "bundle";
+    case ImageKind::catalog:
+        return "catalog";
+    case ImageKind::package:
+        return "package";
+    }
+    return "";
+}
+
+Result<ImageKind> detect(const io::Tree& tree) {
+    if (!tree.is_directory()) return ImageKind::catalog;
+    auto top = tree.list_dir("");
+    if (!top) return fail(std::move(top).error());
+    bool manifests = false, metadata = false;
+    for (const auto& e : *top) {
+        std::string_view n = e.name();
+        if (!e.is_dir() && (n == "manifest.yaml" || n == "manifest.yml")) return ImageKind::package;
+        if (e.is_dir() && n == "manifests") manifests = true;
+        if (e.is_dir() && n == "metadata") metadata = true;
+    }
+    return manifests && metadata ? ImageKind::bundle : ImageKind::catalog;
+}
+
+Result<ImageContent> image_content(const io::Tree& tree, const ContentOptions& opts) {
+    auto kind = detect(tree);
+    if (!kind) return fail(std::move(kind).error());
+    Result<ImageContent> c = fail(Error::internal("no content"));
+    switch (*kind) {
+    case ImageKind::package:
+        return fail(Error::usage(tree.display_root() +
+                                 ": a Package Operator package (it has a manifest.yaml); building "
+                                 "Package Operator package images is not supported yet"));
+    case ImageKind::bundle:
+        c = bundle_content(tree, opts);
+        break;
+    case ImageKind::catalog:
+        c = catalog_content(tree, opts);
+        break;
+    }
+    if (!c) return c;
+    for (const auto& [k, v] : opts.labels)
+        c->labels[k] = v;
+    return c;
+}
+
+} // namespace kpkg::plan
