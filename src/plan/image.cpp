@@ -214,4 +214,33 @@ Result<ImageContent> image_content(const io::Tree& tree, const ContentOptions& o
     return c;
 }
 
+Result<ImageClass> classify(const std::map<std::string, std::string>& labels, const io::Tree& files,
+                            const std::string& image) {
+    if (auto it = labels.find(configs_label); it != labels.end()) {
+        std::string dir = it->second;
+        while (!dir.empty() && dir.front() == '/')
+            dir.erase(0, 1);
+        while (!dir.empty() && dir.back() == '/')
+            dir.pop_back();
+        return ImageClass{ImageKind::catalog, dir};
+    }
+    if (labels.count(package_label)) return ImageClass{ImageKind::bundle, {}};
+    if (labels.count(sqlite_label))
+        return fail(Error::invalid(text::quote(image) +
+                                   ": sqlite-based index images are no longer supported"));
+    for (const char* m : {"package/manifest.yaml", "package/manifest.yml"}) {
+        auto e = files.find(m);
+        if (!e) return fail(std::move(e).error());
+        if (*e && !(*e)->is_dir()) return ImageClass{ImageKind::package, "package"};
+    }
+    if (labels.empty())
+        return fail(Error::invalid(text::quote(image) +
+                                   ": image type could not be determined: image has no labels"));
+    std::string list;
+    for (const auto& [k, v] : labels)
+        list += "\n  " + k + "=" + v;
+    return fail(Error::invalid(text::quote(image) +
+                               ": image type could not be determined, found labels" + list));
+}
+
 } // namespace kpkg::plan

@@ -148,5 +148,36 @@ TEST(ImageContent, ASingleCatalogFileGoesUnderConfigsByItsName) {
     EXPECT_EQ(paths(*c), (std::vector<std::string>{"configs/", "configs/catalog.yaml"}));
 }
 
+TEST(ImageClass, AsOpmTellsThemApart) {
+    io::MemoryTree none("img");
+    auto c = classify({{configs_label, "/configs/"}, {package_label, "x"}}, none, "q.io/c:1");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->kind, ImageKind::catalog);
+    EXPECT_EQ(c->root, "configs");
+    c = classify({{package_label, "x"}, {sqlite_label, "/database/index.db"}}, none, "q.io/b:1");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->kind, ImageKind::bundle);
+
+    c = classify({{sqlite_label, "/database/index.db"}}, none, "q.io/i:1");
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().code, ExitCode::invalid);
+    EXPECT_EQ(c.error().message, "\"q.io/i:1\": sqlite-based index images are no longer supported");
+
+    io::MemoryTree pko("img");
+    pko.add_file("package/manifest.yaml", "kind: PackageManifest\n");
+    c = classify({}, pko, "q.io/p:1");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->kind, ImageKind::package);
+
+    c = classify({}, none, "q.io/x:1");
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().message,
+              "\"q.io/x:1\": image type could not be determined: image has no labels");
+    c = classify({{"b", "2"}, {"a", "1"}}, none, "q.io/x:1");
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().message, "\"q.io/x:1\": image type could not be determined, found "
+                                 "labels\n  a=1\n  b=2");
+}
+
 } // namespace
 } // namespace kpkg::plan

@@ -68,4 +68,17 @@ struct ContentOptions {
 // Operator package (not built yet, exit 2); a file cannot be read (exit 1).
 Result<ImageContent> image_content(const io::Tree& tree, const ContentOptions& opts = {});
 
+// What an image is, as opm tells from its config labels: the configs label first (a catalog at
+// that path), else the bundle package label (a bundle), else the sqlite index label (refused:
+// "sqlite-based index images are no longer supported"). Without any of them, an image whose
+// files have package/manifest.yaml (or .yml) is a Package Operator package (kubectl-package
+// writes no labels). Errors (exit 3) name `image` and list its labels, as opm does.
+struct ImageClass {
+    ImageKind kind = ImageKind::bundle;
+    // catalog: where the catalog is in the image ("configs", no leading '/'); package: "package".
+    std::string root;
+};
+Result<ImageClass> classify(const std::map<std::string, std::string>& labels, const io::Tree& files,
+                            const std::string& image);
+
 } // namespace kpkg::plan
