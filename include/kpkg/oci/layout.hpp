@@ -1,0 +1,123 @@
+// Images on disk, as containers/image (skopeo, podman, opm) names and writes them, to and from
+// oci::Content; and an image as an io::Tree.
+//
+//   oci:DIR[:TAG]              an OCI image layout directory: oci-layout
+//                              ({"imageLayoutVersion":"1.0.0"}), index.json (the tag in the
+//                              annotation org.opencontainers.image.ref.name), blobs/sha256/<hex>
+//   oci-archive:FILE[:TAG]     a tar of such a directory
+//   docker-archive:FILE[:REF]  `docker save`'s format: manifest.json
+//                              [{"Config":"<hex>.json","RepoTags":["REF"],"Layers":["<hex>.tar"]}]
+//                              with the config and the layers (uncompressed when kpkg writes them;
+//                              compressed or not when it reads them)
+//
+// Writing is atomic: a new directory is assembled under a temporary name beside it and renamed;
+// an existing OCI layout gets the new blobs (each written atomically; those added are removed
+// again if a later step fails) and then its index.json replaced, with an entry of the same tag
+// replaced as skopeo does; an existing empty directory is replaced like a new one; any other
+// existing directory is refused. Archives are written to a temporary file and renamed.
+//
+// Reading verifies every blob: its size against its descriptor before it is read (and against
+// the limits), its digest once read (a docker-archive's layers against the config's diff_ids).
+// Errors name the blob and the file. Only sha256 digests are read.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "kpkg/core/result.hpp"
+#include "kpkg/oci/content.hpp"
+#include "kpkg/oci/extract.hpp"
+#include "kpkg/oci/image.hpp"
+
+namespace kpkg::io {
+class MemoryTree;
+}
+
+namespace kpkg::oci {
+
+// The annotation of an index.json entry naming its tag.
+inline constexpr std::string_view ref_name_annotation = "org.opencontainers.image.ref.name";
+
+// Where an image is on disk.
+struct LayoutRef {
+    enum class Kind : std::uint8_t { oci_dir, oci_archive, docker_archive };
+    Kind kind = Kind::oci_dir;
+    std::filesystem::path path;
+    std::string tag; // oci: the ref.name; docker-archive: "name:tag" (RepoTags); "" when none
+};
+
+// "oci:DIR[:TAG]", "oci-archive:FILE[:TAG]", "docker-archive:FILE[:REF]" (split at the first ':'
+// after the transport, as containers/image splits it). nullopt when `s` names none of these
+// transports (an image reference, a directory); Error::usage for a transport with an empty path.
+Result<std::optional<LayoutRef>> parse_layout_ref(std::string_view s);
+// The form parse_layout_ref reads.
+std::string str(const LayoutRef& r);
+
+struct ReadLimits {
+    // A manifest, index or config (4 MiB, as containers/image bounds manifests).
+    std::uint64_t max_manifest_bytes = std::uint64_t{4} << 20;
+    // One layer blob, and a docker-archive layer uncompressed (1 GiB).
+    std::uint64_t max_blob_bytes = std::uint64_t{1} << 30;
+    // An archive file (2 GiB).
+    std::uint64_t max_archive_bytes = std::uint64_t{2} << 30;
+};
+
+// Reads the image tagged `tag` (or the only image when `tag` is "": an error listing the tags
+// when there are several) with every blob it names: an index's manifests and theirs, a
+// manifest's config and layers. Errors: a missing or malformed file (exit 1 when it cannot be
+// read, 3 when it is invalid), an unknown tag (3), a blob missing, of the wrong size or digest
+// (3), over a limit (3).
+Result<Content> read_oci_dir(const std::filesystem::path& dir, const std::string& tag = {},
+                             const ReadLimits& limits = {});
+Result<Content> read_oci_archive(const std::filesystem::path& file, const std::string& tag = {},
+                                 const ReadLimits& limits = {});
+// The image of manifest.json whose RepoTags has `ref` (the only one when `ref` is ""), as an
+// OCI manifest (config application/vnd.oci.image.config.v1+json, layers by their compression:
+// …tar, …tar+gzip, …tar+zstd), the root of the Content.
+Result<Content> read_docker_archive(const std::filesystem::path& file, const std::string& ref = {},
+                                    const ReadLimits& limits = {});
+Result<Content> read_layout(const LayoutRef& ref, const ReadLimits& limits = {});
+
+// Writes `content` (root an index or a manifest; every blob it names present) under `tag`.
+// Errors: a blob missing from content or not hashing to its digest (3); DIR exists and is not
+// an OCI layout and not empty, or its index.json is invalid (3 as read); I/O (1).
+Result<void> write_oci_dir(const std::filesystem::path& dir, const Content& content,
+                           const std::string& tag = {});
+Result<void> write_oci_archive(const std::filesystem::path& file, const Content& content,
+                               const std::string& tag = {});
+// One image: the manifest for `platform` when the root is an index. `repo_tag` ("name:tag")
+// goes into RepoTags. Layers are written uncompressed, named by their diff_id's hex.
+Result<void> write_docker_archive(const std::filesystem::path& file, const Content& content,
+                                  const std::string& repo_tag = {},
+                                  const Platform& platform = host_platform());
+Result<void> write_layout(const LayoutRef& ref, const Content& content,
+                          const Platform& platform = host_platform());
+
+// Every blob of `content` hashes to its key, and the root is among them (errors name the blob).
+Result<void> verify(const Content& content);
+
+// An image of `content`: its manifest (for `platform` when the root is an index) and config.
+struct ImageInfo {
+    std::string manifest_digest;
+    Manifest manifest;
+    std::string config_digest;
+    ImageConfig config;
+};
+// Errors (3): a blob missing from content, a document that does not parse, no manifest for the
+// platform, a config whose diff_ids do not pair with the layers.
+Result<ImageInfo> image_info(const Content& content, const Platform& platform = host_platform());
+
+// The merged file system of an image's layers (applied in order with apply_layer), shown as
+// `display_root` ("" names it by the manifest digest), whose Identity is immutable, keyed by the
+// manifest digest. Each layer's uncompressed digest must be its config diff_id (3).
+struct ImageTree {
+    ImageInfo info;
+    std::unique_ptr<io::MemoryTree> tree;
+};
+Result<ImageTree> image_tree(const Content& content, const Platform& platform = host_platform(),
+                             const ExtractLimits& limits = {}, std::string display_root = {});
+
+} // namespace kpkg::oci

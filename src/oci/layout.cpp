@@ -1,0 +1,854 @@
+#include "kpkg/oci/layout.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "archive.hpp"
+#include "kpkg/core/atomic_file.hpp"
+#include "kpkg/core/digest.hpp"
+#include "kpkg/io/go.hpp"
+#include "kpkg/io/load.hpp"
+#include "kpkg/io/tree.hpp"
+#include "kpkg/oci/layer.hpp"
+#include "kpkg/oci/media_types.hpp"
+
+namespace kpkg::oci {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view layout_file_content = R"({"imageLayoutVersion":"1.0.0"})";
+
+std::string hex_of(const std::string& digest) {
+    const auto colon = digest.find(':');
+    return colon == std::string::npos ? digest : digest.substr(colon + 1);
+}
+
+bool is_sha256(const std::string& digest) {
+    return digest.rfind("sha256:", 0) == 0 && check_digest(digest).ok();
+}
+
+// Where blobs come from while reading a layout: a directory or the files of an archive.
+// get(path, max) gives the file's bytes; nullopt when there is no such file. `size` is known
+// before reading so that a blob of the wrong size is never read whole.
+struct Source {
+    std::string display; // the directory or archive, for messages
+    std::function<Result<std::optional<std::uint64_t>>(const std::string&)> size;
+    std::function<Result<std::string>(const std::string&, std::uint64_t)> read;
+};
+
+Source dir_source(const fs::path& dir) {
+    Source s;
+    s.display = dir.string();
+    s.size = [dir](const std::string& rel) -> Result<std::optional<std::uint64_t>> {
+        std::error_code ec;
+        const fs::path p = dir / rel;
+        auto st = fs::symlink_status(p, ec);
+        if (ec || st.type() == fs::file_type::not_found) return std::optional<std::uint64_t>();
+        if (st.type() != fs::file_type::regular)
+            return Error::invalid(p.string() + ": not a regular file");
+        auto n = fs::file_size(p, ec);
+        if (ec) return Error::io(p.string() + ": " + ec.message());
+        return std::optional<std::uint64_t>(n);
+    };
+    s.read = [dir](const std::string& rel, std::uint64_t max) -> Result<std::string> {
+        io::Limits l;
+        l.max_file_bytes = static_cast<std::size_t>(max);
+        return io::read_file(dir / rel, l);
+    };
+    return s;
+}
+
+// The regular files of a tar (names without a leading "./"; symbolic links followed within
+// the archive, as `docker save` links repeated layers).
+Result<std::map<std::string, std::string>>
+tar_files(std::string_view data, const std::string& display, std::uint64_t max_entries = 100000) {
+    auto api_r = detail::archive_api();
+    if (!api_r) return std::move(api_r).error();
+    const detail::ArchiveApi& api = **api_r;
+    detail::Reader r(api);
+    api.archive_read_support_filter_none(r.get());
+    api.archive_read_support_filter_gzip(r.get());
+    api.archive_read_support_format_tar(r.get());
+    if (api.archive_read_open_memory(r.get(), data.data(), data.size()) != ARCHIVE_OK)
+        return Error::invalid(display + ": not a tar archive: " + r.error());
+    std::map<std::string, std::string> files, links;
+    struct archive_entry* e = nullptr;
+    std::uint64_t n = 0;
+    auto clean = [](std::string s) {
+        while (s.rfind("./", 0) == 0)
+            s.erase(0, 2);
+        while (!s.empty() && s.front() == '/')
+            s.erase(0, 1);
+        return s;
+    };
+    for (;;) {
+        const int h = api.archive_read_next_header(r.get(), &e);
+        if (h == ARCHIVE_EOF) break;
+        if (h != ARCHIVE_OK && h != ARCHIVE_WARN)
+            return Error::invalid(display + ": corrupt tar: " + r.error());
+        if (++n > max_entries)
+            return Error::invalid(display + ": more than " + std::to_string(max_entries) +
+                                  " entries");
+        const char* pn = api.archive_entry_pathname(e);
+        const std::string name = clean(pn != nullptr ? pn : "");
+        if (const char* hl = api.archive_entry_hardlink(e)) {
+            links[name] = "/" + clean(hl);
+            continue;
+        }
+        const auto type = api.archive_entry_filetype(e);
+        if (type == AE_IFLNK) {
+            const char* t = api.archive_entry_symlink(e);
+            links[name] = t != nullptr ? t : "";
+            continue;
+        }
+        if (type != AE_IFREG) continue;
+        std::string bytes;
+        const la_int64_t size = api.archive_entry_size(e);
+        if (size < 0) return Error::invalid(display + ": " + name + ": negative size");
+        bytes.resize(static_cast<std::size_t>(size));
+        std::size_t got = 0;
+        while (got < bytes.size()) {
+            const la_ssize_t k =
+                api.archive_read_data(r.get(), bytes.data() + got, bytes.size() - got);
+            if (k < 0) return Error::invalid(display + ": " + name + ": " + r.error());
+            if (k == 0) break;
+            got += static_cast<std::size_t>(k);
+        }
+        if (got != bytes.size()) return Error::invalid(display + ": " + name + ": truncated");
+        files[name] = std::move(bytes);
+    }
+    // Links to files of the archive (relative to the link's directory, or "/"-anchored for hard
+    // links); others are left out.
+    for (const auto& [name, target] : links) {
+        std::string to;
+        if (!target.empty() && target.front() == '/') {
+            to = target.substr(1);
+        } else {
+            const auto slash = name.rfind('/');
+            std::vector<std::string> parts;
+            std::string base = slash == std::string::npos ? "" : name.substr(0, slash);
+            std::string all = base.empty() ? target : base + "/" + target;
+            std::size_t start = 0;
+            bool bad = false;
+            for (;;) {
+                const auto s = all.find('/', start);
+                const std::string part = all.substr(start, s == all.npos ? all.npos : s - start);
+                if (part == "..") {
+                    if (parts.empty()) {
+                        bad = true;
+                        break;
+                    }
+                    parts.pop_back();
+                } else if (!part.empty() && part != ".") {
+                    parts.push_back(part);
+                }
+                if (s == all.npos) break;
+                start = s + 1;
+            }
+            if (bad) continue;
+            for (const auto& p : parts)
+                to += (to.empty() ? "" : "/") + p;
+        }
+        auto it = files.find(to);
+        if (it != files.end()) files[name] = it->second;
+    }
+    return files;
+}
+
+Source map_source(std::string display, std::shared_ptr<std::map<std::string, std::string>> m) {
+    Source s;
+    s.display = std::move(display);
+    s.size = [m](const std::string& rel) -> Result<std::optional<std::uint64_t>> {
+        auto it = m->find(rel);
+        if (it == m->end()) return std::optional<std::uint64_t>();
+        return std::optional<std::uint64_t>(it->second.size());
+    };
+    s.read = [m](const std::string& rel, std::uint64_t) -> Result<std::string> {
+        return m->at(rel);
+    };
+    return s;
+}
+
+Error blob_error(const Source& src, const std::string& digest, const std::string& named_by,
+                 const std::string& why) {
+    return Error::invalid("blob " + digest + " (named by " + named_by + ") in " + src.display +
+                          ": " + why);
+}
+
+// Reads the blob of `d` into content, verified; then, for an index or a manifest, the blobs
+// they name.
+Result<void> load_blob(const Source& src, const Descriptor& d, const std::string& named_by,
+                       const ReadLimits& limits, Content& out, int depth = 0) {
+    if (!is_sha256(d.digest))
+        return blob_error(src, d.digest, named_by, "only sha256 digests are supported");
+    const bool document = media::is_index(d.media_type) || media::is_manifest(d.media_type) ||
+                          d.media_type == media::oci_config || d.media_type == media::docker_config;
+    const std::uint64_t max = document ? limits.max_manifest_bytes : limits.max_blob_bytes;
+    if (!out.blobs.count(d.digest)) {
+        const std::string rel = "blobs/sha256/" + hex_of(d.digest);
+        auto size = src.size(rel);
+        if (!size) return std::move(size).error();
+        if (!*size) return blob_error(src, d.digest, named_by, "missing (" + rel + ")");
+        if (**size != static_cast<std::uint64_t>(d.size))
+            return blob_error(src, d.digest, named_by,
+                              std::to_string(**size) + " bytes, but its descriptor says " +
+                                  std::to_string(d.size));
+        if (**size > max)
+            return blob_error(src, d.digest, named_by,
+                              std::to_string(**size) + " bytes, more than the limit of " +
+                                  std::to_string(max));
+        auto bytes = src.read(rel, max);
+        if (!bytes) return std::move(bytes).error();
+        if (sha256_digest(*bytes) != d.digest)
+            return blob_error(src, d.digest, named_by,
+                              "its content has digest " + sha256_digest(*bytes));
+        out.blobs.emplace(d.digest, std::move(*bytes));
+    }
+    const std::string& bytes = out.blobs.at(d.digest);
+    const std::string name = "blob " + d.digest;
+    if (media::is_index(d.media_type)) {
+        if (depth > 4) return blob_error(src, d.digest, named_by, "indexes nested too deeply");
+        auto ix = parse_index(bytes, name, d.media_type);
+        if (!ix) return std::move(ix).error();
+        for (const auto& m : ix->manifests) {
+            if (!media::is_index(m.media_type) && !media::is_manifest(m.media_type)) continue;
+            auto r = load_blob(src, m, "index " + d.digest, limits, out, depth + 1);
+            if (!r) return r;
+        }
+    } else if (media::is_manifest(d.media_type)) {
+        auto m = parse_manifest(bytes, name, d.media_type);
+        if (!m) return std::move(m).error();
+        auto r = load_blob(src, m->config, "manifest " + d.digest, limits, out, depth + 1);
+        if (!r) return r;
+        for (const auto& l : m->layers) {
+            r = load_blob(src, l, "manifest " + d.digest, limits, out, depth + 1);
+            if (!r) return r;
+        }
+    }
+    return {};
+}
+
+Result<Content> read_layout_from(const Source& src, const std::string& tag,
+                                 const ReadLimits& limits) {
+    auto layout_size = src.size("oci-layout");
+    if (!layout_size) return std::move(layout_size).error();
+    if (!*layout_size)
+        return Error::invalid(src.display + ": not an OCI image layout (no oci-layout file)");
+    auto layout = src.read("oci-layout", 4096);
+    if (!layout) return std::move(layout).error();
+    {
+        auto docs = io::parse_json(*layout, src.display + "/oci-layout");
+        if (!docs) return std::move(docs).error();
+        const io::Node* v = docs->size() == 1 ? (*docs)[0].root.get("imageLayoutVersion") : nullptr;
+        if (v == nullptr || !v->is_string())
+            return Error::invalid(src.display + "/oci-layout: no imageLayoutVersion");
+        if (v->text != "1.0.0")
+            return Error::invalid(src.display + "/oci-layout: imageLayoutVersion \"" + v->text +
+                                  "\" is not 1.0.0");
+    }
+    const std::string index_name = src.display + "/index.json";
+    auto isize = src.size("index.json");
+    if (!isize) return std::move(isize).error();
+    if (!*isize) return Error::invalid(index_name + ": missing");
+    if (**isize > limits.max_manifest_bytes)
+        return Error::invalid(index_name + ": " + std::to_string(**isize) +
+                              " bytes, more than the limit of " +
+                              std::to_string(limits.max_manifest_bytes));
+    auto ibytes = src.read("index.json", limits.max_manifest_bytes);
+    if (!ibytes) return std::move(ibytes).error();
+    auto ix = parse_index(*ibytes, index_name);
+    if (!ix) return std::move(ix).error();
+    std::vector<const Descriptor*> found;
+    std::vector<std::string> tags;
+    for (const auto& d : ix->manifests) {
+        auto it = d.annotations.find(std::string(ref_name_annotation));
+        const std::string t = it == d.annotations.end() ? std::string() : it->second;
+        if (!t.empty()) tags.push_back(t);
+        if (tag.empty() || t == tag) found.push_back(&d);
+    }
+    auto tag_list = [&] {
+        std::string s;
+        for (const auto& t : tags)
+            s += (s.empty() ? "" : ", ") + t;
+        return s.empty() ? std::string("none") : s;
+    };
+    if (found.empty())
+        return Error::invalid(src.display + ": " +
+                              (tag.empty() ? std::string("the layout holds no image")
+                                           : "no image tagged \"" + tag + "\"") +
+                              " (tags: " + tag_list() + ")");
+    if (found.size() > 1)
+        return Error::invalid(
+            src.display + ": " + std::to_string(found.size()) + " images" +
+            (tag.empty() ? std::string(", name one with :TAG") : " tagged \"" + tag + "\"") +
+            " (tags: " + tag_list() + ")");
+    const Descriptor& root = *found.front();
+    if (!media::is_index(root.media_type) && !media::is_manifest(root.media_type))
+        return Error::invalid(index_name + ": the image's media type \"" + root.media_type +
+                              "\" is neither an index nor a manifest");
+    Content c;
+    auto r = load_blob(src, root, index_name, limits, c);
+    if (!r) return std::move(r).error();
+    c.root_digest = root.digest;
+    c.root_media_type = root.media_type;
+    return c;
+}
+
+// --- writing ---
+
+// The blobs of content reachable from its root, each checked to be present.
+Result<std::vector<std::string>> reachable(const Content& c) {
+    std::vector<std::string> out;
+    std::set<std::string> seen;
+    std::function<Result<void>(const std::string&, const std::string&, const std::string&)> walk =
+        [&](const std::string& digest, const std::string& type,
+            const std::string& by) -> Result<void> {
+        if (!seen.insert(digest).second) return {};
+        auto it = c.blobs.find(digest);
+        if (it == c.blobs.end())
+            return Error::invalid("blob " + digest + " (named by " + by + ") is missing");
+        if (!is_sha256(digest))
+            return Error::invalid("blob " + digest + ": only sha256 digests are supported");
+        out.push_back(digest);
+        if (media::is_index(type)) {
+            auto ix = parse_index(it->second, "blob " + digest, type);
+            if (!ix) return std::move(ix).error();
+            for (const auto& m : ix->manifests) {
+                if (!media::is_index(m.media_type) && !media::is_manifest(m.media_type)) continue;
+                auto r = walk(m.digest, m.media_type, "index " + digest);
+                if (!r) return r;
+            }
+        } else if (media::is_manifest(type)) {
+            auto m = parse_manifest(it->second, "blob " + digest, type);
+            if (!m) return std::move(m).error();
+            auto r = walk(m->config.digest, m->config.media_type, "manifest " + digest);
+            if (!r) return r;
+            for (const auto& l : m->layers) {
+                r = walk(l.digest, l.media_type, "manifest " + digest);
+                if (!r) return r;
+            }
+        }
+        return {};
+    };
+    if (!media::is_index(c.root_media_type) && !media::is_manifest(c.root_media_type))
+        return Error::invalid("the image's root media type \"" + c.root_media_type +
+                              "\" is neither an index nor a manifest");
+    auto r = walk(c.root_digest, c.root_media_type, "the image");
+    if (!r) return std::move(r).error();
+    return out;
+}
+
+Descriptor root_descriptor(const Content& c, const std::string& tag) {
+    Descriptor d;
+    d.media_type = c.root_media_type;
+    d.digest = c.root_digest;
+    d.size = static_cast<std::int64_t>(c.blobs.at(c.root_digest).size());
+    if (!tag.empty()) d.annotations[std::string(ref_name_annotation)] = tag;
+    return d;
+}
+
+// index.json with `d` added: an entry with the same tag is replaced; an untagged entry of the
+// same digest is not added twice.
+Index add_to_index(Index ix, const Descriptor& d, const std::string& tag) {
+    const std::string key(ref_name_annotation);
+    for (auto& m : ix.manifests) {
+        auto it = m.annotations.find(key);
+        const bool tagged = it != m.annotations.end();
+        if ((!tag.empty() && tagged && it->second == tag) ||
+            (tag.empty() && !tagged && m.digest == d.digest)) {
+            m = d;
+            return ix;
+        }
+    }
+    ix.manifests.push_back(d);
+    return ix;
+}
+
+Result<void> check_blobs(const Content& c, const std::vector<std::string>& digests) {
+    for (const auto& d : digests)
+        if (sha256_digest(c.blobs.at(d)) != d)
+            return Error::invalid("blob " + d + ": its content has digest " +
+                                  sha256_digest(c.blobs.at(d)));
+    return {};
+}
+
+Result<void> write_new_layout(const fs::path& dir, const Content& c,
+                              const std::vector<std::string>& digests, const std::string& tag) {
+    const fs::path parent = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
+    std::string tmpl = (parent / ("." + dir.filename().string() + ".kpkg-XXXXXX")).string();
+    if (mkdtemp(tmpl.data()) == nullptr)
+        return Error::io("cannot create a directory beside " + dir.string() + ": " +
+                         std::strerror(errno));
+    const fs::path tmp = tmpl;
+    auto cleanup = [&] {
+        std::error_code ec;
+        fs::remove_all(tmp, ec);
+    };
+    std::error_code ec;
+    fs::create_directories(tmp / "blobs" / "sha256", ec);
+    if (ec) {
+        cleanup();
+        return Error::io(tmp.string() + ": " + ec.message());
+    }
+    for (const auto& d : digests) {
+        auto r = write_file_atomic(tmp / "blobs" / "sha256" / hex_of(d), c.blobs.at(d));
+        if (!r) {
+            cleanup();
+            return r;
+        }
+    }
+    Index ix;
+    ix.media_type = std::string(media::oci_index);
+    ix = add_to_index(std::move(ix), root_descriptor(c, tag), tag);
+    for (auto [name, bytes] :
+         {std::pair<const char*, std::string>{"oci-layout", std::string(layout_file_content)},
+          {"index.json", to_json(ix)}}) {
+        auto r = write_file_atomic(tmp / name, bytes);
+        if (!r) {
+            cleanup();
+            return r;
+        }
+    }
+    fs::permissions(tmp,
+                    fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                        fs::perms::others_read | fs::perms::others_exec,
+                    ec);
+    if (::rename(tmp.c_str(), dir.c_str()) != 0) {
+        const int err = errno;
+        cleanup();
+        return Error::io("cannot write " + dir.string() + ": " + std::strerror(err));
+    }
+    return {};
+}
+
+std::string docker_manifest_json(const std::string& config, const std::string& repo_tag,
+                                 const std::vector<std::string>& layers) {
+    std::string out = "[{\"Config\":";
+    io::go::append_string(out, config, true);
+    out += ",\"RepoTags\":[";
+    if (!repo_tag.empty()) io::go::append_string(out, repo_tag, true);
+    out += "],\"Layers\":[";
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        if (i) out += ',';
+        io::go::append_string(out, layers[i], true);
+    }
+    out += "]}]";
+    return out;
+}
+
+Result<std::string> read_archive_file(const fs::path& file, const ReadLimits& limits) {
+    io::Limits l;
+    l.max_file_bytes = static_cast<std::size_t>(limits.max_archive_bytes);
+    return io::read_file(file, l);
+}
+
+} // namespace
+
+Result<std::optional<LayoutRef>> parse_layout_ref(std::string_view s) {
+    struct T {
+        std::string_view prefix;
+        LayoutRef::Kind kind;
+    };
+    for (const T& t :
+         {T{"oci:", LayoutRef::Kind::oci_dir}, T{"oci-archive:", LayoutRef::Kind::oci_archive},
+          T{"docker-archive:", LayoutRef::Kind::docker_archive}}) {
+        if (s.substr(0, t.prefix.size()) != t.prefix) continue;
+        const std::string_view rest = s.substr(t.prefix.size());
+        const auto colon = rest.find(':');
+        LayoutRef r;
+        r.kind = t.kind;
+        r.path = std::string(rest.substr(0, colon));
+        if (colon != std::string_view::npos) r.tag = std::string(rest.substr(colon + 1));
+        if (r.path.empty())
+            return Error::usage("\"" + std::string(s) + "\": no path after \"" +
+                                std::string(t.prefix) + "\"");
+        if (colon != std::string_view::npos && r.tag.empty())
+            return Error::usage("\"" + std::string(s) + "\": empty tag after ':'");
+        return std::optional<LayoutRef>(std::move(r));
+    }
+    return std::optional<LayoutRef>();
+}
+
+std::string str(const LayoutRef& r) {
+    std::string s = r.kind == LayoutRef::Kind::oci_dir       ? "oci:"
+                    : r.kind == LayoutRef::Kind::oci_archive ? "oci-archive:"
+                                                             : "docker-archive:";
+    s += r.path.string();
+    if (!r.tag.empty()) s += ":" + r.tag;
+    return s;
+}
+
+Result<Content> read_oci_dir(const fs::path& dir, const std::string& tag,
+                             const ReadLimits& limits) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+        return Error::io(dir.string() + ": " +
+                         (fs::exists(dir, ec) ? "not a directory" : "no such directory"));
+    return read_layout_from(dir_source(dir), tag, limits);
+}
+
+Result<Content> read_oci_archive(const fs::path& file, const std::string& tag,
+                                 const ReadLimits& limits) {
+    auto data = read_archive_file(file, limits);
+    if (!data) return std::move(data).error();
+    auto files = tar_files(*data, file.string());
+    if (!files) return std::move(files).error();
+    data->clear();
+    return read_layout_from(
+        map_source(file.string(),
+                   std::make_shared<std::map<std::string, std::string>>(std::move(*files))),
+        tag, limits);
+}
+
+Result<Content> read_docker_archive(const fs::path& file, const std::string& ref,
+                                    const ReadLimits& limits) {
+    auto data = read_archive_file(file, limits);
+    if (!data) return std::move(data).error();
+    auto files = tar_files(*data, file.string());
+    if (!files) return std::move(files).error();
+    data->clear();
+    const std::string mname = file.string() + ": manifest.json";
+    auto mit = files->find("manifest.json");
+    if (mit == files->end())
+        return Error::invalid(file.string() + ": not a docker archive (no manifest.json)");
+    auto docs = io::parse_json(mit->second, mname);
+    if (!docs) return std::move(docs).error();
+    if (docs->size() != 1 || !(*docs)[0].root.is_seq())
+        return Error::invalid(mname + " must be a list of images");
+    const io::Node& list = (*docs)[0].root;
+    std::vector<const io::Node*> picked;
+    std::vector<std::string> all_tags;
+    for (const auto& img : list.items) {
+        if (!img.is_map())
+            return Error::invalid("entries must be objects", io::pos_of(mname, img.mark));
+        bool match = ref.empty();
+        if (const io::Node* tags = img.get("RepoTags"); tags != nullptr && tags->is_seq())
+            for (const auto& t : tags->items) {
+                if (!t.is_string()) continue;
+                all_tags.push_back(t.text);
+                if (t.text == ref) match = true;
+            }
+        if (match) picked.push_back(&img);
+    }
+    std::string tag_list;
+    for (const auto& t : all_tags)
+        tag_list += (tag_list.empty() ? "" : ", ") + t;
+    if (tag_list.empty()) tag_list = "none";
+    if (picked.size() != 1)
+        return Error::invalid(
+            file.string() + ": " +
+            (picked.empty()
+                 ? (ref.empty() ? std::string("no image") : "no image tagged \"" + ref + "\"")
+                 : std::to_string(picked.size()) + " images, name one with :REF") +
+            " (tags: " + tag_list + ")");
+    const io::Node& img = *picked.front();
+    const io::Node* cfg = img.get("Config");
+    const io::Node* layers = img.get("Layers");
+    if (cfg == nullptr || !cfg->is_string())
+        return Error::invalid("an image without a \"Config\" file name",
+                              io::pos_of(mname, img.mark));
+    if (layers == nullptr || !layers->is_seq())
+        return Error::invalid("an image without a \"Layers\" list", io::pos_of(mname, img.mark));
+    auto get = [&](const io::Node& n, std::uint64_t max) -> Result<std::string> {
+        if (!n.is_string()) return Error::invalid("not a file name", io::pos_of(mname, n.mark));
+        auto it = files->find(n.text);
+        if (it == files->end())
+            return Error::invalid("\"" + n.text + "\" is not in the archive",
+                                  io::pos_of(mname, n.mark));
+        if (it->second.size() > max)
+            return Error::invalid("\"" + n.text + "\": " + std::to_string(it->second.size()) +
+                                      " bytes, more than the limit of " + std::to_string(max),
+                                  io::pos_of(mname, n.mark));
+        return it->second;
+    };
+    auto config_bytes = get(*cfg, limits.max_manifest_bytes);
+    if (!config_bytes) return std::move(config_bytes).error();
+    auto config = parse_config(*config_bytes, file.string() + ": " + cfg->text);
+    if (!config) return std::move(config).error();
+    if (config->diff_ids.size() != layers->items.size())
+        return Error::invalid(file.string() + ": " + cfg->text + " has " +
+                              std::to_string(config->diff_ids.size()) + " diff_ids for " +
+                              std::to_string(layers->items.size()) + " layers");
+    Content c;
+    Manifest m;
+    m.media_type = std::string(media::oci_manifest);
+    m.config.media_type = std::string(media::oci_config);
+    m.config.digest = sha256_digest(*config_bytes);
+    m.config.size = static_cast<std::int64_t>(config_bytes->size());
+    c.blobs.emplace(m.config.digest, std::move(*config_bytes));
+    for (std::size_t i = 0; i < layers->items.size(); ++i) {
+        const io::Node& ln = layers->items[i];
+        auto blob = get(ln, limits.max_blob_bytes);
+        if (!blob) return std::move(blob).error();
+        auto tar = decompress(*blob, limits.max_blob_bytes, file.string() + ": " + ln.text);
+        if (!tar) return std::move(tar).error();
+        const std::string diff_id = sha256_digest(*tar);
+        if (diff_id != config->diff_ids[i])
+            return Error::invalid(file.string() + ": layer " + ln.text + " has digest " + diff_id +
+                                  " uncompressed, but the config's diff_ids[" + std::to_string(i) +
+                                  "] is " + config->diff_ids[i]);
+        Descriptor d;
+        switch (detect_compression(*blob)) {
+        case Compression::none:
+            d.media_type = std::string(media::oci_layer_tar);
+            break;
+        case Compression::gzip:
+            d.media_type = std::string(media::oci_layer_gzip);
+            break;
+        case Compression::zstd:
+            d.media_type = std::string(media::oci_layer_zstd);
+            break;
+        }
+        d.digest = sha256_digest(*blob);
+        d.size = static_cast<std::int64_t>(blob->size());
+        m.layers.push_back(d);
+        c.blobs.emplace(d.digest, std::move(*blob));
+    }
+    const std::string mj = to_json(m);
+    c.root_digest = sha256_digest(mj);
+    c.root_media_type = m.media_type;
+    c.blobs.emplace(c.root_digest, mj);
+    return c;
+}
+
+Result<Content> read_layout(const LayoutRef& ref, const ReadLimits& limits) {
+    switch (ref.kind) {
+    case LayoutRef::Kind::oci_dir:
+        return read_oci_dir(ref.path, ref.tag, limits);
+    case LayoutRef::Kind::oci_archive:
+        return read_oci_archive(ref.path, ref.tag, limits);
+    case LayoutRef::Kind::docker_archive:
+        return read_docker_archive(ref.path, ref.tag, limits);
+    }
+    return Error::internal("unknown layout kind");
+}
+
+Result<void> verify(const Content& content) {
+    for (const auto& [digest, bytes] : content.blobs) {
+        if (!is_sha256(digest))
+            return Error::invalid("blob " + digest + ": only sha256 digests are supported");
+        if (sha256_digest(bytes) != digest)
+            return Error::invalid("blob " + digest + ": its content has digest " +
+                                  sha256_digest(bytes));
+    }
+    if (!content.blobs.count(content.root_digest))
+        return Error::invalid("the image's root " + content.root_digest +
+                              " is not among its blobs");
+    return {};
+}
+
+Result<void> write_oci_dir(const fs::path& dir, const Content& content, const std::string& tag) {
+    auto digests = reachable(content);
+    if (!digests) return std::move(digests).error();
+    if (auto r = check_blobs(content, *digests); !r) return r;
+    std::error_code ec;
+    const auto st = fs::symlink_status(dir, ec);
+    if (st.type() == fs::file_type::not_found) return write_new_layout(dir, content, *digests, tag);
+    if (!fs::is_directory(dir, ec))
+        return Error::io(dir.string() + ": exists and is not a directory");
+    if (!fs::exists(dir / "oci-layout", ec)) {
+        if (!fs::is_empty(dir, ec) || ec)
+            return Error::io(dir.string() +
+                             ": exists, is not empty and is not an OCI image layout; refusing "
+                             "to write into it");
+        return write_new_layout(dir, content, *digests, tag);
+    }
+    // An existing layout: check what is there before changing anything.
+    auto layout = io::read_file(dir / "oci-layout");
+    if (!layout) return std::move(layout).error();
+    Index ix;
+    ix.media_type = std::string(media::oci_index);
+    if (fs::exists(dir / "index.json", ec)) {
+        auto bytes = io::read_file(dir / "index.json");
+        if (!bytes) return std::move(bytes).error();
+        auto parsed = parse_index(*bytes, (dir / "index.json").string());
+        if (!parsed) return std::move(parsed).error();
+        ix = std::move(*parsed);
+    }
+    std::vector<fs::path> added;
+    auto undo = [&] {
+        for (const auto& p : added) {
+            std::error_code e2;
+            fs::remove(p, e2);
+        }
+    };
+    fs::create_directories(dir / "blobs" / "sha256", ec);
+    if (ec) return Error::io((dir / "blobs" / "sha256").string() + ": " + ec.message());
+    for (const auto& d : *digests) {
+        const fs::path p = dir / "blobs" / "sha256" / hex_of(d);
+        if (fs::exists(p, ec)) {
+            auto have = sha256_file(p);
+            if (have && *have == d) continue; // already there, verified
+        } else {
+            added.push_back(p);
+        }
+        auto r = write_file_atomic(p, content.blobs.at(d));
+        if (!r) {
+            undo();
+            return r;
+        }
+    }
+    ix = add_to_index(std::move(ix), root_descriptor(content, tag), tag);
+    auto r = write_file_atomic(dir / "index.json", to_json(ix));
+    if (!r) {
+        undo();
+        return r;
+    }
+    return {};
+}
+
+Result<void> write_oci_archive(const fs::path& file, const Content& content,
+                               const std::string& tag) {
+    auto digests = reachable(content);
+    if (!digests) return std::move(digests).error();
+    if (auto r = check_blobs(content, *digests); !r) return r;
+    Index ix;
+    ix.media_type = std::string(media::oci_index);
+    ix = add_to_index(std::move(ix), root_descriptor(content, tag), tag);
+    std::vector<TarEntry> entries;
+    entries.push_back({TarEntry::Type::dir, "blobs/", {}, {}, 0755});
+    entries.push_back({TarEntry::Type::dir, "blobs/sha256/", {}, {}, 0755});
+    std::vector<std::string> sorted = *digests;
+    std::sort(sorted.begin(), sorted.end());
+    for (const auto& d : sorted)
+        entries.push_back(
+            {TarEntry::Type::file, "blobs/sha256/" + hex_of(d), content.blobs.at(d), {}, 0644});
+    entries.push_back({TarEntry::Type::file, "index.json", to_json(ix), {}, 0644});
+    entries.push_back(
+        {TarEntry::Type::file, "oci-layout", std::string(layout_file_content), {}, 0644});
+    return write_output_file(file, write_tar(entries));
+}
+
+Result<void> write_docker_archive(const fs::path& file, const Content& content,
+                                  const std::string& repo_tag, const Platform& platform) {
+    auto info = image_info(content, platform);
+    if (!info) return std::move(info).error();
+    if (auto r = verify(content); !r) return r;
+    std::vector<TarEntry> entries;
+    const std::string config_name = hex_of(info->config_digest) + ".json";
+    entries.push_back(
+        {TarEntry::Type::file, config_name, content.blobs.at(info->config_digest), {}, 0644});
+    std::vector<std::string> layer_names;
+    std::set<std::string> written;
+    for (std::size_t i = 0; i < info->manifest.layers.size(); ++i) {
+        const Descriptor& l = info->manifest.layers[i];
+        auto tar =
+            decompress(content.blobs.at(l.digest), std::uint64_t{1} << 32, "layer " + l.digest);
+        if (!tar) return std::move(tar).error();
+        const std::string diff_id = sha256_digest(*tar);
+        if (diff_id != info->config.diff_ids[i])
+            return Error::invalid("layer " + l.digest + " has digest " + diff_id +
+                                  " uncompressed, but the config's diff_ids[" + std::to_string(i) +
+                                  "] is " + info->config.diff_ids[i]);
+        const std::string name = hex_of(diff_id) + ".tar";
+        layer_names.push_back(name);
+        if (written.insert(name).second)
+            entries.push_back({TarEntry::Type::file, name, std::move(*tar), {}, 0644});
+    }
+    entries.push_back({TarEntry::Type::file,
+                       "manifest.json",
+                       docker_manifest_json(config_name, repo_tag, layer_names),
+                       {},
+                       0644});
+    std::sort(entries.begin(), entries.end(),
+              [](const TarEntry& a, const TarEntry& b) { return a.name < b.name; });
+    return write_output_file(file, write_tar(entries));
+}
+
+Result<void> write_layout(const LayoutRef& ref, const Content& content, const Platform& platform) {
+    switch (ref.kind) {
+    case LayoutRef::Kind::oci_dir:
+        return write_oci_dir(ref.path, content, ref.tag);
+    case LayoutRef::Kind::oci_archive:
+        return write_oci_archive(ref.path, content, ref.tag);
+    case LayoutRef::Kind::docker_archive:
+        return write_docker_archive(ref.path, content, ref.tag, platform);
+    }
+    return Error::internal("unknown layout kind");
+}
+
+Result<ImageInfo> image_info(const Content& content, const Platform& platform) {
+    auto blob = [&](const std::string& digest,
+                    const std::string& by) -> Result<const std::string*> {
+        auto it = content.blobs.find(digest);
+        if (it == content.blobs.end())
+            return Error::invalid("blob " + digest + " (named by " + by + ") is missing");
+        return &it->second;
+    };
+    Descriptor md;
+    md.digest = content.root_digest;
+    md.media_type = content.root_media_type;
+    std::string named_by = "the image";
+    for (int depth = 0; media::is_index(md.media_type); ++depth) {
+        if (depth > 4) return Error::invalid("indexes nested too deeply");
+        auto b = blob(md.digest, named_by);
+        if (!b) return std::move(b).error();
+        auto ix = parse_index(**b, "blob " + md.digest, md.media_type);
+        if (!ix) return std::move(ix).error();
+        auto sel = select_manifest(*ix, platform, "index " + md.digest);
+        if (!sel) return std::move(sel).error();
+        named_by = "index " + md.digest;
+        md = *sel;
+    }
+    if (!media::is_manifest(md.media_type))
+        return Error::invalid("the image's media type \"" + md.media_type +
+                              "\" is neither an index nor a manifest");
+    auto b = blob(md.digest, named_by);
+    if (!b) return std::move(b).error();
+    ImageInfo info;
+    info.manifest_digest = md.digest;
+    auto m = parse_manifest(**b, "blob " + md.digest, md.media_type);
+    if (!m) return std::move(m).error();
+    info.manifest = std::move(*m);
+    info.config_digest = info.manifest.config.digest;
+    auto cb = blob(info.config_digest, "manifest " + md.digest);
+    if (!cb) return std::move(cb).error();
+    auto cfg = parse_config(**cb, "blob " + info.config_digest);
+    if (!cfg) return std::move(cfg).error();
+    info.config = std::move(*cfg);
+    if (info.config.diff_ids.size() != info.manifest.layers.size())
+        return Error::invalid("config " + info.config_digest + " has " +
+                              std::to_string(info.config.diff_ids.size()) +
+                              " diff_ids, but manifest " + md.digest + " has " +
+                              std::to_string(info.manifest.layers.size()) + " layers");
+    return info;
+}
+
+Result<ImageTree> image_tree(const Content& content, const Platform& platform,
+                             const ExtractLimits& limits, std::string display_root) {
+    auto info = image_info(content, platform);
+    if (!info) return std::move(info).error();
+    Rootfs rootfs;
+    for (std::size_t i = 0; i < info->manifest.layers.size(); ++i) {
+        const Descriptor& l = info->manifest.layers[i];
+        auto it = content.blobs.find(l.digest);
+        if (it == content.blobs.end())
+            return Error::invalid("blob " + l.digest + " (named by manifest " +
+                                  info->manifest_digest + ") is missing");
+        auto diff_id = apply_layer(rootfs, it->second, l.digest, limits);
+        if (!diff_id) return std::move(diff_id).error();
+        if (*diff_id != info->config.diff_ids[i])
+            return Error::invalid("layer " + l.digest + " has digest " + *diff_id +
+                                  " uncompressed, but the config's diff_ids[" + std::to_string(i) +
+                                  "] is " + info->config.diff_ids[i]);
+    }
+    ImageTree out;
+    out.tree =
+        rootfs.to_tree(display_root.empty() ? info->manifest_digest : std::move(display_root));
+    io::Identity id;
+    id.kind = io::Identity::Kind::immutable;
+    id.key = info->manifest_digest;
+    id.dir = true;
+    out.tree->set_identity(id);
+    out.info = std::move(*info);
+    return out;
+}
+
+} // namespace kpkg::oci

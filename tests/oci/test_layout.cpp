@@ -1,0 +1,521 @@
+// Images on disk (kpkg/oci/layout.hpp): OCI layouts, oci-archive and docker-archive written and
+// read back, atomic writes, verification of what is read, an image as a Tree; and interop with
+// skopeo and umoci when they are installed.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kpkg/core/digest.hpp"
+#include "kpkg/io/tree.hpp"
+#include "kpkg/oci/layer.hpp"
+#include "kpkg/oci/layout.hpp"
+#include "kpkg/oci/media_types.hpp"
+#include "support/support.hpp"
+
+using namespace kpkg;
+using kpkg::test::contains;
+using kpkg::test::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* const package_label = "operators.operatorframework.io.bundle.package.v1";
+
+// A bundle-like image: one layer, a config with labels, an OCI manifest.
+oci::Content bundle_image(const std::string& package = "etcd", const std::string& arch = "amd64",
+                          std::string* manifest_digest = nullptr) {
+    auto layer =
+        oci::build_layer({{"manifests/csv.yaml", "kind: ClusterServiceVersion\n", 0644, false},
+                          {"metadata/annotations.yaml",
+                           "annotations:\n  " + std::string(package_label) + ": " + package + "\n",
+                           0644, false}})
+            .take();
+    oci::ImageConfig cfg;
+    cfg.architecture = arch;
+    cfg.os = "linux";
+    cfg.labels[package_label] = package;
+    cfg.diff_ids = {layer.diff_id};
+    const std::string cj = oci::to_json(cfg);
+    oci::Manifest m;
+    m.media_type = std::string(oci::media::oci_manifest);
+    m.config = {std::string(oci::media::oci_config),
+                sha256_digest(cj),
+                static_cast<std::int64_t>(cj.size()),
+                std::nullopt,
+                {}};
+    m.layers.push_back({layer.media_type, layer.digest, layer.size, std::nullopt, {}});
+    const std::string mj = oci::to_json(m);
+    oci::Content c;
+    c.blobs[sha256_digest(cj)] = cj;
+    c.blobs[layer.digest] = layer.blob;
+    c.blobs[sha256_digest(mj)] = mj;
+    c.root_digest = sha256_digest(mj);
+    c.root_media_type = m.media_type;
+    if (manifest_digest != nullptr) *manifest_digest = c.root_digest;
+    return c;
+}
+
+// Two platforms under an index.
+oci::Content multi_arch_image() {
+    std::string amd, arm;
+    oci::Content a = bundle_image("etcd", "amd64", &amd);
+    oci::Content b = bundle_image("etcd", "arm64", &arm);
+    oci::Index ix;
+    ix.media_type = std::string(oci::media::oci_index);
+    ix.manifests.push_back({std::string(oci::media::oci_manifest),
+                            amd,
+                            static_cast<std::int64_t>(a.blobs[amd].size()),
+                            oci::Platform{"linux", "amd64", ""},
+                            {}});
+    ix.manifests.push_back({std::string(oci::media::oci_manifest),
+                            arm,
+                            static_cast<std::int64_t>(b.blobs[arm].size()),
+                            oci::Platform{"linux", "arm64", "v8"},
+                            {}});
+    oci::Content c;
+    c.blobs = a.blobs;
+    c.blobs.insert(b.blobs.begin(), b.blobs.end());
+    const std::string ij = oci::to_json(ix);
+    c.root_digest = sha256_digest(ij);
+    c.root_media_type = ix.media_type;
+    c.blobs[c.root_digest] = ij;
+    return c;
+}
+
+std::vector<std::string> names_in(const fs::path& dir) {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir))
+        out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::string listing(const io::Tree& t) {
+    std::string s;
+    for (const auto& e : t.list().take())
+        s += e.rel + (e.is_dir() ? "/" : "") + "\n";
+    return s;
+}
+
+struct Run {
+    int rc;
+    std::string out;
+};
+
+Run run(const std::string& cmd) {
+    Run r{0, {}};
+    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+    char buf[4096];
+    while (std::size_t n = fread(buf, 1, sizeof buf, p))
+        r.out.append(buf, n);
+    r.rc = pclose(p);
+    return r;
+}
+
+} // namespace
+
+TEST(OciLayout, ParseLayoutRef) {
+    auto r = oci::parse_layout_ref("oci:/tmp/x:v1");
+    ASSERT_TRUE(r && *r);
+    EXPECT_EQ((*r)->kind, oci::LayoutRef::Kind::oci_dir);
+    EXPECT_EQ((*r)->path, "/tmp/x");
+    EXPECT_EQ((*r)->tag, "v1");
+    EXPECT_EQ(oci::str(**r), "oci:/tmp/x:v1");
+    r = oci::parse_layout_ref("docker-archive:a.tar:quay.io/x/y:v2");
+    ASSERT_TRUE(r && *r);
+    EXPECT_EQ((*r)->kind, oci::LayoutRef::Kind::docker_archive);
+    EXPECT_EQ((*r)->tag, "quay.io/x/y:v2");
+    r = oci::parse_layout_ref("oci-archive:b.tar");
+    ASSERT_TRUE(r && *r);
+    EXPECT_EQ((*r)->tag, "");
+    r = oci::parse_layout_ref("quay.io/x/y:v1");
+    ASSERT_TRUE(r);
+    EXPECT_FALSE(*r);
+    auto bad = oci::parse_layout_ref("oci:");
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().code, ExitCode::usage);
+}
+
+TEST(OciLayout, OciDirRoundTrip) {
+    TempDir t;
+    const oci::Content c = bundle_image();
+    ASSERT_TRUE(oci::write_oci_dir(t / "img", c, "v1"));
+    EXPECT_EQ(names_in(t.path()), std::vector<std::string>{"img"}); // no temporary left
+    EXPECT_EQ(kpkg::test::read_file(t / "img/oci-layout"), R"({"imageLayoutVersion":"1.0.0"})");
+    const std::string index = kpkg::test::read_file(t / "img/index.json");
+    EXPECT_EQ(index, R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json",)"
+                     R"("manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json",)"
+                     R"("digest":")" +
+                         c.root_digest + R"(","size":)" +
+                         std::to_string(c.blobs.at(c.root_digest).size()) +
+                         R"(,"annotations":{"org.opencontainers.image.ref.name":"v1"}}]})");
+    EXPECT_EQ(names_in(t / "img/blobs/sha256").size(), 3u);
+    auto back = oci::read_oci_dir(t / "img", "v1");
+    ASSERT_TRUE(back) << back.error().str();
+    EXPECT_EQ(back->blobs, c.blobs);
+    EXPECT_EQ(back->root_digest, c.root_digest);
+    EXPECT_EQ(back->root_media_type, c.root_media_type);
+    // The only image is found without a tag.
+    EXPECT_TRUE(oci::read_oci_dir(t / "img"));
+    auto unknown = oci::read_oci_dir(t / "img", "v9");
+    ASSERT_FALSE(unknown);
+    EXPECT_EQ(unknown.error().code, ExitCode::invalid);
+    EXPECT_TRUE(contains(unknown.error().message, "no image tagged \"v9\" (tags: v1)"))
+        << unknown.error().message;
+    // Written twice: the same bytes.
+    ASSERT_TRUE(oci::write_oci_dir(t / "img2", c, "v1"));
+    EXPECT_EQ(kpkg::test::read_file(t / "img2/index.json"), index);
+}
+
+TEST(OciLayout, AddingToAnExistingLayout) {
+    TempDir t;
+    const oci::Content a = bundle_image("etcd");
+    const oci::Content b = bundle_image("prometheus");
+    ASSERT_TRUE(oci::write_oci_dir(t / "img", a, "v1"));
+    ASSERT_TRUE(oci::write_oci_dir(t / "img", b, "v2"));
+    EXPECT_EQ(oci::read_oci_dir(t / "img", "v1")->root_digest, a.root_digest);
+    EXPECT_EQ(oci::read_oci_dir(t / "img", "v2")->root_digest, b.root_digest);
+    auto ambiguous = oci::read_oci_dir(t / "img");
+    ASSERT_FALSE(ambiguous);
+    EXPECT_TRUE(contains(ambiguous.error().message, "2 images, name one with :TAG (tags: v1, v2)"))
+        << ambiguous.error().message;
+    // The same tag again moves it.
+    ASSERT_TRUE(oci::write_oci_dir(t / "img", b, "v1"));
+    EXPECT_EQ(oci::read_oci_dir(t / "img", "v1")->root_digest, b.root_digest);
+    auto ix = oci::parse_index(kpkg::test::read_file(t / "img/index.json"), "index.json");
+    ASSERT_TRUE(ix);
+    EXPECT_EQ(ix->manifests.size(), 2u);
+    EXPECT_EQ(names_in(t.path()), std::vector<std::string>{"img"});
+}
+
+TEST(OciLayout, RefusesANonEmptyDirectoryThatIsNotALayout) {
+    TempDir t;
+    t.write("notes/readme.txt", "mine");
+    auto r = oci::write_oci_dir(t / "notes", bundle_image(), "v1");
+    ASSERT_FALSE(r);
+    EXPECT_TRUE(contains(r.error().message, "not an OCI image layout")) << r.error().message;
+    EXPECT_EQ(names_in(t / "notes"), std::vector<std::string>{"readme.txt"});
+    // An empty directory is fine.
+    fs::create_directory(t / "empty");
+    ASSERT_TRUE(oci::write_oci_dir(t / "empty", bundle_image(), "v1"));
+    EXPECT_TRUE(oci::read_oci_dir(t / "empty", "v1"));
+}
+
+TEST(OciLayout, AFailedWriteLeavesNothing) {
+    TempDir t;
+    oci::Content c = bundle_image();
+    // A layer missing from the content.
+    oci::Content missing = c;
+    auto m = oci::parse_manifest(c.blobs.at(c.root_digest), "m").take();
+    missing.blobs.erase(m.layers[0].digest);
+    auto r = oci::write_oci_dir(t / "img", missing, "v1");
+    ASSERT_FALSE(r);
+    EXPECT_TRUE(contains(r.error().message, m.layers[0].digest)) << r.error().message;
+    EXPECT_TRUE(names_in(t.path()).empty());
+    // A blob whose bytes do not hash to its digest.
+    oci::Content corrupt = c;
+    corrupt.blobs[m.layers[0].digest] += "x";
+    r = oci::write_oci_dir(t / "img", corrupt, "v1");
+    ASSERT_FALSE(r);
+    EXPECT_TRUE(names_in(t.path()).empty());
+    r = oci::write_oci_archive(t / "img.tar", corrupt, "v1");
+    ASSERT_FALSE(r);
+    EXPECT_TRUE(names_in(t.path()).empty());
+    // Into an existing layout: its files stay as they were.
+    ASSERT_TRUE(oci::write_oci_dir(t / "img", c, "v1"));
+    const std::string index = kpkg::test::read_file(t / "img/index.json");
+    r = oci::write_oci_dir(t / "img", missing, "v2");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(kpkg::test::read_file(t / "img/index.json"), index);
+    EXPECT_EQ(names_in(t / "img/blobs/sha256").size(), 3u);
+}
+
+TEST(OciLayout, ReadingVerifiesEveryBlob) {
+    TempDir t;
+    const oci::Content c = bundle_image();
+    auto m = oci::parse_manifest(c.blobs.at(c.root_digest), "m").take();
+    const std::string layer_hex = m.layers[0].digest.substr(7);
+    auto fresh = [&](const std::string& name) {
+        EXPECT_TRUE(oci::write_oci_dir(t / name, c, "v1"));
+        return t / name;
+    };
+    {
+        // Same size, different bytes.
+        const fs::path d = fresh("flip");
+        std::string bytes = kpkg::test::read_file(d / "blobs/sha256" / layer_hex);
+        bytes[10] = static_cast<char>(bytes[10] ^ 1);
+        t.write("flip/blobs/sha256/" + layer_hex, bytes);
+        auto r = oci::read_oci_dir(d, "v1");
+        ASSERT_FALSE(r);
+        EXPECT_EQ(r.error().code, ExitCode::invalid);
+        EXPECT_TRUE(contains(r.error().message, "blob " + m.layers[0].digest)) << r.error().message;
+        EXPECT_TRUE(contains(r.error().message, "its content has digest")) << r.error().message;
+    }
+    {
+        const fs::path d = fresh("short");
+        t.write("short/blobs/sha256/" + layer_hex, "tiny");
+        auto r = oci::read_oci_dir(d, "v1");
+        ASSERT_FALSE(r);
+        EXPECT_TRUE(contains(r.error().message, "4 bytes, but its descriptor says"))
+            << r.error().message;
+    }
+    {
+        const fs::path d = fresh("gone");
+        fs::remove(d / "blobs/sha256" / layer_hex);
+        auto r = oci::read_oci_dir(d, "v1");
+        ASSERT_FALSE(r);
+        EXPECT_TRUE(contains(r.error().message, "missing")) << r.error().message;
+        EXPECT_TRUE(contains(r.error().message, "named by manifest " + c.root_digest))
+            << r.error().message;
+    }
+    {
+        const fs::path d = fresh("badindex");
+        t.write("badindex/index.json", "{\"schemaVersion\":2,\n\"manifests\":[{\"size\":-1}]}");
+        auto r = oci::read_oci_dir(d, "v1");
+        ASSERT_FALSE(r);
+        EXPECT_TRUE(contains(r.error().str(), "index.json:2:")) << r.error().str();
+    }
+    {
+        const fs::path d = fresh("limit");
+        oci::ReadLimits small;
+        small.max_blob_bytes = 100;
+        auto r = oci::read_oci_dir(d, "v1", small);
+        ASSERT_FALSE(r);
+        EXPECT_TRUE(contains(r.error().message, "more than the limit of 100")) << r.error().message;
+    }
+    {
+        auto r = oci::read_oci_dir(t / "nothing-here");
+        ASSERT_FALSE(r);
+        EXPECT_EQ(r.error().code, ExitCode::error);
+        fs::create_directory(t / "plain");
+        r = oci::read_oci_dir(t / "plain");
+        ASSERT_FALSE(r);
+        EXPECT_TRUE(contains(r.error().message, "no oci-layout")) << r.error().message;
+    }
+}
+
+TEST(OciLayout, OciArchiveRoundTrip) {
+    TempDir t;
+    const oci::Content c = multi_arch_image();
+    ASSERT_TRUE(oci::write_oci_archive(t / "img.tar", c, "v1"));
+    auto hs = oci::read_tar_headers(kpkg::test::read_file(t / "img.tar"), "img.tar").take();
+    ASSERT_GE(hs.size(), 4u);
+    EXPECT_EQ(hs[0].name, "blobs/");
+    EXPECT_EQ(hs[hs.size() - 2].name, "index.json");
+    EXPECT_EQ(hs.back().name, "oci-layout");
+    auto back = oci::read_oci_archive(t / "img.tar", "v1");
+    ASSERT_TRUE(back) << back.error().str();
+    EXPECT_EQ(back->blobs, c.blobs);
+    EXPECT_EQ(back->root_digest, c.root_digest);
+    // Truncated archives fail naming the file.
+    const std::string bytes = kpkg::test::read_file(t / "img.tar");
+    t.write("cut.tar", bytes.substr(0, 1500));
+    auto cut = oci::read_oci_archive(t / "cut.tar", "v1");
+    ASSERT_FALSE(cut);
+    EXPECT_TRUE(contains(cut.error().message, "cut.tar")) << cut.error().message;
+}
+
+TEST(OciLayout, DockerArchiveRoundTrip) {
+    TempDir t;
+    const oci::Content c = multi_arch_image();
+    ASSERT_TRUE(
+        oci::write_docker_archive(t / "img.tar", c, "quay.io/o/etcd:v1", {"linux", "arm64", ""}));
+    auto files = oci::read_tar_headers(kpkg::test::read_file(t / "img.tar"), "img.tar").take();
+    ASSERT_EQ(files.size(), 3u); // config, one layer, manifest.json
+    EXPECT_EQ(files.back().name, "manifest.json");
+    auto back = oci::read_docker_archive(t / "img.tar", "quay.io/o/etcd:v1");
+    ASSERT_TRUE(back) << back.error().str();
+    auto info = oci::image_info(*back);
+    ASSERT_TRUE(info) << info.error().str();
+    EXPECT_EQ(info->config.architecture, "arm64");
+    EXPECT_EQ(info->manifest.layers[0].media_type, oci::media::oci_layer_tar);
+    auto orig = oci::image_info(c, {"linux", "arm64", ""}).take();
+    EXPECT_EQ(info->config_digest, orig.config_digest); // the config is kept byte for byte
+    auto a = oci::image_tree(*back);
+    auto b = oci::image_tree(c, {"linux", "arm64", ""});
+    ASSERT_TRUE(a && b);
+    EXPECT_EQ(listing(*a->tree), listing(*b->tree));
+    auto wrong = oci::read_docker_archive(t / "img.tar", "other:v1");
+    ASSERT_FALSE(wrong);
+    EXPECT_TRUE(contains(wrong.error().message, "(tags: quay.io/o/etcd:v1)"))
+        << wrong.error().message;
+}
+
+TEST(OciLayout, DockerArchiveWithCompressedLayersAndLinks) {
+    // As `docker save` of old wrote it: <id>/layer.tar, a repeated layer as a symbolic link; and
+    // a gzip layer as some tools write it.
+    auto layer = oci::build_layer({{"a.txt", "A", 0644, false}}).take();
+    const std::string tar = oci::layer_tar({{"a.txt", "A", 0644, false}}).take();
+    oci::ImageConfig cfg;
+    cfg.architecture = "amd64";
+    cfg.os = "linux";
+    cfg.diff_ids = {layer.diff_id, layer.diff_id, layer.diff_id};
+    const std::string cj = oci::to_json(cfg);
+    const std::string manifest =
+        R"([{"Config":"c.json","RepoTags":["x:1"],"Layers":["l1/layer.tar","l2/layer.tar","g.tar.gz"]}])";
+    using T = oci::TarEntry;
+    TempDir t;
+    t.write("d.tar",
+            oci::write_tar({{T::Type::file, "c.json", cj, {}, 0644},
+                            {T::Type::dir, "l1/", {}, {}, 0755},
+                            {T::Type::file, "l1/layer.tar", tar, {}, 0644},
+                            {T::Type::dir, "l2/", {}, {}, 0755},
+                            {T::Type::symlink, "l2/layer.tar", {}, "../l1/layer.tar", 0777},
+                            {T::Type::file, "g.tar.gz", layer.blob, {}, 0644},
+                            {T::Type::file, "manifest.json", manifest, {}, 0644}}));
+    auto c = oci::read_docker_archive(t / "d.tar");
+    ASSERT_TRUE(c) << c.error().str();
+    auto info = oci::image_info(*c).take();
+    ASSERT_EQ(info.manifest.layers.size(), 3u);
+    EXPECT_EQ(info.manifest.layers[2].media_type, oci::media::oci_layer_gzip);
+    EXPECT_EQ(info.manifest.layers[2].digest, layer.digest);
+    // A layer that does not match its diff_id.
+    cfg.diff_ids[1] = sha256_digest("other");
+    t.write("bad.tar", oci::write_tar({{T::Type::file, "c.json", oci::to_json(cfg), {}, 0644},
+                                       {T::Type::file, "l1/layer.tar", tar, {}, 0644},
+                                       {T::Type::file, "l2/layer.tar", tar, {}, 0644},
+                                       {T::Type::file, "g.tar.gz", layer.blob, {}, 0644},
+                                       {T::Type::file, "manifest.json", manifest, {}, 0644}}));
+    auto bad = oci::read_docker_archive(t / "bad.tar");
+    ASSERT_FALSE(bad);
+    EXPECT_TRUE(contains(bad.error().message, "l2/layer.tar")) << bad.error().message;
+    EXPECT_TRUE(contains(bad.error().message, "diff_ids[1]")) << bad.error().message;
+}
+
+TEST(OciLayout, ImageTreeIsImmutableAndKeyedByTheManifest) {
+    std::string amd;
+    const oci::Content c = bundle_image("etcd", "amd64", &amd);
+    auto it = oci::image_tree(c, {"linux", "amd64", ""});
+    ASSERT_TRUE(it) << it.error().str();
+    const io::Identity id = it->tree->identity();
+    EXPECT_EQ(id.kind, io::Identity::Kind::immutable);
+    EXPECT_EQ(id.key, amd);
+    EXPECT_TRUE(id.dir);
+    EXPECT_EQ(listing(*it->tree),
+              "/\nmanifests/\nmanifests/csv.yaml\nmetadata/\nmetadata/annotations.yaml\n");
+    ASSERT_NE(oci::label(it->info.config, package_label), nullptr);
+    EXPECT_EQ(*oci::label(it->info.config, package_label), "etcd");
+    EXPECT_EQ(it->tree->read("manifests/csv.yaml")->text(), "kind: ClusterServiceVersion\n");
+
+    // From an index: the platform's manifest.
+    const oci::Content multi = multi_arch_image();
+    auto arm = oci::image_tree(multi, {"linux", "arm64", ""});
+    ASSERT_TRUE(arm) << arm.error().str();
+    EXPECT_EQ(arm->info.config.architecture, "arm64");
+    auto none = oci::image_tree(multi, {"linux", "s390x", ""});
+    ASSERT_FALSE(none);
+    EXPECT_TRUE(contains(none.error().message, "it has linux/amd64, linux/arm64/v8"))
+        << none.error().message;
+
+    // A config whose diff_id does not match its layer.
+    oci::Content bad = c;
+    auto info = oci::image_info(c).take();
+    oci::ImageConfig cfg = info.config;
+    cfg.diff_ids[0] = sha256_digest("not the layer");
+    const std::string cj = oci::to_json(cfg);
+    oci::Manifest m = info.manifest;
+    m.config.digest = sha256_digest(cj);
+    m.config.size = static_cast<std::int64_t>(cj.size());
+    const std::string mj = oci::to_json(m);
+    bad.blobs[m.config.digest] = cj;
+    bad.blobs[sha256_digest(mj)] = mj;
+    bad.root_digest = sha256_digest(mj);
+    auto r = oci::image_tree(bad);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ExitCode::invalid);
+    EXPECT_TRUE(contains(r.error().message, "diff_ids[0]")) << r.error().message;
+}
+
+// --- interop with the containers tools ---
+
+namespace {
+
+bool have(const char* tool) {
+    return fs::exists(std::string("/usr/bin/") + tool);
+}
+
+// skopeo with its state kept in the test's directory.
+std::string skopeo(const TempDir& t) {
+    fs::create_directories(t / "home");
+    fs::create_directories(t / "run");
+    return "env HOME=" + (t / "home").string() + " XDG_RUNTIME_DIR=" + (t / "run").string() +
+           " XDG_CONFIG_HOME=" + (t / "home").string() + " TMPDIR=" + t.path().string() +
+           " skopeo --insecure-policy";
+}
+
+} // namespace
+
+TEST(OciLayoutInterop, SkopeoInspectsWhatKpkgWrites) {
+    if (!have("skopeo")) GTEST_SKIP() << "skopeo is not installed";
+    TempDir t;
+    const oci::Content c = bundle_image("etcd");
+    ASSERT_TRUE(oci::write_oci_dir(t / "dir", c, "v1"));
+    ASSERT_TRUE(oci::write_oci_archive(t / "img.tar", c, "v1"));
+    ASSERT_TRUE(oci::write_docker_archive(t / "docker.tar", c, "quay.io/o/etcd:v1"));
+    for (const std::string& ref :
+         {"oci:" + (t / "dir").string() + ":v1", "oci-archive:" + (t / "img.tar").string() + ":v1",
+          "docker-archive:" + (t / "docker.tar").string()}) {
+        auto r = run(skopeo(t) + " inspect " + ref);
+        EXPECT_EQ(r.rc, 0) << ref << "\n" << r.out;
+        EXPECT_TRUE(contains(r.out, std::string("\"") + package_label + "\": \"etcd\""))
+            << ref << "\n"
+            << r.out;
+        if (ref.rfind("docker-archive:", 0) != 0) {
+            EXPECT_TRUE(contains(r.out, "\"Digest\": \"" + c.root_digest + "\"")) << r.out;
+        }
+    }
+}
+
+TEST(OciLayoutInterop, KpkgReadsWhatSkopeoCopies) {
+    if (!have("skopeo")) GTEST_SKIP() << "skopeo is not installed";
+    TempDir t;
+    const oci::Content c = multi_arch_image();
+    ASSERT_TRUE(oci::write_oci_dir(t / "ours", c, "v1"));
+    // All platforms, as they are.
+    auto r = run(skopeo(t) + " copy --all oci:" + (t / "ours").string() +
+                 ":v1 oci:" + (t / "theirs").string() + ":v2");
+    ASSERT_EQ(r.rc, 0) << r.out;
+    auto back = oci::read_oci_dir(t / "theirs", "v2");
+    ASSERT_TRUE(back) << back.error().str();
+    EXPECT_EQ(back->root_digest, c.root_digest);
+    EXPECT_EQ(back->blobs, c.blobs);
+    // One platform, to an oci-archive and to a docker-archive.
+    r = run(skopeo(t) + " copy --override-arch arm64 oci:" + (t / "ours").string() +
+            ":v1 oci-archive:" + (t / "a.tar").string() + ":v3");
+    ASSERT_EQ(r.rc, 0) << r.out;
+    auto arch = oci::read_oci_archive(t / "a.tar", "v3");
+    ASSERT_TRUE(arch) << arch.error().str();
+    auto info = oci::image_info(*arch);
+    ASSERT_TRUE(info) << info.error().str();
+    EXPECT_EQ(info->config.architecture, "arm64");
+    r = run(skopeo(t) + " copy --override-arch amd64 oci:" + (t / "ours").string() +
+            ":v1 docker-archive:" + (t / "d.tar").string() + ":quay.io/o/etcd:v1");
+    ASSERT_EQ(r.rc, 0) << r.out;
+    auto d = oci::read_docker_archive(t / "d.tar", "quay.io/o/etcd:v1");
+    ASSERT_TRUE(d) << d.error().str();
+    auto tree = oci::image_tree(*d);
+    ASSERT_TRUE(tree) << tree.error().str();
+    EXPECT_EQ(*oci::label(tree->info.config, package_label), "etcd");
+    EXPECT_EQ(tree->tree->read("metadata/annotations.yaml")->text(),
+              "annotations:\n  " + std::string(package_label) + ": etcd\n");
+    // And kpkg adds to the layout skopeo wrote.
+    ASSERT_TRUE(oci::write_oci_dir(t / "theirs", bundle_image("other"), "v9"));
+    r = run(skopeo(t) + " inspect oci:" + (t / "theirs").string() + ":v9");
+    EXPECT_EQ(r.rc, 0) << r.out;
+    EXPECT_TRUE(contains(r.out, "\"other\"")) << r.out;
+}
+
+TEST(OciLayoutInterop, UmociUnpacksWhatKpkgWrites) {
+    if (!have("umoci")) GTEST_SKIP() << "umoci is not installed";
+    TempDir t;
+    ASSERT_TRUE(oci::write_oci_dir(t / "img", bundle_image("etcd"), "v1"));
+    auto r = run("cd " + t.path().string() + " && umoci unpack --rootless --image img:v1 bundle");
+    ASSERT_EQ(r.rc, 0) << r.out;
+    EXPECT_EQ(kpkg::test::read_file(t / "bundle/rootfs/manifests/csv.yaml"),
+              "kind: ClusterServiceVersion\n");
+    EXPECT_TRUE(fs::exists(t / "bundle/rootfs/metadata/annotations.yaml"));
+}
