@@ -158,8 +158,12 @@ Result<void> Store::put(std::string_view digest, std::string_view bytes) const {
     struct stat st {};
     if (::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
         static_cast<std::uint64_t>(st.st_size) == bytes.size()) {
-        ::utimensat(AT_FDCWD, p.c_str(), nullptr, 0);
-        return {};
+        // Already there: kept when intact (only its time refreshed), replaced when damaged.
+        auto existing = slurp(p);
+        if (existing && *existing && **existing == bytes) {
+            ::utimensat(AT_FDCWD, p.c_str(), nullptr, 0);
+            return {};
+        }
     }
     if (auto r = make_dirs(p.parent_path()); !r) return r;
     return write_file_atomic(p, bytes, 0644);

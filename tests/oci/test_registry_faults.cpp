@@ -374,3 +374,63 @@ TEST(OciRegistryFaults, ChunkedAndMonolithicUploads) {
     ASSERT_TRUE(reg.put_blob(ref_of(srv.host() + "/app"), sha256_digest(big), big));
     EXPECT_EQ(srv.count("POST", "/v2/app/blobs/uploads/"), posts);
 }
+
+TEST(OciRegistryFaults, A429IsRetriedAfterItsRetryAfter) {
+    TempDir d;
+    ImageServer is;
+    std::atomic<int> calls{0};
+    FakeServer srv([&](const HttpReq& r) {
+        if (calls++ == 0) return HttpReply::text(429, "slow down").with("Retry-After", "0");
+        return is.serve(r, "app");
+    });
+    oci::Registry reg(quick(d));
+    auto m = reg.get_manifest(ref_of(srv.host() + "/app:v1"));
+    ASSERT_TRUE(m) << m.error().str();
+    EXPECT_EQ(calls.load(), 2);
+}
+
+TEST(OciRegistryFaults, BlobRedirectsAreFollowedWithoutTakingTheTokenAlong) {
+    TempDir d;
+    ImageServer is;
+    std::string host;
+    FakeServer srv([&](const HttpReq& r) {
+        if (r.path == "/token") return HttpReply::json(200, R"({"token":"secret-token"})");
+        if (r.path.rfind("/storage/", 0) == 0) {
+            // The storage host: it must not see the registry's token.
+            if (!r.header("authorization").empty()) return HttpReply::text(400, "leaked");
+            auto it = is.img.blobs.find(r.path.substr(9));
+            return it == is.img.blobs.end() ? HttpReply::text(404)
+                                            : HttpReply::text(200, it->second);
+        }
+        if (r.header("authorization") != "Bearer secret-token")
+            return HttpReply::json(401, "{}").with("WWW-Authenticate",
+                                                   "Bearer realm=\"http://" + host + "/token\"");
+        const std::string bp = "/v2/app/blobs/";
+        if (r.path.rfind(bp, 0) == 0)
+            // Another host name for the same server: curl treats it as another host.
+            return HttpReply::text(307).with("Location",
+                                             "http://localhost:" + std::to_string(srv.port()) +
+                                                 "/storage/" + r.path.substr(bp.size()));
+        return is.serve(r, "app");
+    });
+    host = srv.host();
+    oci::Registry reg(quick(d));
+    auto c = reg.pull(ref_of(host + "/app:v1"));
+    ASSERT_TRUE(c) << c.error().str();
+    EXPECT_EQ(c->blobs, is.img.blobs);
+    EXPECT_EQ(srv.count("GET", "/storage/"), is.img.blobs.size() - 1);
+}
+
+TEST(OciRegistryFaults, ABlobLargerThanItsDescriptorIsCutOff) {
+    TempDir d;
+    ImageServer is;
+    FakeServer srv([&](const HttpReq& r) {
+        HttpReply rep = is.serve(r, "app");
+        if (r.path.find("/blobs/") != std::string::npos) rep.body += std::string(100000, 'x');
+        return rep;
+    });
+    oci::Registry reg(quick(d));
+    auto c = reg.pull(ref_of(srv.host() + "/app:v1"));
+    ASSERT_FALSE(c);
+    EXPECT_TRUE(contains(c.error().str(), "the registry sent more than the")) << c.error().str();
+}

@@ -3,8 +3,10 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -88,13 +90,11 @@ TEST(OciStore, ADamagedBlobOfTheSameSizeIsReplacedByPut) {
         std::ofstream f(s.blob_path(dg), std::ios::trunc);
         f << "abcX";
     }
-    // put() of an existing same-size file only refreshes it; get() still never answers wrong.
     ASSERT_TRUE(s.put(dg, "abcd"));
     auto got = s.get(dg);
     ASSERT_TRUE(got);
-    if (got->has_value()) {
-        EXPECT_EQ(**got, "abcd");
-    }
+    ASSERT_TRUE(got->has_value());
+    EXPECT_EQ(**got, "abcd");
 }
 
 TEST(OciStore, TagRecordsRememberTheDigestAndTime) {
@@ -194,4 +194,34 @@ TEST(OciStore, DefaultRootFollowsTheCatalogCacheRule) {
     else
         ::unsetenv("KPKG_CACHE_DIR");
     if (saved_x) ::setenv("XDG_CACHE_HOME", keep_x.c_str(), 1);
+}
+
+TEST(OciStore, ConcurrentWritersAndReadersNeverSeeAPartialBlob) {
+    TempDir d;
+    std::vector<std::string> blobs;
+    for (int i = 0; i < 8; ++i)
+        blobs.push_back(std::string(200000 + i, static_cast<char>('a' + i)));
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 6; ++t)
+        threads.emplace_back([&, t] {
+            oci::Store s(d.path()); // each thread its own Store, as separate processes would
+            for (int round = 0; round < 5; ++round)
+                for (std::size_t i = 0; i < blobs.size(); ++i) {
+                    const auto& b = blobs[(i + static_cast<std::size_t>(t)) % blobs.size()];
+                    const std::string dg = sha256_digest(b);
+                    if (!s.put(dg, b)) ++wrong;
+                    auto got = s.get(dg);
+                    if (!got || (got->has_value() && **got != b)) ++wrong;
+                }
+        });
+    for (auto& th : threads)
+        th.join();
+    EXPECT_EQ(wrong.load(), 0);
+    oci::Store s(d.path());
+    auto l = s.list();
+    ASSERT_TRUE(l);
+    EXPECT_EQ(l->blobs.size(), blobs.size());
+    for (const auto& b : blobs)
+        EXPECT_TRUE(s.has(sha256_digest(b)));
 }

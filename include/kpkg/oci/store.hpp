@@ -77,7 +77,8 @@ public:
     // Whether an intact copy is cached (reads and verifies it).
     bool has(std::string_view digest) const;
     // Stores a blob after checking that `bytes` hash to `digest` (Error::invalid when not).
-    // Storing a blob that is already there only refreshes its time (for prune).
+    // Storing a blob that is already there intact only refreshes its time (for prune); a damaged
+    // copy is replaced.
     Result<void> put(std::string_view digest, std::string_view bytes) const;
     // Every blob of an image.
     Result<void> put(const Content& c) const;
