@@ -529,7 +529,12 @@ struct Registry::Impl {
 
     // One request with authentication and retries. A response with any status comes back
     // (the caller decides what a 404 means); transfer failures are errors.
-    Result<http::Response> request(const Target& t, http::Request req) {
+    // `retries` < 0: opts.retries. `transient` (when given) tells whether a failure was one
+    // that a retry might cure (a 5xx, a 429, a dropped connection).
+    Result<http::Response> request(const Target& t, http::Request req, int retries = -1,
+                                   bool* transient = nullptr) {
+        if (retries < 0) retries = opts.retries;
+        if (transient != nullptr) *transient = false;
         const std::size_t fixed_headers = req.headers.size();
         bool authenticated_once = false;
         for (int attempt = 0;;) {
@@ -548,7 +553,7 @@ struct Registry::Impl {
             if (r.outcome == http::Response::Outcome::dropped) retry = true;
             if (r.outcome == http::Response::Outcome::ok && (r.status >= 500 || r.status == 429))
                 retry = true;
-            if (retry && attempt < opts.retries) {
+            if (retry && attempt < retries) {
                 auto delay = opts.backoff * (1 << attempt);
                 if (r.status == 429 || r.status == 503) {
                     const std::string ra = r.header("retry-after");
@@ -562,6 +567,7 @@ struct Registry::Impl {
                 ++attempt;
                 continue;
             }
+            if (retry && transient != nullptr) *transient = true;
             if (r.outcome != http::Response::Outcome::ok) {
                 if (r.outcome == http::Response::Outcome::too_large)
                     return fail(Error::io(t.object + ": larger than " +
@@ -571,9 +577,9 @@ struct Registry::Impl {
                 if (attempt > 0) e.note("tried " + std::to_string(attempt + 1) + " times");
                 return fail(std::move(e));
             }
-            if (retry && attempt > 0) {
+            if (retry) {
                 Error e = status_error(t, r);
-                e.note("tried " + std::to_string(attempt + 1) + " times");
+                if (attempt > 0) e.note("tried " + std::to_string(attempt + 1) + " times");
                 return fail(std::move(e));
             }
             return r;
@@ -785,16 +791,6 @@ Result<void> Registry::Impl::put_blob(const Reference& in, std::string_view dige
             return {};
         }
     }
-    // Open an upload session.
-    auto start = request(t, base_request("POST", repo_url(ref) + "/blobs/uploads/"));
-    if (!start) return fail(std::move(start).error());
-    if (start->status != 202) return fail(status_error(t, *start));
-    std::string loc = start->header("location");
-    if (loc.empty())
-        return fail(Error::io(t.object + ": the registry opened an upload without a Location")
-                        .about(subject_of(t)));
-    loc = absolute(ref, loc);
-    std::size_t offset = 0;
     const std::uint64_t total = bytes.size();
     auto progress_from = [this, d, total](std::size_t base) {
         std::function<void(std::uint64_t, std::uint64_t)> f;
@@ -804,30 +800,57 @@ Result<void> Registry::Impl::put_blob(const Reference& in, std::string_view dige
             };
         return f;
     };
-    if (bytes.size() >= opts.chunk_threshold && opts.chunk_size > 0) {
-        while (offset < bytes.size()) {
-            const std::size_t n = std::min(opts.chunk_size, bytes.size() - offset);
-            http::Request req = base_request("PATCH", loc);
-            req.body = bytes.substr(offset, n);
-            req.headers.push_back("Content-Type: application/octet-stream");
-            req.headers.push_back("Content-Range: " + std::to_string(offset) + "-" +
-                                  std::to_string(offset + n - 1));
-            req.progress = progress_from(offset);
-            auto r = request(t, std::move(req));
-            if (!r) return fail(std::move(r).error());
-            if (r->status != 202 && r->status != 204) return fail(status_error(t, *r));
-            offset += n;
-            if (std::string l = r->header("location"); !l.empty()) loc = absolute(ref, l);
+    // One upload session. Its PATCH and PUT requests are not repeated on their own (the
+    // registry may have taken part of the data): a transient failure starts a new session.
+    auto session = [&](bool* transient) -> Result<void> {
+        auto start =
+            request(t, base_request("POST", repo_url(ref) + "/blobs/uploads/"), -1, transient);
+        if (!start) return fail(std::move(start).error());
+        if (start->status != 202) return fail(status_error(t, *start));
+        std::string loc = start->header("location");
+        if (loc.empty())
+            return fail(Error::io(t.object + ": the registry opened an upload without a Location")
+                            .about(subject_of(t)));
+        loc = absolute(ref, loc);
+        std::size_t offset = 0;
+        if (bytes.size() >= opts.chunk_threshold && opts.chunk_size > 0) {
+            while (offset < bytes.size()) {
+                const std::size_t n = std::min(opts.chunk_size, bytes.size() - offset);
+                http::Request req = base_request("PATCH", loc);
+                req.body = bytes.substr(offset, n);
+                req.headers.push_back("Content-Type: application/octet-stream");
+                req.headers.push_back("Content-Range: " + std::to_string(offset) + "-" +
+                                      std::to_string(offset + n - 1));
+                req.progress = progress_from(offset);
+                auto r = request(t, std::move(req), 0, transient);
+                if (!r) return fail(std::move(r).error());
+                if (r->status != 202 && r->status != 204) return fail(status_error(t, *r));
+                offset += n;
+                if (std::string l = r->header("location"); !l.empty()) loc = absolute(ref, l);
+            }
         }
+        http::Request fin =
+            base_request("PUT", loc + (loc.find('?') == std::string::npos ? "?" : "&") +
+                                    "digest=" + http::escape(digest));
+        fin.body = bytes.substr(offset);
+        fin.headers.push_back("Content-Type: application/octet-stream");
+        fin.progress = progress_from(offset);
+        auto r = request(t, std::move(fin), 0, transient);
+        if (!r) return fail(std::move(r).error());
+        if (r->status != 201 && r->status != 204) return fail(status_error(t, *r));
+        return {};
+    };
+    for (int attempt = 0;; ++attempt) {
+        bool transient = false;
+        auto r = session(&transient);
+        if (r) break;
+        if (!transient || attempt >= opts.retries) {
+            Error e = std::move(r).error();
+            if (attempt > 0) e.note("uploaded " + std::to_string(attempt + 1) + " times");
+            return fail(std::move(e));
+        }
+        std::this_thread::sleep_for(opts.backoff * (1 << attempt));
     }
-    http::Request fin = base_request("PUT", loc + (loc.find('?') == std::string::npos ? "?" : "&") +
-                                                "digest=" + http::escape(digest));
-    fin.body = bytes.substr(offset);
-    fin.headers.push_back("Content-Type: application/octet-stream");
-    fin.progress = progress_from(offset);
-    auto r = request(t, std::move(fin));
-    if (!r) return fail(std::move(r).error());
-    if (r->status != 201 && r->status != 204) return fail(status_error(t, *r));
     report({Progress::Direction::upload, d, total, total, true});
     return {};
 }

@@ -434,3 +434,45 @@ TEST(OciRegistryFaults, ABlobLargerThanItsDescriptorIsCutOff) {
     ASSERT_FALSE(c);
     EXPECT_TRUE(contains(c.error().str(), "the registry sent more than the")) << c.error().str();
 }
+
+TEST(OciRegistryFaults, AFailedUploadStartsANewSession) {
+    TempDir d;
+    std::map<std::string, std::string> uploads, stored;
+    int session = 0;
+    FakeServer srv([&](const HttpReq& r) {
+        const std::string up = "/v2/app/blobs/uploads/";
+        if (r.method == "HEAD") return HttpReply::text(404);
+        if (r.method == "POST" && r.path == up) {
+            const std::string id = std::to_string(++session);
+            return HttpReply::text(202).with("Location", up + id);
+        }
+        const std::string id = r.path.substr(up.size());
+        if (r.method == "PATCH") {
+            // The first session breaks after its first chunk was taken.
+            if (id == "1" && !uploads[id].empty()) return HttpReply::text(500, "disk full");
+            const std::string want = std::to_string(uploads[id].size()) + "-" +
+                                     std::to_string(uploads[id].size() + r.body.size() - 1);
+            if (r.header("content-range") != want) return HttpReply::text(416);
+            uploads[id] += r.body;
+            return HttpReply::text(202).with("Location", up + id);
+        }
+        if (r.method == "PUT") {
+            uploads[id] += r.body;
+            stored[sha256_digest(uploads[id])] = uploads[id];
+            return HttpReply::text(201);
+        }
+        return HttpReply::text(404);
+    });
+    auto o = quick(d);
+    o.chunk_threshold = 10;
+    o.chunk_size = 40;
+    oci::Registry reg(o);
+    const std::string blob(100, 'z');
+    auto r = reg.put_blob(ref_of(srv.host() + "/app"), sha256_digest(blob), blob);
+    ASSERT_TRUE(r) << r.error().str();
+    EXPECT_EQ(session, 2);
+    EXPECT_EQ(stored[sha256_digest(blob)], blob);
+    // A chunk is never sent twice within one session.
+    EXPECT_EQ(srv.count("PATCH", "/v2/app/blobs/uploads/1"), 2u);
+    EXPECT_EQ(srv.count("PATCH", "/v2/app/blobs/uploads/2"), 3u);
+}
