@@ -519,9 +519,7 @@ struct Registry::Impl {
         }
         if (basic_ch != nullptr && *cred) {
             std::lock_guard<std::mutex> g(mu);
-            auto& st = auth[t.registry];
-            if (st.basic) return false; // sent already and refused
-            st.basic = true;
+            auth[t.registry].basic = true;
             return true;
         }
         return false;
@@ -539,11 +537,14 @@ struct Registry::Impl {
         bool authenticated_once = false;
         for (int attempt = 0;;) {
             req.headers.resize(fixed_headers);
-            if (std::string a = authorization(t); !a.empty()) req.headers.push_back(a);
+            const std::string sent = authorization(t);
+            if (!sent.empty()) req.headers.push_back(sent);
             http::Response r = lease()->perform(req);
             if (r.outcome == http::Response::Outcome::ok && r.status == 401 &&
                 !authenticated_once) {
                 authenticated_once = true;
+                // Another transfer may have authenticated meanwhile: use what it learnt.
+                if (sent.empty() && !authorization(t).empty()) continue;
                 auto again = authenticate(t, r);
                 if (!again) return fail(std::move(again).error());
                 if (*again) continue;

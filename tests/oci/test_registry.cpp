@@ -206,6 +206,13 @@ TEST(OciRegistry, BasicAuthWithHtpasswd) {
     o.auth_files = {
         d.write("good.json", "{\"auths\":{\"" + reg.host() + "\":{\"auth\":\"a3BrZzpzM2NyZXQ=\"}}}")
             .string()}; // kpkg:s3cret
+    {
+        // Parallel transfers that all meet the 401 at once all go on with the credentials.
+        oci::Registry parallel(o);
+        const auto many = make_image("many layers", "linux/amd64", {1, 2, 3, 4, 5, 6, 7});
+        auto pushed = parallel.push(ref_of(reg.host() + "/secure:many"), many);
+        ASSERT_TRUE(pushed) << pushed.error().str();
+    }
     oci::Registry client(o);
     ASSERT_TRUE(client.ping(reg.host()));
     auto pushed = client.push(ref_of(reg.host() + "/secure:v1"), img);
