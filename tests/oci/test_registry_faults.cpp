@@ -476,3 +476,62 @@ TEST(OciRegistryFaults, AFailedUploadStartsANewSession) {
     EXPECT_EQ(srv.count("PATCH", "/v2/app/blobs/uploads/1"), 2u);
     EXPECT_EQ(srv.count("PATCH", "/v2/app/blobs/uploads/2"), 3u);
 }
+
+TEST(OciRegistryFaults, SchemesPlainHttpOnlyForLoopbackAndInsecureRegistries) {
+    oci::RegistryOptions o;
+    o.insecure = {"registry.internal:5000"};
+    oci::Registry reg(o);
+    EXPECT_EQ(reg.base_url("quay.io"), "https://quay.io");
+    EXPECT_EQ(reg.base_url("docker.io"), "https://registry-1.docker.io");
+    EXPECT_EQ(reg.base_url("registry.internal:5000"), "http://registry.internal:5000");
+    EXPECT_EQ(reg.base_url("registry.internal"), "https://registry.internal");
+    EXPECT_EQ(reg.base_url("localhost:5000"), "http://localhost:5000");
+    EXPECT_EQ(reg.base_url("127.0.0.1:5000"), "http://127.0.0.1:5000");
+    EXPECT_EQ(reg.base_url("localhost.example.com"), "https://localhost.example.com");
+}
+
+TEST(OciRegistryFaults, PlatformsParse) {
+    auto p = oci::parse_platform("linux/arm64/v8");
+    ASSERT_TRUE(p);
+    EXPECT_EQ(*p, (oci::TargetPlatform{"linux", "arm64", "v8"}));
+    EXPECT_EQ(p->str(), "linux/arm64/v8");
+    EXPECT_EQ(oci::parse_platform("linux/amd64")->str(), "linux/amd64");
+    for (const char* bad : {"linux", "linux/", "/amd64", "a/b/c/d", "linux/am d64"}) {
+        auto r = oci::parse_platform(bad);
+        ASSERT_FALSE(r) << bad;
+        EXPECT_EQ(r.error().code, ExitCode::invalid);
+        EXPECT_TRUE(contains(r.error().message, "invalid platform")) << r.error().message;
+    }
+    EXPECT_EQ(oci::host_platform().os, "linux");
+    EXPECT_FALSE(oci::host_platform().architecture.empty());
+}
+
+TEST(OciRegistryFaults, MalformedContentIsRefusedBeforeAnyRequest) {
+    TempDir d;
+    FakeServer srv([&](const HttpReq&) { return HttpReply::text(500); });
+    oci::Registry reg(quick(d));
+    const auto ref = ref_of(srv.host() + "/app:v1");
+    auto img = make_image("bad");
+    auto tampered = img;
+    tampered.blobs.begin()->second += "!";
+    auto r = reg.push(ref, tampered);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ExitCode::invalid);
+    EXPECT_TRUE(contains(r.error().str(), "does not match its digest")) << r.error().str();
+
+    auto missing = img;
+    missing.blobs.erase(std::prev(missing.blobs.end()) == missing.blobs.find(img.root_digest)
+                            ? missing.blobs.begin()
+                            : std::prev(missing.blobs.end()));
+    auto m = reg.push(ref, missing);
+    ASSERT_FALSE(m);
+    EXPECT_EQ(m.error().code, ExitCode::invalid);
+    EXPECT_TRUE(contains(m.error().str(), "is missing")) << m.error().str();
+
+    auto noroot = img;
+    noroot.root_digest = sha256_digest("nothing");
+    auto n = reg.push(ref, noroot);
+    ASSERT_FALSE(n);
+    EXPECT_TRUE(contains(n.error().str(), "is not among the blobs")) << n.error().str();
+    EXPECT_TRUE(srv.requests().empty());
+}
