@@ -1,0 +1,106 @@
+// The content-addressed cache of image blobs, and what tags were last seen to point to.
+//
+//   <root>/blobs/sha256/<hex>                      a blob, its bytes hash to its name
+//   <root>/tags/<registry>/<repository>/:<tag>     {"digest", "mediaType", "time"} as JSON
+//
+// Every file is written to a temporary file, fsynced and renamed into place, so processes that
+// share a cache need no locks: a reader sees a whole file or none. A blob is verified whenever it
+// is read; one that does not match its name is deleted and counts as absent, so the cache never
+// changes an answer, it only saves a download.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kpkg/core/result.hpp"
+#include "kpkg/oci/content.hpp"
+#include "kpkg/oci/reference.hpp"
+
+namespace kpkg::oci {
+
+// What a tag pointed to when it was last read from or pushed to its registry.
+struct TagRecord {
+    std::string digest;
+    std::string media_type;
+    std::chrono::system_clock::time_point time;
+};
+
+// One blob of the cache, for `ls`.
+struct BlobEntry {
+    std::string digest;
+    std::uint64_t size = 0;
+    std::chrono::system_clock::time_point mtime;
+    // Who refers to it: the digests of cached manifests and indexes that list it, and the tags
+    // ("registry/repository:tag") that point to it. Sorted.
+    std::vector<std::string> referenced_by;
+};
+
+struct TagEntry {
+    std::string reference; // "registry/repository:tag"
+    TagRecord record;
+};
+
+struct CacheListing {
+    std::vector<BlobEntry> blobs; // by digest
+    std::vector<TagEntry> tags;   // by reference
+    std::uint64_t total_bytes = 0;
+};
+
+struct PruneResult {
+    std::size_t blobs_removed = 0;
+    std::size_t tags_removed = 0;
+    std::uint64_t bytes_freed = 0;
+};
+
+class Store {
+public:
+    // A cache under `root` (created on first write).
+    explicit Store(std::filesystem::path root);
+
+    // The default cache root: $KPKG_CACHE_DIR, else $XDG_CACHE_HOME/kpkg, else $HOME/.cache/kpkg
+    // (the catalog cache's rule); empty when none is set.
+    static std::filesystem::path default_root();
+
+    const std::filesystem::path& root() const { return root_; }
+    // Where a blob lives ("sha256:<hex>"; other algorithms are not cached).
+    std::filesystem::path blob_path(std::string_view digest) const;
+
+    // The blob's bytes when it is cached and intact. A cached file that does not hash to its
+    // digest is removed and reported as absent. Errors: a digest that is not sha256:<64 hex>
+    // (Error::invalid), an unreadable file (Error::io).
+    Result<std::optional<std::string>> get(std::string_view digest) const;
+    // Whether an intact copy is cached (reads and verifies it).
+    bool has(std::string_view digest) const;
+    // Stores a blob after checking that `bytes` hash to `digest` (Error::invalid when not).
+    // Storing a blob that is already there intact only refreshes its time (for prune); a damaged
+    // copy is replaced.
+    Result<void> put(std::string_view digest, std::string_view bytes) const;
+    // Every blob of an image.
+    Result<void> put(const Content& c) const;
+
+    // Remembers what `ref` (normalised; a tag is needed) points to now.
+    Result<void> set_tag(const Reference& ref, std::string_view digest,
+                         std::string_view media_type) const;
+    // What `ref`'s tag pointed to when last seen; nothing when never seen (or the record is
+    // unreadable: the cache never fails a lookup that the network can answer).
+    std::optional<TagRecord> tag(const Reference& ref) const;
+
+    // Every blob with its size and referrers, and every tag record.
+    Result<CacheListing> list() const;
+    // Removes every blob and tag record (older_than empty), or those whose time (a blob's
+    // modification time, a tag's time) is older than `older_than` before `now`.
+    Result<PruneResult>
+    prune(std::optional<std::chrono::hours> older_than,
+          std::chrono::system_clock::time_point now = std::chrono::system_clock::now()) const;
+
+private:
+    std::filesystem::path tag_path(const Reference& ref) const;
+    std::filesystem::path root_;
+};
+
+} // namespace kpkg::oci

@@ -1,0 +1,76 @@
+// HTTP over libcurl (loaded on first use), for the registry client: one request at a time per
+// Http object, no retries or authentication here (registry.cpp adds them).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kpkg/core/result.hpp"
+
+namespace kpkg::oci::http {
+
+struct Request {
+    std::string method = "GET"; // GET, HEAD, POST, PUT, PATCH, DELETE
+    std::string url;
+    std::vector<std::string> headers; // "Name: value"
+    std::string_view body;            // sent for POST, PUT and PATCH
+    bool follow_redirects = false;
+    // More response body than this aborts the transfer (Response::too_large).
+    std::uint64_t max_body = std::uint64_t{4} << 20;
+    long connect_timeout_ms = 15000;
+    long stall_timeout_s = 60;
+    std::string user_agent;
+    // Bytes received or sent so far (and the expected total, 0 when unknown).
+    std::function<void(std::uint64_t done, std::uint64_t total)> progress;
+};
+
+struct Response {
+    // The transfer itself: ok, or what went wrong before a whole answer arrived.
+    enum class Outcome {
+        ok,
+        connect_failed, // refused, unreachable, name not resolved, TLS handshake
+        dropped,        // the connection broke or stalled (worth a retry)
+        too_large,      // more than max_body
+        failed,         // anything else curl reports
+    };
+    Outcome outcome = Outcome::ok;
+    std::string error; // curl's description when outcome != ok
+    long status = 0;
+    // Response headers, names in lower case; a repeated header keeps every value, joined
+    // with ", " (WWW-Authenticate challenges stay parseable).
+    std::map<std::string, std::string> headers;
+    std::string body;
+    std::string effective_url;
+
+    std::string header(const std::string& lower_name) const {
+        auto it = headers.find(lower_name);
+        return it == headers.end() ? std::string() : it->second;
+    }
+};
+
+// Loads libcurl (once per process); the error names the Debian package when it is missing.
+Result<void> init();
+
+// A reusable connection (an easy handle: keeps connections alive between requests).
+class Http {
+public:
+    Http();
+    ~Http();
+    Http(const Http&) = delete;
+    Http& operator=(const Http&) = delete;
+    // Performs the request (init() must have succeeded). Never throws.
+    Response perform(const Request& req);
+
+private:
+    void* curl_ = nullptr;
+};
+
+// Percent-encodes a query parameter value.
+std::string escape(std::string_view s);
+
+} // namespace kpkg::oci::http

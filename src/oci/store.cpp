@@ -1,0 +1,316 @@
+#include "kpkg/oci/store.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "kpkg/core/atomic_file.hpp"
+#include "kpkg/core/digest.hpp"
+#include "kpkg/io/load.hpp"
+
+namespace kpkg::oci {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::system_clock;
+
+namespace {
+
+constexpr std::string_view kSha = "sha256:";
+
+bool is_sha256(std::string_view d) {
+    if (d.size() != kSha.size() + 64 || d.substr(0, kSha.size()) != kSha) return false;
+    for (char c : d.substr(kSha.size()))
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+    return true;
+}
+
+Error bad_digest(std::string_view d) {
+    return Error::invalid("not a sha256 digest: \"" + std::string(d) + "\"").about("blob cache");
+}
+
+// The whole file, or nothing when it does not exist.
+Result<std::optional<std::string>> slurp(const fs::path& p) {
+    const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR) return std::optional<std::string>();
+        return fail(Error::io(std::string("cannot open: ") + std::strerror(errno), {p.string()}));
+    }
+    std::string out;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && st.st_size > 0) out.reserve(static_cast<std::size_t>(st.st_size));
+    char buf[1 << 16];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            const int e = errno;
+            ::close(fd);
+            return fail(Error::io(std::string("cannot read: ") + std::strerror(e), {p.string()}));
+        }
+        if (n == 0) break;
+        out.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    return std::optional<std::string>(std::move(out));
+}
+
+Result<void> make_dirs(const fs::path& d) {
+    std::error_code ec;
+    fs::create_directories(d, ec);
+    if (ec) return fail(Error::io("cannot create directory: " + ec.message(), {d.string()}));
+    return {};
+}
+
+void json_string(std::string& out, std::string_view s) {
+    out += '"';
+    for (unsigned char c : s) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+        } else if (c < 0x20) {
+            char b[8];
+            std::snprintf(b, sizeof b, "\\u%04x", c);
+            out += b;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    out += '"';
+}
+
+Clock::time_point mtime_of(const struct stat& st) {
+    return Clock::time_point(std::chrono::duration_cast<Clock::duration>(
+        std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
+}
+
+// The digests a manifest or index lists (config, layers, manifests, subject).
+std::vector<std::string> listed_digests(std::string_view json) {
+    std::vector<std::string> out;
+    auto docs = io::parse_json(json, "blob");
+    if (!docs || docs->size() != 1 || !(*docs)[0].root.is_map()) return out;
+    const io::Node& r = (*docs)[0].root;
+    auto add = [&](const io::Node* d) {
+        if (d == nullptr || !d->is_map()) return;
+        if (const io::Node* g = d->get("digest"); g != nullptr && g->is_string())
+            out.push_back(g->text);
+    };
+    add(r.get("config"));
+    add(r.get("subject"));
+    for (const char* key : {"layers", "manifests"})
+        if (const io::Node* l = r.get(key); l != nullptr && l->is_seq())
+            for (const auto& d : l->items)
+                add(&d);
+    return out;
+}
+
+} // namespace
+
+Store::Store(fs::path root) : root_(std::move(root)) {}
+
+fs::path Store::default_root() {
+    auto env = [](const char* name) -> const char* {
+        const char* v = std::getenv(name);
+        return v != nullptr && *v != '\0' ? v : nullptr;
+    };
+    if (const char* d = env("KPKG_CACHE_DIR")) return fs::path(d);
+    if (const char* x = env("XDG_CACHE_HOME")) return fs::path(x) / "kpkg";
+    if (const char* h = env("HOME")) return fs::path(h) / ".cache" / "kpkg";
+    return {};
+}
+
+fs::path Store::blob_path(std::string_view digest) const {
+    return root_ / "blobs" / "sha256" / std::string(digest.substr(kSha.size()));
+}
+
+Result<std::optional<std::string>> Store::get(std::string_view digest) const {
+    if (!is_sha256(digest)) return fail(bad_digest(digest));
+    const fs::path p = blob_path(digest);
+    auto bytes = slurp(p);
+    if (!bytes || !*bytes) return bytes;
+    if (sha256_digest(**bytes) != digest) {
+        // Damaged (a disk error, a hand edit): drop it, the caller fetches it again.
+        ::unlink(p.c_str());
+        return std::optional<std::string>();
+    }
+    ::utimensat(AT_FDCWD, p.c_str(), nullptr, 0); // last used, for prune
+    return bytes;
+}
+
+bool Store::has(std::string_view digest) const {
+    auto r = get(digest);
+    return r && r->has_value();
+}
+
+Result<void> Store::put(std::string_view digest, std::string_view bytes) const {
+    if (!is_sha256(digest)) return fail(bad_digest(digest));
+    if (sha256_digest(bytes) != digest)
+        return fail(Error::invalid("content does not match its digest " + std::string(digest))
+                        .about("blob cache"));
+    const fs::path p = blob_path(digest);
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        static_cast<std::uint64_t>(st.st_size) == bytes.size()) {
+        // Already there: kept when intact (only its time refreshed), replaced when damaged.
+        auto existing = slurp(p);
+        if (existing && *existing && **existing == bytes) {
+            ::utimensat(AT_FDCWD, p.c_str(), nullptr, 0);
+            return {};
+        }
+    }
+    if (auto r = make_dirs(p.parent_path()); !r) return r;
+    return write_file_atomic(p, bytes, 0644);
+}
+
+Result<void> Store::put(const Content& c) const {
+    for (const auto& [d, b] : c.blobs)
+        if (auto r = put(d, b); !r) return r;
+    return {};
+}
+
+fs::path Store::tag_path(const Reference& ref) const {
+    return root_ / "tags" / ref.domain / ref.path / (":" + ref.tag);
+}
+
+Result<void> Store::set_tag(const Reference& ref, std::string_view digest,
+                            std::string_view media_type) const {
+    if (ref.tag.empty() || ref.domain.empty())
+        return fail(
+            Error::internal("set_tag needs a normalised reference with a tag: " + ref.str()));
+    const fs::path p = tag_path(ref);
+    if (auto r = make_dirs(p.parent_path()); !r) return r;
+    std::string json = "{\"digest\":";
+    json_string(json, digest);
+    json += ",\"mediaType\":";
+    json_string(json, media_type);
+    json += ",\"time\":";
+    json += std::to_string(
+        std::chrono::duration_cast<std::chrono::seconds>(Clock::now().time_since_epoch()).count());
+    json += "}\n";
+    return write_file_atomic(p, json, 0644);
+}
+
+namespace {
+
+std::optional<TagRecord> read_tag(const fs::path& p) {
+    auto text = slurp(p);
+    if (!text || !*text) return std::nullopt;
+    auto docs = io::parse_json(**text, p.string());
+    if (!docs || docs->size() != 1 || !(*docs)[0].root.is_map()) return std::nullopt;
+    const io::Node& r = (*docs)[0].root;
+    const io::Node* d = r.get("digest");
+    const io::Node* m = r.get("mediaType");
+    const io::Node* t = r.get("time");
+    if (d == nullptr || !d->is_string() || !is_sha256(d->text)) return std::nullopt;
+    TagRecord rec;
+    rec.digest = d->text;
+    if (m != nullptr && m->is_string()) rec.media_type = m->text;
+    if (t != nullptr)
+        if (auto v = t->as_int()) rec.time = Clock::time_point(std::chrono::seconds(*v));
+    return rec;
+}
+
+} // namespace
+
+std::optional<TagRecord> Store::tag(const Reference& ref) const {
+    if (ref.tag.empty() || ref.domain.empty()) return std::nullopt;
+    return read_tag(tag_path(ref));
+}
+
+Result<CacheListing> Store::list() const {
+    CacheListing out;
+    std::map<std::string, std::set<std::string>> refs;
+    std::error_code ec;
+    const fs::path blobs = root_ / "blobs" / "sha256";
+    if (fs::is_directory(blobs, ec)) {
+        for (fs::directory_iterator it(blobs, ec), end; !ec && it != end; it.increment(ec)) {
+            const std::string name = it->path().filename().string();
+            const std::string digest = std::string(kSha) + name;
+            if (!is_sha256(digest)) continue; // temporary files of writers
+            struct stat st {};
+            if (::stat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+            BlobEntry e;
+            e.digest = digest;
+            e.size = static_cast<std::uint64_t>(st.st_size);
+            e.mtime = mtime_of(st);
+            out.total_bytes += e.size;
+            if (e.size > 0 && e.size <= (std::uint64_t{4} << 20)) {
+                auto bytes = slurp(it->path());
+                if (bytes && *bytes && !(*bytes)->empty() && (**bytes)[0] == '{')
+                    for (auto& d : listed_digests(**bytes))
+                        refs[d].insert(digest);
+            }
+            out.blobs.push_back(std::move(e));
+        }
+        if (ec) return fail(Error::io("cannot list: " + ec.message(), {blobs.string()}));
+    }
+    const fs::path tags = root_ / "tags";
+    if (fs::is_directory(tags, ec)) {
+        for (fs::recursive_directory_iterator it(tags, ec), end; !ec && it != end;
+             it.increment(ec)) {
+            const std::string name = it->path().filename().string();
+            if (name.empty() || name[0] != ':' || !it->is_regular_file(ec)) continue;
+            auto rec = read_tag(it->path());
+            if (!rec) continue;
+            const std::string repo = it->path().parent_path().lexically_relative(tags).string();
+            TagEntry t{repo + name, *rec};
+            refs[rec->digest].insert(t.reference);
+            out.tags.push_back(std::move(t));
+        }
+        if (ec) return fail(Error::io("cannot list: " + ec.message(), {tags.string()}));
+    }
+    std::sort(out.blobs.begin(), out.blobs.end(),
+              [](const BlobEntry& a, const BlobEntry& b) { return a.digest < b.digest; });
+    std::sort(out.tags.begin(), out.tags.end(),
+              [](const TagEntry& a, const TagEntry& b) { return a.reference < b.reference; });
+    for (auto& b : out.blobs)
+        if (auto f = refs.find(b.digest); f != refs.end())
+            b.referenced_by.assign(f->second.begin(), f->second.end());
+    return out;
+}
+
+Result<PruneResult> Store::prune(std::optional<std::chrono::hours> older_than,
+                                 Clock::time_point now) const {
+    PruneResult res;
+    auto listing = list();
+    if (!listing) return fail(std::move(listing).error());
+    const auto old = [&](Clock::time_point t) { return !older_than || t < now - *older_than; };
+    for (const auto& b : listing->blobs) {
+        if (!old(b.mtime)) continue;
+        const fs::path p = blob_path(b.digest);
+        if (::unlink(p.c_str()) == 0) {
+            ++res.blobs_removed;
+            res.bytes_freed += b.size;
+        } else if (errno != ENOENT) {
+            return fail(
+                Error::io(std::string("cannot remove: ") + std::strerror(errno), {p.string()}));
+        }
+    }
+    const fs::path tags = root_ / "tags";
+    for (const auto& t : listing->tags) {
+        if (!old(t.record.time)) continue;
+        const auto colon = t.reference.rfind(':');
+        const fs::path p = tags / t.reference.substr(0, colon) / t.reference.substr(colon);
+        if (::unlink(p.c_str()) == 0) {
+            ++res.tags_removed;
+            // Empty repository directories go too (another writer may refill them: rmdir
+            // fails on a non-empty directory, which is fine).
+            for (fs::path d = p.parent_path(); d != tags && d.has_parent_path();
+                 d = d.parent_path())
+                if (::rmdir(d.c_str()) != 0) break;
+        } else if (errno != ENOENT) {
+            return fail(
+                Error::io(std::string("cannot remove: ") + std::strerror(errno), {p.string()}));
+        }
+    }
+    return res;
+}
+
+} // namespace kpkg::oci

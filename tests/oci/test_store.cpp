@@ -1,0 +1,227 @@
+// The blob cache (kpkg/oci/store.hpp): verified reads and writes, damaged blobs dropped, tag
+// records, listing with referrers, prune.
+#include <sys/stat.h>
+#include <sys/time.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "kpkg/core/digest.hpp"
+#include "kpkg/oci/store.hpp"
+#include "registry_fixture.hpp"
+
+using namespace kpkg;
+using namespace kpkg::test;
+
+namespace {
+
+oci::Reference ref_of(const std::string& s) {
+    return oci::normalize(oci::parse(s).take());
+}
+
+void set_mtime(const fs::path& p, std::chrono::system_clock::time_point t) {
+    const auto s = std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+    timeval tv[2] = {{static_cast<time_t>(s), 0}, {static_cast<time_t>(s), 0}};
+    ASSERT_EQ(::utimes(p.c_str(), tv), 0);
+}
+
+} // namespace
+
+TEST(OciStore, PutThenGetGivesTheBytesAtTheContentAddress) {
+    TempDir d;
+    oci::Store s(d.path());
+    const std::string bytes = "hello blob";
+    const std::string dg = sha256_digest(bytes);
+    ASSERT_TRUE(s.put(dg, bytes));
+    EXPECT_TRUE(fs::exists(d / ("blobs/sha256/" + dg.substr(7))));
+    auto got = s.get(dg);
+    ASSERT_TRUE(got);
+    ASSERT_TRUE(got->has_value());
+    EXPECT_EQ(**got, bytes);
+    EXPECT_TRUE(s.has(dg));
+    // Absent: nothing, not an error.
+    auto none = s.get(sha256_digest("other"));
+    ASSERT_TRUE(none);
+    EXPECT_FALSE(none->has_value());
+}
+
+TEST(OciStore, RefusesBytesThatDoNotMatchTheDigestAndWritesNothing) {
+    TempDir d;
+    oci::Store s(d.path());
+    const std::string dg = sha256_digest("right");
+    auto r = s.put(dg, "wrong");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ExitCode::invalid);
+    EXPECT_TRUE(contains(r.error().str(), dg)) << r.error().str();
+    EXPECT_FALSE(fs::exists(s.blob_path(dg)));
+    auto bad = s.put("sha256:abc", "x");
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().code, ExitCode::invalid);
+}
+
+TEST(OciStore, ADamagedBlobIsDeletedAndCountsAsAbsent) {
+    TempDir d;
+    oci::Store s(d.path());
+    const std::string dg = sha256_digest("precious");
+    ASSERT_TRUE(s.put(dg, "precious"));
+    {
+        std::ofstream f(s.blob_path(dg), std::ios::trunc);
+        f << "precioUs";
+    }
+    auto got = s.get(dg);
+    ASSERT_TRUE(got);
+    EXPECT_FALSE(got->has_value());
+    EXPECT_FALSE(fs::exists(s.blob_path(dg)));
+    // And it can be stored again.
+    ASSERT_TRUE(s.put(dg, "precious"));
+    EXPECT_EQ(**s.get(dg), "precious");
+}
+
+TEST(OciStore, ADamagedBlobOfTheSameSizeIsReplacedByPut) {
+    TempDir d;
+    oci::Store s(d.path());
+    const std::string dg = sha256_digest("abcd");
+    ASSERT_TRUE(s.put(dg, "abcd"));
+    {
+        std::ofstream f(s.blob_path(dg), std::ios::trunc);
+        f << "abcX";
+    }
+    ASSERT_TRUE(s.put(dg, "abcd"));
+    auto got = s.get(dg);
+    ASSERT_TRUE(got);
+    ASSERT_TRUE(got->has_value());
+    EXPECT_EQ(**got, "abcd");
+}
+
+TEST(OciStore, TagRecordsRememberTheDigestAndTime) {
+    TempDir d;
+    oci::Store s(d.path());
+    const auto ref = ref_of("127.0.0.1:5000/org/app:v1");
+    EXPECT_FALSE(s.tag(ref).has_value());
+    const std::string dg = sha256_digest("m");
+    const auto before = std::chrono::system_clock::now() - std::chrono::seconds(2);
+    ASSERT_TRUE(s.set_tag(ref, dg, "application/vnd.oci.image.manifest.v1+json"));
+    auto rec = s.tag(ref);
+    ASSERT_TRUE(rec.has_value());
+    EXPECT_EQ(rec->digest, dg);
+    EXPECT_EQ(rec->media_type, "application/vnd.oci.image.manifest.v1+json");
+    EXPECT_GE(rec->time, before);
+    // Another tag and another repository are other records.
+    EXPECT_FALSE(s.tag(ref_of("127.0.0.1:5000/org/app:v2")).has_value());
+    EXPECT_FALSE(s.tag(ref_of("127.0.0.1:5000/org/app/v1:v1")).has_value());
+    // A record that is not JSON is no answer, not an error.
+    {
+        std::ofstream f(d / "tags/127.0.0.1:5000/org/app/:v1", std::ios::trunc);
+        f << "{garbage";
+    }
+    EXPECT_FALSE(s.tag(ref).has_value());
+}
+
+TEST(OciStore, ListShowsSizesAndReferrers) {
+    TempDir d;
+    oci::Store s(d.path());
+    const auto img = make_image("listed");
+    ASSERT_TRUE(s.put(img));
+    const auto ref = ref_of("quay.io/a/b:1");
+    ASSERT_TRUE(s.set_tag(ref, img.root_digest, img.root_media_type));
+    auto l = s.list();
+    ASSERT_TRUE(l) << l.error().str();
+    ASSERT_EQ(l->blobs.size(), img.blobs.size());
+    std::uint64_t total = 0;
+    for (const auto& b : l->blobs) {
+        EXPECT_EQ(b.size, img.blobs.at(b.digest).size());
+        total += b.size;
+        if (b.digest == img.root_digest)
+            EXPECT_EQ(b.referenced_by, std::vector<std::string>{"quay.io/a/b:1"});
+        else
+            EXPECT_EQ(b.referenced_by, std::vector<std::string>{img.root_digest}) << b.digest;
+    }
+    EXPECT_EQ(l->total_bytes, total);
+    ASSERT_EQ(l->tags.size(), 1u);
+    EXPECT_EQ(l->tags[0].reference, "quay.io/a/b:1");
+    EXPECT_EQ(l->tags[0].record.digest, img.root_digest);
+}
+
+TEST(OciStore, PruneEverythingOrOnlyWhatIsOlder) {
+    TempDir d;
+    oci::Store s(d.path());
+    const std::string old_b = "old blob", new_b = "new blob";
+    ASSERT_TRUE(s.put(sha256_digest(old_b), old_b));
+    ASSERT_TRUE(s.put(sha256_digest(new_b), new_b));
+    const auto now = std::chrono::system_clock::now();
+    set_mtime(s.blob_path(sha256_digest(old_b)), now - std::chrono::hours(24 * 10));
+    ASSERT_TRUE(s.set_tag(ref_of("quay.io/a/b:1"), sha256_digest(new_b), "x"));
+
+    auto p = s.prune(std::chrono::hours(24 * 7), now);
+    ASSERT_TRUE(p) << p.error().str();
+    EXPECT_EQ(p->blobs_removed, 1u);
+    EXPECT_EQ(p->bytes_freed, old_b.size());
+    EXPECT_EQ(p->tags_removed, 0u);
+    EXPECT_FALSE(s.has(sha256_digest(old_b)));
+    EXPECT_TRUE(s.has(sha256_digest(new_b)));
+
+    auto all = s.prune(std::nullopt);
+    ASSERT_TRUE(all);
+    EXPECT_EQ(all->blobs_removed, 1u);
+    EXPECT_EQ(all->tags_removed, 1u);
+    auto l = s.list();
+    ASSERT_TRUE(l);
+    EXPECT_TRUE(l->blobs.empty());
+    EXPECT_TRUE(l->tags.empty());
+    EXPECT_FALSE(fs::exists(d / "tags/quay.io"));
+}
+
+TEST(OciStore, DefaultRootFollowsTheCatalogCacheRule) {
+    const char* saved_k = std::getenv("KPKG_CACHE_DIR");
+    const std::string keep_k = saved_k ? saved_k : "";
+    const char* saved_x = std::getenv("XDG_CACHE_HOME");
+    const std::string keep_x = saved_x ? saved_x : "";
+    ::setenv("KPKG_CACHE_DIR", "/k", 1);
+    ::setenv("XDG_CACHE_HOME", "/x", 1);
+    EXPECT_EQ(oci::Store::default_root(), fs::path("/k"));
+    ::setenv("KPKG_CACHE_DIR", "", 1);
+    EXPECT_EQ(oci::Store::default_root(), fs::path("/x/kpkg"));
+    ::unsetenv("XDG_CACHE_HOME");
+    if (const char* h = std::getenv("HOME")) {
+        EXPECT_EQ(oci::Store::default_root(), fs::path(h) / ".cache" / "kpkg");
+    }
+    if (saved_k)
+        ::setenv("KPKG_CACHE_DIR", keep_k.c_str(), 1);
+    else
+        ::unsetenv("KPKG_CACHE_DIR");
+    if (saved_x) ::setenv("XDG_CACHE_HOME", keep_x.c_str(), 1);
+}
+
+TEST(OciStore, ConcurrentWritersAndReadersNeverSeeAPartialBlob) {
+    TempDir d;
+    std::vector<std::string> blobs;
+    for (int i = 0; i < 8; ++i)
+        blobs.push_back(std::string(200000 + i, static_cast<char>('a' + i)));
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 6; ++t)
+        threads.emplace_back([&, t] {
+            oci::Store s(d.path()); // each thread its own Store, as separate processes would
+            for (int round = 0; round < 5; ++round)
+                for (std::size_t i = 0; i < blobs.size(); ++i) {
+                    const auto& b = blobs[(i + static_cast<std::size_t>(t)) % blobs.size()];
+                    const std::string dg = sha256_digest(b);
+                    if (!s.put(dg, b)) ++wrong;
+                    auto got = s.get(dg);
+                    if (!got || (got->has_value() && **got != b)) ++wrong;
+                }
+        });
+    for (auto& th : threads)
+        th.join();
+    EXPECT_EQ(wrong.load(), 0);
+    oci::Store s(d.path());
+    auto l = s.list();
+    ASSERT_TRUE(l);
+    EXPECT_EQ(l->blobs.size(), blobs.size());
+    for (const auto& b : blobs)
+        EXPECT_TRUE(s.has(sha256_digest(b)));
+}
