@@ -17,7 +17,8 @@ catalog::LoadOptions catalog_options(const Globals& g) {
 }
 
 model::Catalog load_clean_catalog(const Globals& g, const std::string& src) {
-    model::Catalog c = catalog::load_catalog(*open_input(src), catalog_options(g)).take();
+    model::Catalog c =
+        catalog::load_catalog(*open_input(src, Want::catalog), catalog_options(g)).take();
     c.check().take();
     return c;
 }
@@ -33,7 +34,8 @@ std::vector<resolve::CatalogSource> load_catalog_sources(const Globals& g,
     check_stdin_once(inputs);
     for (const auto& spec : specs) {
         auto [name, path] = resolve::parse_catalog_spec(spec).take();
-        store.push_back(catalog::load_catalog(*open_input(path), catalog_options(g)).take());
+        store.push_back(
+            catalog::load_catalog(*open_input(path, Want::catalog), catalog_options(g)).take());
         out.push_back({name, &store.back(), 0});
     }
     std::vector<std::pair<std::string, int>> prios;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "command.hpp"
+#include "images.hpp"
 #include "kpkg/core/error.hpp"
 #include "kpkg/core/log.hpp"
 #include "kpkg/core/text.hpp"
@@ -209,6 +210,16 @@ int run(int argc, char** argv) {
     root.add_flag("--no-color", ctx.globals.no_color, "No colour (also when NO_COLOR is set)");
     root.add_flag("--no-cache", ctx.globals.no_cache,
                   "Do not read or write the catalog cache (also when KPKG_NO_CACHE is set)");
+    root.add_option("--platform", image_flags().platform,
+                    "The platform image inputs are resolved to: OS/ARCH[/VARIANT] (default: "
+                    "this machine's)")
+        ->option_text("PLATFORM");
+    root.add_flag("--offline", image_flags().offline,
+                  "Images from the cache only: no network (a tag answers with what it last "
+                  "pointed to)");
+    root.add_flag("--insecure", image_flags().insecure,
+                  "The registries named may be spoken to over plain http (loopback registries "
+                  "always may)");
 
     auto& regs = registry();
     std::stable_sort(regs.begin(), regs.end(), [](const Registration& a, const Registration& b) {
@@ -277,6 +288,7 @@ int run(int argc, char** argv) {
                    : g.verbose == 1 ? log::Level::debug
                                     : log::Level::info);
     log::set_sink(log::stderr_sink(g.color_stderr));
+    image_flags().progress = stderr_tty && !g.quiet;
 
     if (int rc = report_extras(root, g.color_stderr); rc != 0) return rc;
     if ((g.format == Format::junit || g.format == Format::github) && ctx.action &&

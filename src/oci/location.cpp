@@ -56,6 +56,43 @@ bool looks_like_archive(const std::string& path) {
     return n >= 262 && std::memcmp(head + 257, "ustar", 5) == 0;
 }
 
+// What a tar archive at `path` is, from the names of its entries: an OCI archive has an
+// oci-layout file at its top, a docker archive a manifest.json. Only the headers are read
+// (pread, skipping each entry's data); a gzip-compressed archive is taken for an OCI archive.
+Location::Kind archive_kind(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Location::Kind::archive;
+    unsigned char h[512];
+    Location::Kind kind = Location::Kind::archive;
+    off_t at = 0;
+    if (::pread(fd, h, 2, 0) == 2 && h[0] == 0x1f && h[1] == 0x8b) {
+        ::close(fd);
+        return Location::Kind::oci_archive;
+    }
+    for (int n = 0; n < 1'000'000; ++n) {
+        if (::pread(fd, h, sizeof h, at) != static_cast<ssize_t>(sizeof h)) break;
+        if (h[0] == 0) break; // the end-of-archive blocks
+        std::string name(reinterpret_cast<const char*>(h),
+                         strnlen(reinterpret_cast<const char*>(h), 100));
+        while (name.rfind("./", 0) == 0)
+            name.erase(0, 2);
+        if (name == "oci-layout") {
+            kind = Location::Kind::oci_archive;
+            break;
+        }
+        if (name == "manifest.json") {
+            kind = Location::Kind::docker_archive;
+            break;
+        }
+        std::uint64_t size = 0;
+        for (int i = 124; i < 136 && h[i] >= '0' && h[i] <= '7'; ++i)
+            size = size * 8 + (h[i] - '0');
+        at += 512 + static_cast<off_t>((size + 511) / 512 * 512);
+    }
+    ::close(fd);
+    return kind;
+}
+
 } // namespace
 
 Result<Location> parse_transport(std::string_view arg) {
@@ -101,7 +138,7 @@ Result<Location> locate(std::string_view arg) {
             if (::stat((l->path + "/oci-layout").c_str(), &layout) == 0 && S_ISREG(layout.st_mode))
                 l->kind = Location::Kind::oci_layout;
         } else if (S_ISREG(st.st_mode) && looks_like_archive(l->path)) {
-            l->kind = Location::Kind::archive;
+            l->kind = archive_kind(l->path);
         }
         return l;
     }

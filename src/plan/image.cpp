@@ -6,7 +6,10 @@
 #include "kpkg/bundle/validate.hpp"
 #include "kpkg/catalog/load.hpp"
 #include "kpkg/catalog/validate.hpp"
+#include "kpkg/core/digest.hpp"
 #include "kpkg/core/text.hpp"
+#include "kpkg/oci/layer.hpp"
+#include "kpkg/oci/media_types.hpp"
 
 namespace kpkg::plan {
 namespace {
@@ -212,6 +215,130 @@ Result<ImageContent> image_content(const io::Tree& tree, const ContentOptions& o
     for (const auto& [k, v] : opts.labels)
         c->labels[k] = v;
     return c;
+}
+
+namespace {
+
+std::string put_blob(oci::Content& c, std::string bytes) {
+    std::string digest = sha256_digest(bytes);
+    c.blobs.emplace(digest, std::move(bytes));
+    return digest;
+}
+
+oci::Descriptor descriptor(oci::Content& c, std::string_view media_type, std::string bytes) {
+    oci::Descriptor d;
+    d.media_type = std::string(media_type);
+    d.size = static_cast<std::int64_t>(bytes.size());
+    d.digest = put_blob(c, std::move(bytes));
+    return d;
+}
+
+// The base image's manifest for `platform`, with the blob it came from.
+Result<oci::Manifest> base_manifest(const oci::Content& base, const oci::Platform& platform,
+                                    const std::string& name) {
+    auto blob = [&](const std::string& digest) -> Result<const std::string*> {
+        auto it = base.blobs.find(digest);
+        if (it == base.blobs.end())
+            return fail(Error::invalid(name + ": blob " + digest + " is missing"));
+        return &it->second;
+    };
+    auto root = blob(base.root_digest);
+    if (!root) return fail(std::move(root).error());
+    std::string manifest_digest = base.root_digest;
+    std::string media_type = base.root_media_type;
+    if (oci::media::is_index(base.root_media_type)) {
+        auto index = oci::parse_index(**root, name + " (index " + base.root_digest + ")",
+                                      base.root_media_type);
+        if (!index) return fail(std::move(index).error());
+        auto d = oci::select_manifest(*index, platform, name);
+        if (!d) return fail(std::move(d).error());
+        manifest_digest = d->digest;
+        media_type = d->media_type;
+    }
+    auto bytes = blob(manifest_digest);
+    if (!bytes) return fail(std::move(bytes).error());
+    return oci::parse_manifest(**bytes, name + " (manifest " + manifest_digest + ")", media_type);
+}
+
+} // namespace
+
+Result<oci::Content> build_image(const ImageContent& content, const BuildOptions& opts) {
+    std::vector<oci::LayerFile> files;
+    files.reserve(content.files.size());
+    for (const auto& f : content.files) {
+        oci::LayerFile lf;
+        lf.path = f.path;
+        lf.bytes = f.bytes;
+        lf.is_dir = f.dir;
+        lf.mode = f.dir ? 0755 : 0644;
+        files.push_back(std::move(lf));
+    }
+    auto layer = oci::build_layer(std::move(files));
+    if (!layer) return fail(std::move(layer).error());
+
+    std::vector<oci::Platform> platforms = opts.platforms;
+    if (platforms.empty()) platforms.push_back(oci::host_platform());
+
+    oci::Content out;
+    oci::Descriptor layer_desc;
+    layer_desc.media_type = std::string(oci::media::oci_layer_gzip);
+    layer_desc.size = layer->size;
+    layer_desc.digest = layer->digest;
+    out.blobs.emplace(layer->digest, std::move(layer->blob));
+
+    oci::Index index;
+    index.media_type = std::string(oci::media::oci_index);
+    for (const auto& platform : platforms) {
+        oci::ImageConfig config;
+        oci::Manifest manifest;
+        manifest.media_type = std::string(oci::media::oci_manifest);
+        if (opts.base != nullptr) {
+            auto bm = base_manifest(*opts.base, platform, opts.base_name);
+            if (!bm) return fail(std::move(bm).error());
+            auto cfg_bytes = opts.base->blobs.find(bm->config.digest);
+            if (cfg_bytes == opts.base->blobs.end())
+                return fail(Error::invalid(opts.base_name + ": config " + bm->config.digest +
+                                           " is missing"));
+            auto cfg = oci::parse_config(cfg_bytes->second,
+                                         opts.base_name + " (config " + bm->config.digest + ")");
+            if (!cfg) return fail(std::move(cfg).error());
+            config = std::move(*cfg);
+            for (const auto& l : bm->layers) {
+                auto b = opts.base->blobs.find(l.digest);
+                if (b == opts.base->blobs.end())
+                    return fail(Error::invalid(opts.base_name + ": layer " + l.digest +
+                                               " is missing"));
+                out.blobs.emplace(l.digest, b->second);
+                oci::Descriptor d = l;
+                // Docker's layer type is the OCI gzip layer under its OCI name.
+                if (d.media_type == oci::media::docker_layer_gzip)
+                    d.media_type = std::string(oci::media::oci_layer_gzip);
+                manifest.layers.push_back(std::move(d));
+            }
+        } else {
+            config.os = platform.os;
+            config.architecture = platform.architecture;
+            config.variant = platform.variant;
+        }
+        for (const auto& [k, v] : content.labels) config.labels[k] = v;
+        if (!content.entrypoint.empty()) config.entrypoint = content.entrypoint;
+        if (!content.cmd.empty()) config.cmd = content.cmd;
+        config.diff_ids.push_back(layer->diff_id);
+        manifest.layers.push_back(layer_desc);
+        manifest.config = descriptor(out, oci::media::oci_config, oci::to_json(config));
+
+        oci::Descriptor md = descriptor(out, oci::media::oci_manifest, oci::to_json(manifest));
+        md.platform = platform;
+        index.manifests.push_back(md);
+    }
+    if (index.manifests.size() == 1) {
+        out.root_digest = index.manifests.front().digest;
+        out.root_media_type = std::string(oci::media::oci_manifest);
+    } else {
+        out.root_digest = put_blob(out, oci::to_json(index));
+        out.root_media_type = std::string(oci::media::oci_index);
+    }
+    return out;
 }
 
 Result<ImageClass> classify(const std::map<std::string, std::string>& labels, const io::Tree& files,

@@ -79,8 +79,20 @@ TEST(Location, BareArguments) {
     EXPECT_EQ(locate(at("layout"))->kind, K::oci_layout);
     EXPECT_EQ(locate(at("layout"))->path, at("layout"));
     EXPECT_EQ(locate(at("cat.yaml"))->kind, K::path);
-    EXPECT_EQ(locate(at("img.tar"))->kind, K::archive);
-    EXPECT_EQ(locate(at("img.tgz"))->kind, K::archive);
+    EXPECT_EQ(locate(at("img.tar"))->kind, K::archive); // neither kind of entry
+    EXPECT_EQ(locate(at("img.tgz"))->kind, K::oci_archive);
+    auto tar_with = [&](const std::string& file, const std::string& entry) {
+        std::ofstream tar(root / file, std::ios::binary);
+        std::string block(512, '\0');
+        block.replace(0, entry.size(), entry);
+        block.replace(124, 11, "00000000005");
+        block.replace(257, 6, std::string("ustar\0", 6));
+        tar << block << std::string("hello") + std::string(507, '\0') << std::string(1024, '\0');
+    };
+    tar_with("oci.tar", "./oci-layout");
+    tar_with("docker.tar", "manifest.json");
+    EXPECT_EQ(locate(at("oci.tar"))->kind, K::oci_archive);
+    EXPECT_EQ(locate(at("docker.tar"))->kind, K::docker_archive);
     EXPECT_EQ(locate("-")->kind, K::path);
 
     // Not a path: a reference naming its registry is a registry image; anything else stays a

@@ -5,11 +5,11 @@
 //   `docker save` archive docker://REF             an image in a registry
 //
 // A bare argument names an image when it is an existing OCI layout directory (one with an
-// oci-layout file), an existing file that is a tar archive (an OCI or docker archive, told
-// apart when it is read), or, when no such path exists, an image reference that names its
-// registry ("quay.io/org/op:v1", "localhost:5000/c@sha256:..."). Everything else is a path: a
-// misspelt file name is reported as a missing file, never looked up on Docker Hub (name such
-// images with docker://).
+// oci-layout file), an existing file that is a tar archive (an OCI archive when it has an
+// oci-layout entry or is gzip-compressed, a docker archive when it has manifest.json), or, when no
+// such path exists, an image reference that names its registry ("quay.io/org/op:v1",
+// "localhost:5000/c@sha256:..."). Everything else is a path: a misspelt file name is reported as a
+// missing file, never looked up on Docker Hub (name such images with docker://).
 #pragma once
 
 #include <cstdint>
@@ -27,7 +27,8 @@ struct Location {
         oci_layout,     // path (+ tag)
         oci_archive,    // path (+ tag)
         docker_archive, // path
-        archive,        // a bare path to a tar archive: OCI or docker, told apart when read
+        archive,        // a bare path to a tar archive that is neither (no oci-layout, no
+                        // manifest.json entry)
         registry,       // reference
     };
     Kind kind = Kind::path;

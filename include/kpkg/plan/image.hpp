@@ -13,6 +13,8 @@
 
 #include "kpkg/core/result.hpp"
 #include "kpkg/io/tree.hpp"
+#include "kpkg/oci/content.hpp"
+#include "kpkg/oci/image.hpp"
 
 namespace kpkg::plan {
 
@@ -67,6 +69,26 @@ struct ContentOptions {
 // (exit 3; the message lists every error as file:line:col: message, one per line); it is a Package
 // Operator package (not built yet, exit 2); a file cannot be read (exit 1).
 Result<ImageContent> image_content(const io::Tree& tree, const ContentOptions& opts = {});
+
+struct BuildOptions {
+    // One image per platform; several make an image index whose images share the layer. Empty:
+    // the host's platform.
+    std::vector<oci::Platform> platforms;
+    // The image to layer the content on (for each platform, its image for that platform);
+    // nullptr: scratch, the content's layer alone.
+    const oci::Content* base = nullptr;
+    // How errors name the base image.
+    std::string base_name;
+};
+
+// The image (or image index) of `content`: one gzip layer of its files (reproducible: see
+// oci::build_layer), an OCI image config with the content's labels (and, on a base, the base's
+// config with the labels merged, the entrypoint and command replaced when the content has them,
+// and the layer's diff_id appended), OCI manifests, and an index when there are several
+// platforms. The result holds every blob (the base's too) and names the manifest or index as its
+// root. Same content and options, same digests. Errors: the base has no image for a platform
+// (exit 3), it is not a well-formed image (exit 3), libarchive is missing (exit 1).
+Result<oci::Content> build_image(const ImageContent& content, const BuildOptions& opts = {});
 
 // What an image is, as opm tells from its config labels: the configs label first (a catalog at
 // that path), else the bundle package label (a bundle), else the sqlite index label (refused:

@@ -20,7 +20,7 @@ struct InspectCliOptions {
 };
 
 int run_inspect(const Globals& g, const InspectCliOptions& o) {
-    auto result = bundle::inspect_dir(*open_input(o.dir)).take();
+    auto result = bundle::inspect_dir(*open_input(o.dir, Want::bundle)).take();
     for (const auto& f : result.findings) {
         std::string where = f.pos.str();
         std::string line = (where.empty() ? o.dir : where) + ": " + f.message;

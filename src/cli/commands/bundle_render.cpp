@@ -11,6 +11,7 @@
 #include "input.hpp"
 #include "kpkg/bundle/bundle.hpp"
 #include "kpkg/bundle/render.hpp"
+#include "kpkg/oci/location.hpp"
 
 namespace kpkg::cli {
 namespace {
@@ -22,9 +23,13 @@ struct RenderCliOptions {
 };
 
 int run_render(const Globals& g, const RenderCliOptions& o) {
-    auto loaded = bundle::load(*open_input(o.dir)).take();
+    auto loaded = bundle::load(*open_input(o.dir, Want::bundle)).take();
     bundle::RenderOptions ropts;
     ropts.image = o.image;
+    // A bundle image in a registry is rendered as opm renders it: "image" is its reference.
+    if (ropts.image.empty())
+        if (auto where = oci::locate(o.dir); where && where->kind == oci::Location::Kind::registry)
+            ropts.image = where->reference.str();
     ropts.csv_metadata = o.csv_metadata;
     auto rendered = bundle::render(loaded, ropts).take();
     if (g.format == Format::yaml) {

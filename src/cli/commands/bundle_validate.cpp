@@ -26,6 +26,7 @@
 #include "kpkg/bundle/validate.hpp"
 #include "kpkg/core/log.hpp"
 #include "kpkg/core/text.hpp"
+#include "kpkg/oci/location.hpp"
 
 namespace kpkg::cli {
 namespace {
@@ -39,6 +40,7 @@ struct ValidateCliOptions {
 // Why `arg` cannot be a bundle directory at all, or "" when it is a directory (or cannot be
 // looked at, which loading reports as an I/O error).
 std::string not_a_directory(const std::string& arg) {
+    if (auto where = oci::locate(arg); where && where->is_image()) return {};
     std::error_code ec;
     const auto st = std::filesystem::status(arg, ec);
     if (st.type() == std::filesystem::file_type::not_found) return "no such file or directory";
@@ -93,7 +95,14 @@ int run_validate(const Globals& g, const ValidateCliOptions& o) {
         }
         ++validated;
         std::vector<bundle::Finding> findings;
-        auto loaded = bundle::load(*open_input(dir));
+        // An image that cannot be read (a registry that fails, an image of another kind) is
+        // this argument's error; the other bundles are still validated.
+        Result<bundle::Loaded> loaded = fail(Error::internal("not loaded"));
+        try {
+            loaded = bundle::load(*open_input(dir, Want::bundle));
+        } catch (const Exception& e) {
+            loaded = fail(e.error());
+        }
         if (!loaded) {
             const Error& e = loaded.error();
             bundle::Finding f;

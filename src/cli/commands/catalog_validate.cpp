@@ -30,7 +30,7 @@ struct ValidateCliOptions {
 int run_validate(const Globals& g, const ValidateCliOptions& o) {
     // I/O errors (exit 1) throw; everything wrong with the content is in the catalog's problems.
     const model::Catalog cat =
-        catalog::load_catalog(*open_input(o.source), catalog_options(g)).take();
+        catalog::load_catalog(*open_input(o.source, Want::catalog), catalog_options(g)).take();
     catalog::ValidateOptions vopts;
     vopts.strict = o.strict;
     vopts.lenient = o.lenient;

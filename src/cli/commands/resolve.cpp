@@ -85,9 +85,9 @@ int run_resolve(const Globals& g, const ResolveCliOptions& o) {
         resolve::default_source(req.subscriptions.back(), o.source);
     }
     if (!o.installed.empty())
-        req.installed = resolve::load_installed(*open_input(o.installed)).take();
+        req.installed = resolve::load_installed(*io::open_path(o.installed)).take();
     std::optional<resolve::Lock> lock;
-    if (!o.locked.empty()) lock = resolve::load_lock(*open_input(o.locked)).take();
+    if (!o.locked.empty()) lock = resolve::load_lock(*io::open_path(o.locked)).take();
     std::deque<model::Catalog> store;
     auto catalogs = load_catalog_sources(g, o.catalogs, o.priorities, store);
     if (!o.source.empty()) resolve::check_source(catalogs, o.source).take();

@@ -1,0 +1,197 @@
+#include "images.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <mutex>
+
+#include "kpkg/core/error.hpp"
+#include "kpkg/core/text.hpp"
+#include "kpkg/io/tree.hpp"
+#include "kpkg/oci/extract.hpp"
+#include "kpkg/oci/layout.hpp"
+#include "kpkg/oci/media_types.hpp"
+#include "kpkg/oci/registry.hpp"
+#include "kpkg/oci/store.hpp"
+
+namespace kpkg::cli {
+namespace {
+
+// A progress line per blob on a terminal's stderr, redrawn in place.
+void draw_progress(const oci::Progress& p) {
+    std::string id = p.digest.substr(0, std::min<std::size_t>(p.digest.size(), 19));
+    const char* verb = p.direction == oci::Progress::Direction::upload ? "push" : "pull";
+    char line[160];
+    if (p.finished)
+        std::snprintf(line, sizeof line, "\r\033[K%s %s done\n", verb, id.c_str());
+    else if (p.total > 0)
+        std::snprintf(line, sizeof line, "\r\033[K%s %s %3llu%% (%llu/%llu kB)", verb, id.c_str(),
+                      static_cast<unsigned long long>(p.done * 100 / p.total),
+                      static_cast<unsigned long long>(p.done / 1024),
+                      static_cast<unsigned long long>(p.total / 1024));
+    else
+        std::snprintf(line, sizeof line, "\r\033[K%s %s %llu kB", verb, id.c_str(),
+                      static_cast<unsigned long long>(p.done / 1024));
+    std::fputs(line, stderr);
+}
+
+} // namespace
+
+ImageFlags& image_flags() {
+    static ImageFlags flags;
+    return flags;
+}
+
+oci::Platform input_platform() {
+    const std::string& p = image_flags().platform;
+    if (p.empty()) return oci::host_platform();
+    return oci::Platform::parse(p).take();
+}
+
+const oci::Store* image_store() {
+    static std::once_flag once;
+    static std::unique_ptr<oci::Store> store;
+    std::call_once(once, [] {
+        if (image_flags().no_cache) return;
+        auto root = oci::Store::default_root();
+        if (!root.empty()) store = std::make_unique<oci::Store>(root);
+    });
+    return store.get();
+}
+
+oci::Registry& registry_client(const oci::Reference* for_ref) {
+    static std::unique_ptr<oci::Registry> client;
+    static oci::RegistryOptions opts;
+    if (!client) {
+        if (image_flags().progress) opts.progress = draw_progress;
+        client = std::make_unique<oci::Registry>(opts, image_store());
+    }
+    if (for_ref != nullptr && image_flags().insecure) {
+        std::string domain = oci::normalize(*for_ref).domain;
+        if (!client->options().insecure.count(domain)) {
+            // The set is read when a connection is made: a new client with the registry added.
+            opts.insecure.insert(domain);
+            client = std::make_unique<oci::Registry>(opts, image_store());
+        }
+    }
+    return *client;
+}
+
+namespace {
+
+oci::LayoutRef layout_ref(const oci::Location& l) {
+    oci::LayoutRef r;
+    r.path = l.path;
+    r.tag = l.tag;
+    switch (l.kind) {
+    case oci::Location::Kind::oci_layout:
+        r.kind = oci::LayoutRef::Kind::oci_dir;
+        break;
+    case oci::Location::Kind::oci_archive:
+        r.kind = oci::LayoutRef::Kind::oci_archive;
+        break;
+    default:
+        r.kind = oci::LayoutRef::Kind::docker_archive;
+        break;
+    }
+    return r;
+}
+
+oci::TargetPlatform target(const oci::Platform& p) {
+    return oci::TargetPlatform{p.os, p.architecture, p.variant};
+}
+
+} // namespace
+
+oci::Content read_image(const oci::Location& where, const std::optional<oci::Platform>& platform,
+                        bool all_platforms) {
+    using K = oci::Location::Kind;
+    switch (where.kind) {
+    case K::registry: {
+        oci::PullOptions po;
+        if (platform) po.platform = target(*platform);
+        po.all_platforms = all_platforms;
+        po.offline = image_flags().offline;
+        return registry_client(&where.reference).pull(where.reference, po).take();
+    }
+    case K::oci_layout:
+    case K::oci_archive:
+    case K::docker_archive:
+        return oci::read_layout(layout_ref(where)).take();
+    case K::archive:
+        throw Exception(Error::invalid(text::quote(where.path) +
+                                       ": a tar archive that is neither an OCI archive (no "
+                                       "oci-layout) nor a docker archive (no manifest.json)"));
+    case K::path:
+        break;
+    }
+    throw Exception(Error::usage(text::quote(where.given) + " is not an image"));
+}
+
+void save_image(const oci::Location& dest, const oci::Content& image,
+                const std::vector<std::string>& tags) {
+    using K = oci::Location::Kind;
+    if (dest.kind != K::oci_layout && dest.kind != K::oci_archive && dest.kind != K::docker_archive)
+        throw Exception(
+            Error::usage("--save " + text::quote(dest.given) +
+                         ": write oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE"));
+    oci::LayoutRef ref = layout_ref(dest);
+    // A docker archive names the image by its first reference (RepoTags).
+    if (dest.kind == K::docker_archive && ref.tag.empty() && !tags.empty()) ref.tag = tags.front();
+    oci::write_layout(ref, image, input_platform()).take();
+}
+
+ImageView view_image(const oci::Content& image, const oci::Platform& platform,
+                     const std::string& name) {
+    auto info = oci::image_info(image, platform);
+    if (!info) {
+        Error e = std::move(info).error();
+        e.message = name + ": " + e.message;
+        throw Exception(std::move(e));
+    }
+    ImageView v;
+    v.manifest_digest = info->manifest_digest;
+    v.manifest = std::move(info->manifest);
+    v.config = std::move(info->config);
+    for (std::size_t i = 0; i < v.manifest.layers.size(); ++i) {
+        const auto& l = v.manifest.layers[i];
+        auto it = image.blobs.find(l.digest);
+        if (it == image.blobs.end())
+            throw Exception(Error::invalid(name + ": layer " + l.digest + " is missing"));
+        std::string diff_id = oci::apply_layer(v.fs, it->second, l.digest).take();
+        if (i < v.config.diff_ids.size() && v.config.diff_ids[i] != diff_id)
+            throw Exception(Error::invalid(name + ": layer " + l.digest + " unpacks to " + diff_id +
+                                           ", but the config says " + v.config.diff_ids[i]));
+    }
+    return v;
+}
+
+std::unique_ptr<io::MemoryTree> image_subtree(const ImageView& v, std::string_view prefix,
+                                              const std::string& display) {
+    auto tree = std::make_unique<io::MemoryTree>(display);
+    std::string pre = prefix.empty() ? std::string() : std::string(prefix) + "/";
+    for (const auto& [path, node] : v.fs.nodes()) {
+        if (!pre.empty() && path.compare(0, pre.size(), pre) != 0) continue;
+        std::string rel = path.substr(pre.size());
+        if (rel.empty()) continue;
+        switch (node.kind) {
+        case oci::Rootfs::Node::Kind::file:
+            tree->add_file(rel, node.data);
+            break;
+        case oci::Rootfs::Node::Kind::dir:
+            tree->add_dir(rel);
+            break;
+        case oci::Rootfs::Node::Kind::link:
+            tree->add_link(rel, node.data);
+            break;
+        }
+    }
+    io::Identity id;
+    id.kind = io::Identity::Kind::immutable;
+    id.key = v.manifest_digest + (prefix.empty() ? "" : ":" + std::string(prefix));
+    id.dir = true;
+    tree->set_identity(id);
+    return tree;
+}
+
+} // namespace kpkg::cli

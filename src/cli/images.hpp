@@ -1,0 +1,73 @@
+// Images for the commands: the registry client and the blob cache as the global flags set them
+// up, reading an image from wherever a Location says, writing one to a --save destination, and
+// an image's files as an io::Tree.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kpkg/io/tree.hpp"
+#include "kpkg/oci/content.hpp"
+#include "kpkg/oci/extract.hpp"
+#include "kpkg/oci/image.hpp"
+#include "kpkg/oci/location.hpp"
+#include "kpkg/plan/image.hpp"
+
+namespace kpkg::oci {
+class Registry;
+class Store;
+} // namespace kpkg::oci
+
+namespace kpkg::cli {
+
+// Set from the global flags before a command runs.
+struct ImageFlags {
+    std::string platform;  // --platform for image inputs ("" : the host's)
+    bool offline = false;  // --offline: images only from the cache
+    bool insecure = false; // --insecure: plain http / unverified TLS for the registries named
+    bool no_cache = false; // --no-cache: blobs are not read from or written to the cache
+    bool progress = false; // progress bars on stderr (a terminal, not --quiet)
+};
+ImageFlags& image_flags();
+
+// The platform image inputs are resolved to.
+oci::Platform input_platform();
+
+// The blob cache (nullptr with --no-cache or when no cache directory can be named).
+const oci::Store* image_store();
+// The registry client, created on first use, with the cache in front of it. `for_ref` registers
+// the reference's registry as insecure when --insecure is given.
+oci::Registry& registry_client(const oci::Reference* for_ref = nullptr);
+
+// The image at `where` (layouts and archives read and verified; registry images pulled through
+// the cache). `all_platforms`: an index keeps every platform (pull --all-platforms); otherwise a
+// registry index is resolved to `platform` (layouts and archives are read whole). Throws
+// Exception.
+oci::Content read_image(const oci::Location& where, const std::optional<oci::Platform>& platform,
+                        bool all_platforms = false);
+
+// Writes `image` to a --save destination (oci:, oci-archive:, docker-archive:). `tags`: the
+// references it is known by (docker-archive RepoTags). Throws Exception.
+void save_image(const oci::Location& dest, const oci::Content& image,
+                const std::vector<std::string>& tags);
+
+// One platform's image of `image`: its manifest, config and files.
+struct ImageView {
+    std::string manifest_digest;
+    oci::Manifest manifest;
+    oci::ImageConfig config;
+    oci::Rootfs fs; // the layers applied
+};
+// Throws Exception (`name` in messages).
+ImageView view_image(const oci::Content& image, const oci::Platform& platform,
+                     const std::string& name);
+
+// The files of `v` below `prefix` ("" for all) as a tree shown as `display`, whose identity is
+// the manifest digest (immutable: caches need no stamps).
+std::unique_ptr<io::MemoryTree> image_subtree(const ImageView& v, std::string_view prefix,
+                                              const std::string& display);
+
+} // namespace kpkg::cli

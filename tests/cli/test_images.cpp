@@ -1,0 +1,362 @@
+// kpkg build | push | pull | image inspect | cache, and images as inputs, end to end: the
+// binary against a real docker-registry on loopback, with skopeo and umoci reading what it
+// writes. Tests that need one of those programs skip with the reason when it is absent.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "kpkg/core/digest.hpp"
+#include "kpkg/oci/image.hpp"
+#include "kpkg/oci/layout.hpp"
+#include "registry_fixture.hpp"
+#include "support/support.hpp"
+
+namespace fs = std::filesystem;
+using kpkg::test::contains;
+using kpkg::test::run_kpkg;
+using kpkg::test::RunResult;
+using kpkg::test::TempDir;
+using kpkg::test::testdata;
+
+namespace {
+
+// Every run with its own cache, so that runs never see another test's images.
+struct Env {
+    TempDir dir;
+    std::vector<std::string> env() const {
+        return {"KPKG_CACHE_DIR=" + (dir.path() / "cache").string()};
+    }
+    RunResult run(std::vector<std::string> args) const { return run_kpkg(args, {}, env()); }
+    fs::path operator/(const std::string& rel) const { return dir / rel; }
+};
+
+std::string bundle_dir() {
+    return testdata("bundles/sample-operator").string();
+}
+std::string catalog_dir() {
+    return testdata("catalog").string();
+}
+
+std::string digest_line(const std::string& out) {
+    auto at = out.find("digest: ");
+    if (at == std::string::npos) return {};
+    return out.substr(at + 8, out.find('\n', at) - at - 8);
+}
+
+bool have(const char* program) {
+    return kpkg::test::run_command(std::string("command -v ") + program + " >/dev/null") == 0;
+}
+
+// ---- build: reproducible, validated, saved where asked ----
+
+TEST(Build, SameInputSameDigestAndThePinnedOne) {
+    Env e;
+    auto a = e.run({"build", bundle_dir(), "--platform", "linux/amd64"});
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    auto b = e.run({"build", bundle_dir(), "--platform", "linux/amd64", "-o", "json"});
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    const std::string digest = digest_line(a.out);
+    ASSERT_FALSE(digest.empty()) << a.out;
+    EXPECT_TRUE(contains(b.out, "\"digest\": \"" + digest + "\"")) << b.out;
+    // The golden digest of this bundle's image (gzip level 6 of Debian 12's zlib): a change in
+    // the layout, a header field, the config or the manifest changes it.
+    EXPECT_EQ(digest, "sha256:f8277fc7dfbdcea426feb5781de49ce574f384df3af6df55ea53a54e561b3e98");
+    EXPECT_TRUE(contains(a.out, "built registry+v1 bundle image of package \"sample\"")) << a.out;
+}
+
+TEST(Build, InvalidInputBuildsNothing) {
+    Env e;
+    auto r = e.run({"build", testdata("bundles/invalid-csv-version").string(), "--save",
+                    "oci:" + (e / "out").string()});
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_TRUE(contains(r.err, "not a valid bundle")) << r.err;
+    EXPECT_TRUE(contains(r.err, "spec.version")) << r.err;
+    EXPECT_FALSE(fs::exists(e / "out"));
+    EXPECT_FALSE(fs::exists(e / "cache" / "blobs"));
+}
+
+TEST(Build, UsageErrorsBeforeAnythingIsRead) {
+    Env e;
+    auto r = e.run({"build", bundle_dir(), "--push"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_TRUE(contains(r.err, "--push needs")) << r.err;
+    r = e.run({"build", bundle_dir(), "-t", "Bad/Ref"});
+    EXPECT_EQ(r.exit_code, 2);
+    r = e.run({"build", bundle_dir(), "--save", "dir:/tmp/x"});
+    EXPECT_EQ(r.exit_code, 2);
+    r = e.run({"build", bundle_dir(), "--platform", "linux"});
+    EXPECT_EQ(r.exit_code, 2);
+    r = e.run({"build", bundle_dir(), "--label", "=x"});
+    EXPECT_EQ(r.exit_code, 2);
+    r = e.run({"build", bundle_dir(), "--base-image", "oci:/nowhere"});
+    EXPECT_EQ(r.exit_code, 2) << "a base image is for catalogs: " << r.err;
+}
+
+TEST(Build, SavedLayoutsAndArchivesReadBackAsInputs) {
+    Env e;
+    const std::string layout = "oci:" + (e / "layout").string() + ":v1";
+    const std::string oarch = "oci-archive:" + (e / "img.oci.tar").string();
+    const std::string darch = "docker-archive:" + (e / "img.docker.tar").string();
+    auto r = e.run({"build", bundle_dir(), "-t", "example.com/op/sample:v1", "--save", layout,
+                    "--save", oarch, "--save", darch});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const std::string& in : {layout, oarch, darch, (e / "layout").string(),
+                                  (e / "img.oci.tar").string(), (e / "img.docker.tar").string()}) {
+        auto v = e.run({"bundle", "validate", in});
+        EXPECT_EQ(v.exit_code, 0) << in << ": " << v.out << v.err;
+        auto ren = e.run({"bundle", "render", in});
+        EXPECT_EQ(ren.exit_code, 0) << in << ": " << ren.err;
+        EXPECT_TRUE(contains(ren.out, "\"name\": \"sample.v2.1.0\"")) << ren.out;
+        auto i = e.run({"image", "inspect", in, "-o", "json"});
+        EXPECT_EQ(i.exit_code, 0) << in << ": " << i.err;
+        EXPECT_TRUE(contains(i.out, "\"kind\": \"bundle\"")) << i.out;
+    }
+    // The bundle rendered from its image is the bundle rendered from its directory.
+    auto from_dir = e.run({"bundle", "render", bundle_dir()});
+    auto from_image = e.run({"bundle", "render", layout});
+    EXPECT_EQ(from_dir.out, from_image.out);
+    // An image of the wrong kind for the command.
+    auto wrong = e.run({"catalog", "validate", layout});
+    EXPECT_EQ(wrong.exit_code, 3);
+    EXPECT_TRUE(contains(wrong.err, "is a registry+v1 bundle image, not a catalog image"))
+        << wrong.err;
+}
+
+TEST(Build, CatalogImageForTwoPlatformsIsAnIndexSharingItsLayer) {
+    Env e;
+    const std::string layout = "oci:" + (e / "cat").string();
+    auto r = e.run({"build", catalog_dir(), "--platform", "linux/amd64", "--platform",
+                    "linux/arm64", "--save", layout, "--label", "org.example/team=olm"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto content = kpkg::oci::read_oci_dir(e / "cat");
+    ASSERT_TRUE(content) << content.error().message;
+    // An index, two manifests, two configs and one layer.
+    EXPECT_EQ(content->blobs.size(), 6u);
+    auto ix = kpkg::oci::parse_index(content->blobs.at(content->root_digest), "index");
+    ASSERT_TRUE(ix);
+    ASSERT_EQ(ix->manifests.size(), 2u);
+    std::set<std::string> layers;
+    for (const auto& d : ix->manifests) {
+        auto m = kpkg::oci::parse_manifest(content->blobs.at(d.digest), "m");
+        ASSERT_TRUE(m);
+        for (const auto& l : m->layers)
+            layers.insert(l.digest);
+        auto c = kpkg::oci::parse_config(content->blobs.at(m->config.digest), "c");
+        ASSERT_TRUE(c);
+        EXPECT_EQ(c->labels.at("operators.operatorframework.io.index.configs.v1"), "/configs");
+        EXPECT_EQ(c->labels.at("org.example/team"), "olm");
+        EXPECT_TRUE(c->entrypoint.empty()) << "a scratch catalog image has no entrypoint";
+    }
+    EXPECT_EQ(layers.size(), 1u);
+
+    for (const char* platform : {"linux/amd64", "linux/arm64"}) {
+        auto l = e.run({"--platform", platform, "catalog", "list", "packages", layout});
+        EXPECT_EQ(l.exit_code, 0) << l.err;
+        EXPECT_TRUE(contains(l.out, "vault")) << l.out;
+    }
+    auto none = e.run({"--platform", "linux/s390x", "catalog", "validate", layout});
+    EXPECT_EQ(none.exit_code, 3);
+    EXPECT_TRUE(contains(none.err, "linux/s390x")) << none.err;
+
+    auto res = e.run({"resolve", "vault", "--catalog", layout});
+    EXPECT_EQ(res.exit_code, 0) << res.err;
+    EXPECT_TRUE(contains(res.out, "vault-operator.v1.2.0")) << res.out;
+}
+
+TEST(Build, CatalogOnABaseImageIsRunWithOpmWithoutAStaleCache) {
+    Env e;
+    // A base image with an entrypoint and a command of its own, written as skopeo would.
+    kpkg::oci::Content base = kpkg::test::make_image("opm binary", "linux/amd64");
+    ASSERT_TRUE(kpkg::oci::write_oci_dir(e / "base", base, "latest"));
+    auto r = e.run({"build", catalog_dir(), "--platform", "linux/amd64", "--base-image",
+                    "oci:" + (e / "base").string() + ":latest", "--save",
+                    "oci:" + (e / "cat").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto content = kpkg::oci::read_oci_dir(e / "cat");
+    ASSERT_TRUE(content) << content.error().message;
+    auto m = kpkg::oci::parse_manifest(content->blobs.at(content->root_digest), "m");
+    ASSERT_TRUE(m);
+    ASSERT_EQ(m->layers.size(), 2u) << "the base's layer, then the catalog's";
+    auto bm = kpkg::oci::parse_manifest(base.blobs.at(base.root_digest), "base");
+    ASSERT_TRUE(bm);
+    EXPECT_EQ(m->layers[0].digest, bm->layers[0].digest);
+    auto c = kpkg::oci::parse_config(content->blobs.at(m->config.digest), "c");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->entrypoint, std::vector<std::string>{"/bin/opm"});
+    EXPECT_EQ(c->cmd, (std::vector<std::string>{"serve", "/configs"}));
+    EXPECT_EQ(c->diff_ids.size(), 2u);
+    // The result reads back as a catalog.
+    auto v = e.run({"catalog", "validate", "oci:" + (e / "cat").string()});
+    EXPECT_EQ(v.exit_code, 0) << v.err;
+}
+
+TEST(Build, PackageOperatorPackagesAreNotBuiltYet) {
+    Env e;
+    e.dir.write("pkg/manifest.yaml", "apiVersion: manifests.package-operator.run/v1alpha1\n"
+                                     "kind: PackageManifest\n");
+    auto r = e.run({"build", (e / "pkg").string()});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_TRUE(contains(r.err, "not supported yet")) << r.err;
+}
+
+// ---- the independent tools read what kpkg writes ----
+
+TEST(Interop, SkopeoAndUmociReadKpkgImages) {
+    if (!have("skopeo") || !have("umoci")) GTEST_SKIP() << "skopeo or umoci is not installed";
+    Env e;
+    auto r = e.run({"build", bundle_dir(), "-t", "example.com/op/sample:v1", "--save",
+                    "oci:" + (e / "layout").string() + ":v1", "--save",
+                    "oci-archive:" + (e / "o.tar").string(), "--save",
+                    "docker-archive:" + (e / "d.tar").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const std::string& src :
+         {"oci:" + (e / "layout").string() + ":v1", "oci-archive:" + (e / "o.tar").string(),
+          "docker-archive:" + (e / "d.tar").string()}) {
+        std::string out;
+        ASSERT_EQ(kpkg::test::run_command("skopeo inspect " + src + " 2>&1", &out), 0) << out;
+        EXPECT_TRUE(contains(out, "operators.operatorframework.io.bundle.package.v1")) << out;
+    }
+    std::string out;
+    ASSERT_EQ(kpkg::test::run_command("cd " + e.dir.path().string() +
+                                          " && umoci unpack --rootless --image layout:v1 "
+                                          "unpacked 2>&1",
+                                      &out),
+              0)
+        << out;
+    EXPECT_TRUE(
+        fs::exists(e / "unpacked/rootfs/manifests/sample.v2.1.0.clusterserviceversion.yaml"));
+    EXPECT_TRUE(fs::exists(e / "unpacked/rootfs/metadata/annotations.yaml"));
+    // And kpkg reads what skopeo writes.
+    ASSERT_EQ(kpkg::test::run_command(
+                  "skopeo --insecure-policy copy oci-archive:" + (e / "o.tar").string() +
+                      " oci:" + (e / "copied").string() + ":x 2>&1",
+                  &out),
+              0)
+        << out;
+    auto v = e.run({"bundle", "validate", "oci:" + (e / "copied").string() + ":x"});
+    EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+// ---- a registry: push, pull, inputs, the cache, offline ----
+
+TEST(Registry, PushPullRenderAndOfflineFromTheCache) {
+    if (kpkg::test::RegistryProcess::binary().empty()) GTEST_SKIP() << "no docker-registry";
+    kpkg::test::RegistryProcess reg;
+    ASSERT_TRUE(reg.running()) << reg.error();
+    Env e;
+    const std::string ref = reg.host() + "/op/sample:v1";
+    auto b = e.run({"build", bundle_dir(), "-t", ref, "--push", "--platform", "linux/amd64"});
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    const std::string digest = digest_line(b.out);
+    EXPECT_TRUE(contains(b.out, "pushed: " + ref + "@" + digest)) << b.out;
+
+    if (have("skopeo")) {
+        std::string out;
+        ASSERT_EQ(kpkg::test::run_command(
+                      "skopeo inspect --tls-verify=false docker://" + ref + " 2>&1", &out),
+                  0)
+            << out;
+        EXPECT_TRUE(contains(out, digest)) << out;
+    }
+
+    // Another machine: an empty cache pulls it.
+    Env other;
+    auto p = other.run({"pull", ref, "--save", "oci:" + (other / "l").string()});
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    EXPECT_EQ(digest_line(p.out), digest);
+    auto ren = other.run({"bundle", "render", ref + "@" + digest});
+    ASSERT_EQ(ren.exit_code, 0) << ren.err;
+    EXPECT_TRUE(contains(ren.out, "\"image\": \"" + ref + "@" + digest + "\"")) << ren.out;
+    auto ins = other.run({"image", "inspect", ref});
+    EXPECT_EQ(ins.exit_code, 0) << ins.err;
+    EXPECT_TRUE(contains(ins.out, "registry+v1 bundle (package sample)")) << ins.out;
+
+    // The registry goes away: a digest reference and (with --offline) the tag still answer.
+    reg.stop();
+    auto warm = other.run({"bundle", "validate", ref + "@" + digest});
+    EXPECT_EQ(warm.exit_code, 0) << warm.out << warm.err;
+    auto off = other.run({"--offline", "bundle", "inspect", ref});
+    EXPECT_EQ(off.exit_code, 0) << off.err;
+    auto online = other.run({"bundle", "inspect", ref});
+    EXPECT_EQ(online.exit_code, 1) << "a tag is looked up online unless --offline";
+    EXPECT_TRUE(contains(online.err, reg.host())) << online.err;
+    auto never = other.run({"--offline", "bundle", "inspect", reg.host() + "/op/other:v1"});
+    EXPECT_EQ(never.exit_code, 1);
+
+    // The cache: what it holds, and emptied.
+    auto ls = other.run({"cache", "ls", "-o", "json"});
+    ASSERT_EQ(ls.exit_code, 0) << ls.err;
+    EXPECT_TRUE(contains(ls.out, digest)) << ls.out;
+    auto prune = other.run({"cache", "prune"});
+    EXPECT_EQ(prune.exit_code, 0) << prune.err;
+    auto gone = other.run({"bundle", "validate", ref + "@" + digest});
+    EXPECT_EQ(gone.exit_code, 1) << "nothing cached and no registry";
+}
+
+TEST(Registry, PushOfABuiltImageAndOfAnImageOnDisk) {
+    if (kpkg::test::RegistryProcess::binary().empty()) GTEST_SKIP() << "no docker-registry";
+    kpkg::test::RegistryProcess reg;
+    ASSERT_TRUE(reg.running()) << reg.error();
+    Env e;
+    const std::string ref = reg.host() + "/op/cat:1";
+    auto b = e.run({"build", catalog_dir(), "-t", ref, "--platform", "linux/amd64", "--platform",
+                    "linux/arm64", "--save", "oci:" + (e / "l").string()});
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    auto push = e.run({"push", ref});
+    ASSERT_EQ(push.exit_code, 0) << push.err;
+    EXPECT_TRUE(contains(push.out, "@" + digest_line(b.out))) << push.out;
+    auto push2 = e.run({"push", "oci:" + (e / "l").string(), reg.host() + "/op/cat:2"});
+    ASSERT_EQ(push2.exit_code, 0) << push2.err;
+    Env other;
+    for (const char* platform : {"linux/amd64", "linux/arm64"}) {
+        auto l = other.run(
+            {"--platform", platform, "catalog", "list", "packages", reg.host() + "/op/cat:2"});
+        EXPECT_EQ(l.exit_code, 0) << l.err;
+        EXPECT_TRUE(contains(l.out, "etcd")) << l.out;
+    }
+    auto missing = e.run({"push", reg.host() + "/op/never-built:1"});
+    EXPECT_EQ(missing.exit_code, 1);
+    EXPECT_TRUE(contains(missing.err, "no image of that name in the cache")) << missing.err;
+}
+
+TEST(Images, BadReferencesAndUnknownImages) {
+    Env e;
+    auto r = e.run({"image", "inspect", "docker://Not/Valid"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    r = e.run({"pull", "oci:" + (e / "missing").string()});
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_TRUE(contains(r.err, "missing")) << r.err;
+    // Nothing listens there: a network error naming the registry, exit 1.
+    const int port = kpkg::test::free_port();
+    r = e.run({"pull", "127.0.0.1:" + std::to_string(port) + "/x/y:1"});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_TRUE(contains(r.err, "127.0.0.1:" + std::to_string(port))) << r.err;
+}
+
+TEST(Images, SqliteIndexImagesAreRefusedWithOpmsMessage) {
+    Env e;
+    // An image whose config has only the sqlite index label.
+    kpkg::oci::Content img = kpkg::test::make_image("db", "linux/amd64");
+    auto m = kpkg::oci::parse_manifest(img.blobs.at(img.root_digest), "m");
+    ASSERT_TRUE(m);
+    auto c = kpkg::oci::parse_config(img.blobs.at(m->config.digest), "c");
+    ASSERT_TRUE(c);
+    c->labels["operators.operatorframework.io.index.database.v1"] = "/database/index.db";
+    c->raw = {};
+    std::string cfg = kpkg::oci::to_json(*c);
+    img.blobs.erase(m->config.digest);
+    m->config.digest = kpkg::sha256_digest(cfg);
+    m->config.size = static_cast<std::int64_t>(cfg.size());
+    img.blobs[m->config.digest] = cfg;
+    std::string man = kpkg::oci::to_json(*m);
+    img.blobs.erase(img.root_digest);
+    img.root_digest = kpkg::sha256_digest(man);
+    img.blobs[img.root_digest] = man;
+    ASSERT_TRUE(kpkg::oci::write_oci_dir(e / "idx", img, "v1"));
+    auto r = e.run({"catalog", "validate", "oci:" + (e / "idx").string() + ":v1"});
+    EXPECT_EQ(r.exit_code, 3);
+    EXPECT_TRUE(contains(r.err, "sqlite-based index images are no longer supported")) << r.err;
+}
+
+} // namespace
