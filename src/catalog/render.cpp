@@ -49,9 +49,20 @@ namespace {
 
 // One unit of loading work: a catalog file, standard input, or a bundle directory.
 struct Unit {
-    enum class Kind { file, stdin_, bundle } kind = Kind::file;
+    enum class Kind { file, stdin_, bundle, tree_file, tree_bundle } kind = Kind::file;
     fs::path path;
+    // tree_file: the file `rel` of `tree`; tree_bundle: the bundle `tree` is, named `image`.
+    const io::Tree* tree = nullptr;
+    std::string rel;
+    std::string image;
 };
+
+Unit unit_of(Unit::Kind kind, fs::path path) {
+    Unit u;
+    u.kind = kind;
+    u.path = std::move(path);
+    return u;
+}
 
 // Where a blob's compact JSON is: worker, block of that worker's arena, offset, length.
 struct BlobSpan {
@@ -479,9 +490,13 @@ bool read_regular(const io::FileTree& file, const io::Limits& limits, std::strin
 }
 
 void load_unit(const Unit& unit, Worker& w, UnitOut& u) {
-    if (unit.kind == Unit::Kind::bundle) {
-        const bundle::Loaded loaded = bundle::load(unit.path).take();
-        const bundle::Rendered r = bundle::render(loaded).take();
+    if (unit.kind == Unit::Kind::bundle || unit.kind == Unit::Kind::tree_bundle) {
+        const bundle::Loaded loaded = unit.kind == Unit::Kind::bundle
+                                          ? bundle::load(unit.path).take()
+                                          : bundle::load(*unit.tree).take();
+        bundle::RenderOptions ro;
+        ro.image = unit.image;
+        const bundle::Rendered r = bundle::render(loaded, ro).take();
         BlobInfo info;
         info.kind = BlobKind::bundle;
         info.schema = "olm.bundle";
@@ -494,6 +509,19 @@ void load_unit(const Unit& unit, Worker& w, UnitOut& u) {
         return;
     }
     const bool in = unit.kind == Unit::Kind::stdin_;
+    if (unit.kind == Unit::Kind::tree_file) {
+        const std::string file = unit.tree->display(unit.rel);
+        io::ReadOptions ro;
+        ro.limit = w.limits.max_file_bytes;
+        io::Contents c = unit.tree->read(unit.rel, ro).take();
+        if (c.too_large)
+            throw Exception(Error::invalid(file + ": larger than the limit of " +
+                                               std::to_string(w.limits.max_file_bytes) + " bytes",
+                                           SourcePos{file}));
+        const std::string_view text = c.text();
+        if (detail::looks_like_json(text)) return json_stream(text, file, w, u);
+        return yaml_stream(text, detail::TextPlace{}, 0, file, w, u, nullptr);
+    }
     const std::string file = in ? std::string("<stdin>") : unit.path.string();
     std::string text;
     if (in) {
@@ -673,10 +701,42 @@ bool is_bundle_dir(const fs::path& dir) {
 
 Result<RenderedCatalog> prepare_render(const std::vector<std::string>& sources,
                                        const RenderOptions& opts) {
+    std::vector<RenderSource> s;
+    s.reserve(sources.size());
+    for (const auto& p : sources)
+        s.push_back({p, std::nullopt});
+    return prepare_render(s, opts);
+}
+
+Result<RenderedCatalog> prepare_render(const std::vector<RenderSource>& sources,
+                                       const RenderOptions& opts) {
     std::vector<Unit> units;
-    for (const auto& src : sources) {
+    for (const auto& source : sources) {
+        if (source.tree) {
+            const io::Tree& tree = *source.tree->tree;
+            if (source.tree->bundle) {
+                Unit u;
+                u.kind = Unit::Kind::tree_bundle;
+                u.tree = &tree;
+                u.image = source.tree->image;
+                units.push_back(std::move(u));
+                continue;
+            }
+            auto listed = detail::select_files(tree);
+            if (!listed) return fail(std::move(listed).error());
+            for (auto& f : listed->files) {
+                if (f.problem) return fail(detail::problem_error(tree, f));
+                Unit u;
+                u.kind = Unit::Kind::tree_file;
+                u.tree = &tree;
+                u.rel = std::move(f.rel);
+                units.push_back(std::move(u));
+            }
+            continue;
+        }
+        const std::string& src = source.path;
         if (src == "-") {
-            units.push_back({Unit::Kind::stdin_, {}});
+            units.push_back(unit_of(Unit::Kind::stdin_, {}));
             continue;
         }
         std::error_code ec;
@@ -686,7 +746,7 @@ Result<RenderedCatalog> prepare_render(const std::vector<std::string>& sources,
                                   SourcePos{src}));
         if (fs::is_directory(st)) {
             if (is_bundle_dir(src)) {
-                units.push_back({Unit::Kind::bundle, src});
+                units.push_back(unit_of(Unit::Kind::bundle, src));
                 continue;
             }
             const io::DirectoryTree tree{fs::path(src)};
@@ -694,11 +754,11 @@ Result<RenderedCatalog> prepare_render(const std::vector<std::string>& sources,
             if (!listed) return fail(std::move(listed).error());
             for (auto& f : listed->files) {
                 if (f.problem) return fail(detail::problem_error(tree, f));
-                units.push_back({Unit::Kind::file, fs::path(std::move(f.display))});
+                units.push_back(unit_of(Unit::Kind::file, fs::path(std::move(f.display))));
             }
             continue;
         }
-        units.push_back({Unit::Kind::file, src});
+        units.push_back(unit_of(Unit::Kind::file, src));
     }
 
     auto impl = std::make_unique<RenderedCatalog::Impl>();

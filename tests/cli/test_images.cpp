@@ -191,6 +191,20 @@ TEST(Build, CatalogOnABaseImageIsRunWithOpmWithoutAStaleCache) {
     EXPECT_EQ(v.exit_code, 0) << v.err;
 }
 
+TEST(Build, CatalogRenderReadsImagesAsOpmDoes) {
+    Env e;
+    auto r = e.run({"build", catalog_dir(), "--save", "oci:" + (e / "cat").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = e.run({"build", bundle_dir(), "--save", "oci:" + (e / "bundle").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto from_dir = e.run({"catalog", "render", catalog_dir(), bundle_dir()});
+    ASSERT_EQ(from_dir.exit_code, 0) << from_dir.err;
+    auto from_images = e.run(
+        {"catalog", "render", "oci:" + (e / "cat").string(), "oci:" + (e / "bundle").string()});
+    ASSERT_EQ(from_images.exit_code, 0) << from_images.err;
+    EXPECT_EQ(from_dir.out, from_images.out);
+}
+
 TEST(Build, PackageOperatorPackagesAreNotBuiltYet) {
     Env e;
     e.dir.write("pkg/manifest.yaml", "apiVersion: manifests.package-operator.run/v1alpha1\n"
@@ -268,6 +282,9 @@ TEST(Registry, PushPullRenderAndOfflineFromTheCache) {
     auto ren = other.run({"bundle", "render", ref + "@" + digest});
     ASSERT_EQ(ren.exit_code, 0) << ren.err;
     EXPECT_TRUE(contains(ren.out, "\"image\": \"" + ref + "@" + digest + "\"")) << ren.out;
+    auto cren = other.run({"catalog", "render", ref});
+    ASSERT_EQ(cren.exit_code, 0) << cren.err;
+    EXPECT_TRUE(contains(cren.out, "\"image\": \"" + ref + "\"")) << cren.out;
     auto ins = other.run({"image", "inspect", ref});
     EXPECT_EQ(ins.exit_code, 0) << ins.err;
     EXPECT_TRUE(contains(ins.out, "registry+v1 bundle (package sample)")) << ins.out;

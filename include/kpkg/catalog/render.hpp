@@ -22,12 +22,14 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "kpkg/core/result.hpp"
 #include "kpkg/io/load.hpp"
+#include "kpkg/io/tree.hpp"
 
 namespace kpkg::catalog {
 
@@ -39,6 +41,20 @@ struct RenderOptions {
     // depend on it.
     unsigned threads = 0;
     io::Limits limits;
+};
+
+// A source given as a tree (an image's files, read by the caller): a catalog, or a bundle whose
+// olm.bundle names `image` (as opm renders a bundle image: "image" is its reference).
+struct TreeSource {
+    std::shared_ptr<const io::Tree> tree;
+    bool bundle = false;
+    std::string image;
+};
+
+// One source: a path (as below), or a tree.
+struct RenderSource {
+    std::string path;
+    std::optional<TreeSource> tree;
 };
 
 // True when `dir` looks like a registry+v1 bundle directory (has manifests/ and metadata/).
@@ -64,7 +80,7 @@ public:
 
 private:
     explicit RenderedCatalog(std::unique_ptr<Impl> impl);
-    friend Result<RenderedCatalog> prepare_render(const std::vector<std::string>&,
+    friend Result<RenderedCatalog> prepare_render(const std::vector<RenderSource>&,
                                                   const RenderOptions&);
     std::unique_ptr<Impl> impl_;
 };
@@ -75,6 +91,10 @@ private:
 // schema or wrong field types, an olm.bundle.object that is not base64 (exit 3), an unreadable
 // source (exit 1). Nothing is written by this step.
 Result<RenderedCatalog> prepare_render(const std::vector<std::string>& sources,
+                                       const RenderOptions& opts = {});
+// The same with sources that may be trees (images): a catalog tree's files are read as a
+// directory's are; a bundle tree is rendered as a bundle directory is, with its image.
+Result<RenderedCatalog> prepare_render(const std::vector<RenderSource>& sources,
                                        const RenderOptions& opts = {});
 
 // prepare_render() and write() in one call: nothing reaches `sink` unless every source loads.

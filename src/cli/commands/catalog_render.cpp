@@ -5,8 +5,10 @@
 #include <cstring>
 
 #include "command.hpp"
+#include "input.hpp"
 #include "kpkg/catalog/render.hpp"
 #include "kpkg/core/atomic_file.hpp"
+#include "kpkg/oci/location.hpp"
 #include "paths.hpp"
 
 namespace kpkg::cli {
@@ -27,7 +29,18 @@ int run_render(const Globals& g, const RenderCliOptions& o) {
     check_output_outside("--output-file", o.output_file, inputs);
     // Every source is read and checked before anything is written: on an error, stdout gets
     // nothing and no output file is created.
-    const catalog::RenderedCatalog cat = catalog::prepare_render(o.sources).take();
+    std::vector<catalog::RenderSource> sources;
+    for (const auto& s : o.sources) {
+        catalog::RenderSource src;
+        src.path = s;
+        if (auto where = oci::locate(s); where && where->is_image()) {
+            Input in = open_any_input(s);
+            src.tree = catalog::TreeSource{std::shared_ptr<const io::Tree>(std::move(in.tree)),
+                                           in.bundle, in.reference};
+        }
+        sources.push_back(std::move(src));
+    }
+    const catalog::RenderedCatalog cat = catalog::prepare_render(sources).take();
     if (o.output_file.empty()) {
         bool failed = false;
         int err = 0;
