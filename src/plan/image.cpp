@@ -111,7 +111,9 @@ Result<ImageContent> catalog_content(const io::Tree& tree, const ContentOptions&
     catalog::LoadOptions lopts;
     auto cat = catalog::load_catalog(tree, lopts);
     if (!cat) return fail(std::move(cat).error());
-    std::vector<catalog::Finding> findings = catalog::validate(*cat);
+    catalog::ValidateOptions vopts;
+    vopts.lenient = opts.lenient;
+    std::vector<catalog::Finding> findings = catalog::validate(*cat, vopts);
     if (catalog::has_errors(findings)) {
         std::size_t errors = catalog::count(findings, catalog::Severity::error);
         std::string tree_text = catalog::format_tree(findings, catalog::Severity::error);
@@ -306,8 +308,8 @@ Result<oci::Content> build_image(const ImageContent& content, const BuildOptions
             for (const auto& l : bm->layers) {
                 auto b = opts.base->blobs.find(l.digest);
                 if (b == opts.base->blobs.end())
-                    return fail(Error::invalid(opts.base_name + ": layer " + l.digest +
-                                               " is missing"));
+                    return fail(
+                        Error::invalid(opts.base_name + ": layer " + l.digest + " is missing"));
                 out.blobs.emplace(l.digest, b->second);
                 oci::Descriptor d = l;
                 // Docker's layer type is the OCI gzip layer under its OCI name.
@@ -320,7 +322,8 @@ Result<oci::Content> build_image(const ImageContent& content, const BuildOptions
             config.architecture = platform.architecture;
             config.variant = platform.variant;
         }
-        for (const auto& [k, v] : content.labels) config.labels[k] = v;
+        for (const auto& [k, v] : content.labels)
+            config.labels[k] = v;
         if (!content.entrypoint.empty()) config.entrypoint = content.entrypoint;
         if (!content.cmd.empty()) config.cmd = content.cmd;
         config.diff_ids.push_back(layer->diff_id);

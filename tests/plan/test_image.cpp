@@ -103,6 +103,24 @@ TEST(ImageContent, CatalogGoesUnderConfigsWithTheConfigsLabel) {
     EXPECT_EQ(c->labels.at("org.opencontainers.image.source"), "https://example.com/x");
 }
 
+TEST(ImageContent, LenientCatalogsAsCatalogValidateLenient) {
+    // A relatedImages entry that is not an image reference: an error, a warning with lenient.
+    io::MemoryTree t("cat");
+    t.add_file("c.yaml", "schema: olm.package\nname: foo\ndefaultChannel: stable\n---\n"
+                         "schema: olm.channel\npackage: foo\nname: stable\nentries:\n"
+                         "- name: foo.v1.0.0\n---\nschema: olm.bundle\npackage: foo\n"
+                         "name: foo.v1.0.0\nimage: quay.io/foo/bundle:v1\nproperties:\n"
+                         "- type: olm.package\n  value: {packageName: foo, version: 1.0.0}\n"
+                         "relatedImages:\n- image: NOT A REFERENCE\n");
+    auto strict = image_content(t);
+    ASSERT_FALSE(strict);
+    EXPECT_EQ(strict.error().code, ExitCode::invalid) << strict.error().message;
+    ContentOptions o;
+    o.lenient = true;
+    auto lenient = image_content(t, o);
+    EXPECT_TRUE(lenient) << lenient.error().message;
+}
+
 TEST(ImageContent, InvalidCatalogBuildsNothing) {
     io::MemoryTree t("cat");
     t.add_file("c.yaml", "schema: olm.package\nname: foo\ndefaultChannel: missing\n");

@@ -59,6 +59,9 @@ struct ContentOptions {
     // The catalog is layered on a base image (opm's): it is given opm's entrypoint and a command
     // serving /configs without a pre-built cache (opm builds its cache when it starts).
     bool base_image = false;
+    // Catalogs: validated as `kpkg catalog validate --lenient` does (the two findings older opm
+    // releases accept are warnings).
+    bool lenient = false;
     // Labels added last (--label), replacing those of the same key.
     std::map<std::string, std::string> labels;
     // Limits for every file read.

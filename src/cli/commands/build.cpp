@@ -14,6 +14,9 @@
 //   {"kind": "bundle"|"catalog", "package": "...", "digest": "sha256:...",
 //    "mediaType": "...", "platforms": ["linux/amd64"], "tags": [...], "saved": [...],
 //    "pushed": [{"reference": "...", "digest": "sha256:..."}]}
+#include <chrono>
+#include <cstdio>
+
 #include "command.hpp"
 #include "images.hpp"
 #include "input.hpp"
@@ -33,9 +36,24 @@ struct BuildCliOptions {
     std::vector<std::string> platforms;
     std::vector<std::string> labels;
     std::string base = "scratch";
+    bool lenient = false;
+};
+
+// "<what>: <ms> ms" on stderr with -v, for each step of a build.
+struct Steps {
+    std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
+    void done(const char* what) {
+        const auto now = std::chrono::steady_clock::now();
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.1f",
+                      std::chrono::duration<double, std::milli>(now - t).count());
+        log::debug(std::string(what) + ": " + buf + " ms");
+        t = now;
+    }
 };
 
 int run_build(const Globals& g, const BuildCliOptions& o) {
+    Steps steps;
     // Everything the flags say is checked before anything is read or built.
     std::vector<oci::Reference> tags;
     for (const auto& t : o.tags) {
@@ -76,7 +94,9 @@ int run_build(const Globals& g, const BuildCliOptions& o) {
                                      std::string(plan::kind_description(kind)) +
                                      " images are built from scratch"));
     copts.base_image = on_base;
+    copts.lenient = o.lenient;
     plan::ImageContent content = plan::image_content(*tree, copts).take();
+    steps.done("read and validated");
 
     oci::Content base;
     if (on_base) {
@@ -89,6 +109,7 @@ int run_build(const Globals& g, const BuildCliOptions& o) {
         bopts.base_name = o.base;
     }
     oci::Content image = plan::build_image(content, bopts).take();
+    steps.done("built");
 
     // Into the cache, known by its tags.
     if (const oci::Store* store = image_store()) {
@@ -98,10 +119,12 @@ int run_build(const Globals& g, const BuildCliOptions& o) {
                 (store->set_tag(oci::normalize(t), image.root_digest, image.root_media_type))
                     .take();
     }
+    steps.done("stored in the cache");
     std::vector<std::string> saved;
     for (const auto& dest : saves) {
         save_image(dest, image, o.tags);
         saved.push_back(oci::to_string(dest));
+        steps.done("saved");
     }
     std::vector<std::pair<std::string, std::string>> pushed;
     if (o.push) {
@@ -180,6 +203,9 @@ void setup(CLI::App& root, Context& ctx) {
                   "Catalogs: the image to layer the catalog on (an opm image, served with "
                   "'opm serve /configs'), or scratch")
         ->option_text("REF");
+    b->add_flag("--lenient", opts->lenient,
+                "Catalogs: accept what older opm releases accept, as 'kpkg catalog validate "
+                "--lenient' does");
     b->footer("Exit status: 0 built, 3 the input does not validate (nothing built), 2 usage,\n"
               "1 a file, the registry or the cache failed.");
     b->callback(

@@ -1,0 +1,209 @@
+// What images cost: `kpkg build` of a bundle and of a catalog image, push and pull through a
+// loopback docker-registry, and a warm `kpkg bundle render REF@sha256:…`, each end to end (the
+// kpkg executable spawned as a user runs it), with a baseline measured in the same run:
+//   - build of the prometheus corpus bundle image (to the cache, and to an OCI layout);
+//   - build of the derived-community/catalog-valid catalog image against `tar c | gzip -6` of
+//     the same files;
+//   - push of that catalog image (from an OCI layout) and pull of it (to an OCI layout, empty
+//     cache) against `skopeo copy` of the same image between the same places;
+//   - `kpkg bundle render REG/…@sha256:…` with the image in the cache (the registry stopped).
+// Medians of N runs (--runs, default 7). Needs the corpus, docker-registry and skopeo (a part
+// whose tool is missing is skipped, saying so).
+// Usage: kpkg-bench-image [--runs N] [--corpus DIR]
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "measure.hpp"
+
+namespace fs = std::filesystem;
+
+extern char** environ;
+
+namespace {
+
+using bench::Clock;
+using bench::median;
+using bench::ms_since;
+
+int runs = 7;
+
+// Runs `cmd` with /bin/sh, stdout and stderr to /dev/null (or to `out`): its wall time in ms,
+// or exits the bench when it fails.
+double sh(const std::string& cmd, std::string* out = nullptr) {
+    std::string full = cmd + (out != nullptr ? " 2>&1" : " >/dev/null 2>&1");
+    const auto t0 = Clock::now();
+    FILE* p = popen(full.c_str(), "r");
+    std::string text;
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;)
+        text.append(buf, n);
+    const int status = pclose(p);
+    const double ms = ms_since(t0);
+    if (status != 0) {
+        std::fprintf(stderr, "failed (%d): %s\n%s", status, cmd.c_str(), text.c_str());
+        std::exit(1);
+    }
+    if (out != nullptr) *out = text;
+    return ms;
+}
+
+bool have(const char* program) {
+    return std::system((std::string("command -v ") + program + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+int free_port() {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t n = sizeof a;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n);
+    const int port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+// `label  median ms  (baseline median ms, ratio)`.
+void row(const char* label, const std::vector<double>& v, const std::vector<double>* base = nullptr,
+         const char* base_label = nullptr) {
+    const double m = median(v);
+    if (base == nullptr) {
+        std::printf("  %-58s %9.1f ms\n", label, m);
+        return;
+    }
+    const double b = median(*base);
+    std::printf("  %-58s %9.1f ms   %s %.1f ms, ratio %.2f\n", label, m, base_label, b, m / b);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    fs::path corpus = fs::path(KPKG_BENCH_SOURCE_ROOT).parent_path() / "shared" / "corpus";
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
+            runs = std::max(1, std::atoi(argv[++i]));
+        else if (std::strcmp(argv[i], "--corpus") == 0 && i + 1 < argc)
+            corpus = argv[++i];
+        else {
+            std::fprintf(stderr, "usage: kpkg-bench-image [--runs N] [--corpus DIR]\n");
+            return 2;
+        }
+    }
+    const std::string kpkg = KPKG_BENCH_KPKG;
+    const fs::path bundle = corpus / "olm/bundles/prometheus.0.22.2";
+    const fs::path catalog = corpus / "olm/large/derived-community/catalog-valid";
+    if (!fs::exists(bundle) || !fs::exists(catalog)) {
+        std::fprintf(stderr, "no corpus at %s\n", corpus.c_str());
+        return 1;
+    }
+    char tmpl[] = "/tmp/kpkg-bench-image-XXXXXX";
+    const fs::path tmp = mkdtemp(tmpl);
+    const std::string cache = (tmp / "cache").string();
+    auto k = [&](const std::string& args, const std::string& cache_dir) {
+        return "KPKG_CACHE_DIR=" + cache_dir + " " + kpkg + " " + args;
+    };
+    std::printf("kpkg-bench-image: %s, %u cores, %d runs, medians\n", bench::cpu_model().c_str(),
+                std::thread::hardware_concurrency(), runs);
+
+    // ---- build ----
+    std::vector<double> true_ms, b_cache, b_layout, c_kpkg, c_tar;
+    for (int i = 0; i < runs; ++i) {
+        true_ms.push_back(sh("/bin/true"));
+        const std::string c = (tmp / ("bc" + std::to_string(i))).string();
+        b_cache.push_back(sh(k("build " + bundle.string() + " --platform linux/amd64", c)));
+        b_layout.push_back(sh(k("build " + bundle.string() + " --platform linux/amd64 --save oci:" +
+                                    (tmp / ("bl" + std::to_string(i))).string(),
+                                c)));
+        c_kpkg.push_back(sh(k("build " + catalog.string() +
+                                  " --lenient --platform linux/amd64 --save oci-archive:" +
+                                  (tmp / ("cat" + std::to_string(i) + ".tar")).string(),
+                              (tmp / ("cc" + std::to_string(i))).string())));
+        c_tar.push_back(sh("tar cf - -C " + catalog.string() + " . | gzip -6 > " +
+                           (tmp / ("cat" + std::to_string(i) + ".tgz")).string()));
+    }
+    std::printf("build\n");
+    row("/bin/true through sh (spawn baseline)", true_ms);
+    row("kpkg build prometheus.0.22.2 (into the cache)", b_cache);
+    row("kpkg build prometheus.0.22.2 --save oci:DIR", b_layout);
+    row("kpkg build catalog-valid --save oci-archive:FILE", c_kpkg, &c_tar, "tar c | gzip -6:");
+
+    // ---- registry ----
+    if (!have("docker-registry") || !have("skopeo")) {
+        std::printf("registry: skipped (docker-registry or skopeo is not installed)\n");
+        fs::remove_all(tmp);
+        return 0;
+    }
+    const int port = free_port();
+    const std::string host = "127.0.0.1:" + std::to_string(port);
+    {
+        std::ofstream cfg(tmp / "registry.yml");
+        cfg << "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\n"
+               "storage:\n  filesystem:\n    rootdirectory: "
+            << (tmp / "registry").string() << "\nhttp:\n  addr: " << host << "\n";
+    }
+    pid_t reg = fork();
+    if (reg == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, 1);
+        dup2(devnull, 2);
+        execlp("docker-registry", "docker-registry", "serve", (tmp / "registry.yml").c_str(),
+               nullptr);
+        _exit(127);
+    }
+    for (int i = 0; i < 100; ++i) {
+        if (std::system(("curl -sf -o /dev/null http://" + host + "/v2/").c_str()) == 0) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    const std::string layout = "oci:" + (tmp / "catlayout").string() + ":v1";
+    sh(k("build " + catalog.string() + " --lenient --platform linux/amd64 --save " + layout,
+         cache));
+    std::vector<double> push_k, push_s, pull_k, pull_s, warm, true2;
+    for (int i = 0; i < runs; ++i) {
+        const std::string n = std::to_string(i);
+        push_k.push_back(sh(k("push " + layout + " " + host + "/k" + n + "/cat:v1", cache)));
+        push_s.push_back(sh("skopeo copy -q --insecure-policy --dest-tls-verify=false " + layout +
+                            " docker://" + host + "/s" + n + "/cat:v1"));
+        pull_k.push_back(
+            sh(k("pull " + host + "/k" + n + "/cat:v1 --save oci:" + (tmp / ("pk" + n)).string(),
+                 (tmp / ("pc" + n)).string())));
+        pull_s.push_back(sh("skopeo copy -q --insecure-policy --src-tls-verify=false docker://" +
+                            host + "/s" + n + "/cat:v1 oci:" + (tmp / ("ps" + n)).string()));
+    }
+    // A warm render: the bundle image pulled once, then rendered by digest with the registry
+    // stopped (no network at all).
+    std::string out;
+    sh(k("build " + bundle.string() + " -t " + host + "/b/prometheus:v1 --push", cache), &out);
+    const auto at = out.find("digest: ");
+    const std::string digest = out.substr(at + 8, out.find('\n', at) - at - 8);
+    const std::string warm_cache = (tmp / "warm").string();
+    sh(k("pull " + host + "/b/prometheus@" + digest, warm_cache));
+    kill(reg, SIGTERM);
+    waitpid(reg, nullptr, 0);
+    for (int i = 0; i < runs; ++i) {
+        true2.push_back(sh("/bin/true"));
+        warm.push_back(sh(k("bundle render " + host + "/b/prometheus@" + digest, warm_cache)));
+    }
+    std::printf("registry (docker-registry on loopback; catalog-valid image, %s)\n",
+                "one 2 MB layer");
+    row("kpkg push oci:DIR REF", push_k, &push_s, "skopeo copy:");
+    row("kpkg pull REF --save oci:DIR (empty cache)", pull_k, &pull_s, "skopeo copy:");
+    row("kpkg bundle render REF@sha256:... (warm cache, no registry)", warm, &true2,
+        "/bin/true through sh:");
+    fs::remove_all(tmp);
+    return 0;
+}
