@@ -6,17 +6,19 @@
 # (Variables rather than output: no subshell per word.)
 __kpkg_subcommands() {
     case $1 in
-        "kpkg") __kpkg_subs="bundle catalog resolve upgrade-path version completion help" ;;
+        "kpkg") __kpkg_subs="bundle catalog resolve upgrade-path build push pull image cache version completion help" ;;
         "kpkg bundle") __kpkg_subs="inspect validate render" ;;
         "kpkg catalog") __kpkg_subs="list validate render diff graph" ;;
         "kpkg catalog list") __kpkg_subs="packages channels bundles" ;;
+        "kpkg image") __kpkg_subs="inspect" ;;
+        "kpkg cache") __kpkg_subs="ls prune" ;;
         *) __kpkg_subs= ;;
     esac
 }
 
 # The flags of a command path, into __kpkg_flags; the global flags are accepted after any command.
 __kpkg_flags() {
-    local global="-o --output -v --verbose -q --quiet --no-color --no-cache -h --help"
+    local global="-o --output -v --verbose -q --quiet --no-color --no-cache --platform --offline --insecure -h --help"
     case $1 in
         "kpkg") __kpkg_flags="$global --version" ;;
         "kpkg version") __kpkg_flags="$global --libraries" ;;
@@ -28,6 +30,9 @@ __kpkg_flags() {
         "kpkg catalog render") __kpkg_flags="$global --output-file" ;;
         "kpkg bundle render") __kpkg_flags="$global --image --csv-metadata" ;;
         "kpkg upgrade-path") __kpkg_flags="$global --from --to --channel --source --shortest --catalog --priority" ;;
+        "kpkg build") __kpkg_flags="$global -t --tag --save --push --label --base-image" ;;
+        "kpkg pull") __kpkg_flags="$global --save --all-platforms" ;;
+        "kpkg cache prune") __kpkg_flags="$global --older-than" ;;
         "kpkg resolve") __kpkg_flags="$global --catalog --priority --installed --starting-csv --source --upgrade --one-hop --exclude-deprecated --all-packages --lockfile --locked --debug-testcase" ;;
         *) __kpkg_flags=$global ;;
     esac
@@ -66,9 +71,17 @@ _kpkg() {
         w=${COMP_WORDS[i]}
         case $w in
             -o | --output | --image | --k8s-version | --channel | --format | --output-file | \
-                --catalog | --priority | --installed | --starting-csv | --source | --debug-testcase | --from | --to | --lockfile | --locked)
+                --catalog | --priority | --installed | --starting-csv | --source | --debug-testcase | --from | --to | --lockfile | --locked | \
+                -t | --tag | --save | --platform | --label | --base-image | --older-than)
                 # Its value follows; "--output=json" may arrive split as "--output" "=" "json".
                 if [[ ${COMP_WORDS[i + 1]} == = ]]; then ((i += 2)); else ((i++)); fi
+                # A value with a colon (oci:DIR, quay.io/op:v1) arrives split at it as well.
+                while [[ ${COMP_WORDS[i + 1]} == : ]] && ((i + 2 < COMP_CWORD)); do ((i += 2)); done
+                continue
+                ;;
+            :)
+                # The rest of the previous word, split at its colon (oci:DIR, quay.io/op:v1).
+                ((i++))
                 continue
                 ;;
             -*) continue ;;
@@ -96,6 +109,11 @@ _kpkg() {
         COMPREPLY=($(compgen -W "text json yaml junit github" -- "${cur#--output=}"))
         return
     fi
+    # The value of --platform (global, and build's and pull's own).
+    if [[ $prev == --platform ]]; then
+        COMPREPLY=($(compgen -W "linux/amd64 linux/arm64 linux/ppc64le linux/s390x" -- "$cur"))
+        return
+    fi
 
     if [[ $cur == -* ]]; then
         __kpkg_flags "$path"
@@ -109,6 +127,31 @@ _kpkg() {
         return
     fi
 
+    # Image locations: the transports skopeo names, then a path after oci:, oci-archive: or
+    # docker-archive: (bash splits "oci:DIR" into "oci" ":" "DIR").
+    if [[ $prev == : && ($before == oci || $before == oci-archive || $before == docker-archive) ]]; then
+        compopt -o filenames 2>/dev/null
+        mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+        return
+    fi
+    if [[ $cur == : && ($prev == oci || $prev == oci-archive || $prev == docker-archive) ]]; then
+        compopt -o filenames 2>/dev/null
+        mapfile -t COMPREPLY < <(compgen -f)
+        return
+    fi
+    if [[ $prev == --save ]]; then
+        # DEST: oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE.
+        compopt -o nospace 2>/dev/null
+        COMPREPLY=($(compgen -W "oci: oci-archive: docker-archive:" -- "$cur"))
+        return
+    fi
+    if [[ $prev == --base-image ]]; then
+        COMPREPLY=($(compgen -W "scratch oci: oci-archive: docker-archive: docker://" -- "$cur"))
+        [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == scratch ]] || compopt -o nospace 2>/dev/null
+        return
+    fi
+    # -t/--tag REF, --label KEY=VALUE, --older-than DAYS: nothing to offer.
+    [[ $prev == -t || $prev == --tag || $prev == --label || $prev == --older-than ]] && return
     # --image REF, --k8s-version VERSION: nothing to offer.
     [[ $prev == --image || $prev == --k8s-version ]] && return
     if [[ $prev == --output-file ]]; then
@@ -153,6 +196,23 @@ _kpkg() {
             # COMMAND...: the subcommands of the command named so far.
             __kpkg_subcommands "kpkg${args[*]:+ ${args[*]}}"
             COMPREPLY=($(compgen -W "$__kpkg_subs" -- "$cur"))
+            ;;
+        "kpkg build")
+            # DIR: a bundle directory or a catalog (directory, file, or - for standard input).
+            if ((${#args[@]} == 0)); then
+                compopt -o filenames 2>/dev/null
+                mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+                [[ -z $cur ]] && COMPREPLY+=(-)
+            fi
+            ;;
+        "kpkg pull" | "kpkg push" | "kpkg image inspect")
+            # IMAGE, [SRC] REF: a reference (nothing to offer), an image transport, or a layout
+            # directory or archive.
+            if ((${#args[@]} == 0)); then
+                compopt -o filenames 2>/dev/null
+                mapfile -t COMPREPLY < <(compgen -W "oci: oci-archive: docker-archive: docker://" -- "$cur"; compgen -f -- "$cur")
+                [[ " ${COMPREPLY[*]} " == *[:/]" "* ]] && compopt -o nospace 2>/dev/null
+            fi
             ;;
         "kpkg bundle inspect" | "kpkg bundle render")
             # DIR: one bundle directory.

@@ -3,7 +3,7 @@
 
 # True when the command line holds no subcommand yet.
 function __kpkg_no_subcommand
-    not __fish_seen_subcommand_from bundle catalog resolve upgrade-path version completion help
+    not __fish_seen_subcommand_from bundle catalog resolve upgrade-path build push pull image cache version completion help
 end
 
 # True when the command path so far is exactly the words given (e.g. catalog list).
@@ -18,7 +18,7 @@ function __kpkg_path_is
             continue
         end
         switch $w
-            case -o --output
+            case -o --output -t --tag --save --platform --label --base-image --older-than
                 set skip 1
             case '-*'
             case '*'
@@ -39,7 +39,7 @@ function __kpkg_list_args
             continue
         end
         switch $w
-            case -o --output
+            case -o --output -t --tag --save --platform --label --base-image --older-than
                 set skip 1
             case '-*'
             case '*'
@@ -70,6 +70,9 @@ complete -c kpkg -s v -l verbose -d 'More detail on stderr (repeatable)'
 complete -c kpkg -s q -l quiet -d 'Only errors on stderr'
 complete -c kpkg -l no-color -d 'No colour (also when NO_COLOR is set)'
 complete -c kpkg -l no-cache -d 'Do not read or write the catalog cache'
+complete -c kpkg -l platform -x -a 'linux/amd64 linux/arm64 linux/ppc64le linux/s390x' -d 'Platform of image inputs (build: to build for)'
+complete -c kpkg -l offline -d 'Images from the cache only, no network'
+complete -c kpkg -l insecure -d 'Plain http to the registries named'
 complete -c kpkg -s h -l help -d 'Show help and exit'
 complete -c kpkg -n __kpkg_no_subcommand -l version -d 'Print the version and exit'
 
@@ -134,6 +137,63 @@ complete -c kpkg -n '__fish_seen_subcommand_from upgrade-path' -l shortest -d 'T
 complete -c kpkg -n '__fish_seen_subcommand_from upgrade-path' -l catalog -r -F -d 'A catalog: [NAME=]PATH (repeatable)'
 complete -c kpkg -n '__fish_seen_subcommand_from upgrade-path' -l priority -x -d 'Priority of catalog NAME: NAME=N'
 
+# Image locations: a transport (then a path), a layout directory or archive, or a reference.
+function __kpkg_images
+    set -l cur (commandline -ct)
+    set -l m (string match -r '^(oci|oci-archive|docker-archive):(.*)$' -- $cur)
+    if test (count $m) -eq 3
+        for f in (__fish_complete_path $m[3])
+            echo $m[2]:$f
+        end
+        return
+    end
+    printf '%s\n' oci: oci-archive: docker-archive: docker://
+    __fish_complete_path $cur
+end
+
+# --save destinations: oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE.
+function __kpkg_image_dests
+    set -l cur (commandline -ct)
+    set -l m (string match -r '^(oci|oci-archive|docker-archive):(.*)$' -- $cur)
+    if test (count $m) -eq 3
+        for f in (__fish_complete_path $m[3])
+            echo $m[2]:$f
+        end
+        return
+    end
+    printf '%s\n' oci: oci-archive: docker-archive:
+end
+
+# kpkg build
+complete -c kpkg -n __kpkg_no_subcommand -a build -d 'Build a bundle or catalog image from a directory'
+complete -c kpkg -n '__kpkg_path_is build' -F -a - -d 'Bundle directory or catalog (directory, file, or - for stdin)'
+complete -c kpkg -n '__fish_seen_subcommand_from build' -s t -l tag -x -d 'A reference the image is known by (repeatable)'
+complete -c kpkg -n '__fish_seen_subcommand_from build' -l save -x -a '(__kpkg_image_dests)' -d 'Also write the image to DEST (repeatable)'
+complete -c kpkg -n '__fish_seen_subcommand_from build' -l push -d 'Push the image to the registry of every -t reference'
+complete -c kpkg -n '__fish_seen_subcommand_from build' -l label -x -d 'Add a label to the image config: KEY=VALUE'
+complete -c kpkg -n '__fish_seen_subcommand_from build' -l base-image -x -a 'scratch (__kpkg_images)' -d 'Catalogs: the image to layer the catalog on'
+
+# kpkg push
+complete -c kpkg -n __kpkg_no_subcommand -a push -d 'Push an image to a registry'
+complete -c kpkg -n '__kpkg_path_is push' -x -a '(__kpkg_images)' -d 'Image (SRC), or REF'
+
+# kpkg pull
+complete -c kpkg -n __kpkg_no_subcommand -a pull -d 'Pull an image into the cache (and save it)'
+complete -c kpkg -n '__kpkg_path_is pull' -x -a '(__kpkg_images)' -d Image
+complete -c kpkg -n '__fish_seen_subcommand_from pull' -l save -x -a '(__kpkg_image_dests)' -d 'Also write the image to DEST (repeatable)'
+complete -c kpkg -n '__fish_seen_subcommand_from pull' -l all-platforms -d 'Every platform of an image index'
+
+# kpkg image
+complete -c kpkg -n __kpkg_no_subcommand -a image -d 'Look at images'
+complete -c kpkg -n '__kpkg_path_is image' -a inspect -d 'Platforms, digests, sizes, labels and kind of package of an image'
+complete -c kpkg -n '__kpkg_path_is image inspect' -x -a '(__kpkg_images)' -d Image
+
+# kpkg cache
+complete -c kpkg -n __kpkg_no_subcommand -a cache -d 'The image blob cache'
+complete -c kpkg -n '__kpkg_path_is cache' -a ls -d 'What the cache holds: blobs, sizes, tags'
+complete -c kpkg -n '__kpkg_path_is cache' -a prune -d 'Empty the cache, or remove what is old'
+complete -c kpkg -n '__fish_seen_subcommand_from prune; and __fish_seen_subcommand_from cache' -l older-than -x -d 'Only what was last used more than DAYS days ago'
+
 # kpkg version
 complete -c kpkg -n __kpkg_no_subcommand -a version -d 'Print the version of kpkg and its libraries'
 complete -c kpkg -n '__fish_seen_subcommand_from version' -l libraries -d 'Load the on-demand libraries and report their versions'
@@ -145,6 +205,8 @@ complete -c kpkg -n '__fish_seen_subcommand_from completion' -x -a 'bash zsh fis
 # kpkg help
 complete -c kpkg -n __kpkg_no_subcommand -a help -d 'Show the help or the man page of a command'
 complete -c kpkg -n '__fish_seen_subcommand_from help' -l man -d 'Show the man page of the command'
-complete -c kpkg -n '__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from bundle catalog resolve upgrade-path version completion' -x -a 'bundle catalog resolve upgrade-path version completion'
+complete -c kpkg -n '__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from bundle catalog resolve upgrade-path build push pull image cache version completion' -x -a 'bundle catalog resolve upgrade-path build push pull image cache version completion'
 complete -c kpkg -n '__fish_seen_subcommand_from help; and __fish_seen_subcommand_from bundle' -x -a 'inspect validate render'
 complete -c kpkg -n '__fish_seen_subcommand_from help; and __fish_seen_subcommand_from catalog' -x -a 'list validate render diff graph'
+complete -c kpkg -n '__fish_seen_subcommand_from help; and __fish_seen_subcommand_from image' -x -a 'inspect'
+complete -c kpkg -n '__fish_seen_subcommand_from help; and __fish_seen_subcommand_from cache' -x -a 'ls prune'
