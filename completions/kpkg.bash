@@ -30,7 +30,7 @@ __kpkg_flags() {
         "kpkg catalog render") __kpkg_flags="$global --output-file" ;;
         "kpkg bundle render") __kpkg_flags="$global --image --csv-metadata" ;;
         "kpkg upgrade-path") __kpkg_flags="$global --from --to --channel --source --shortest --catalog --priority" ;;
-        "kpkg build") __kpkg_flags="$global -t --tag --save --push --label --base-image" ;;
+        "kpkg build") __kpkg_flags="$global -t --tag --save --push --label --base-image --lenient" ;;
         "kpkg pull") __kpkg_flags="$global --save --all-platforms" ;;
         "kpkg cache prune") __kpkg_flags="$global --older-than" ;;
         "kpkg resolve") __kpkg_flags="$global --catalog --priority --installed --starting-csv --source --upgrade --one-hop --exclude-deprecated --all-packages --lockfile --locked --debug-testcase" ;;

@@ -172,6 +172,7 @@ complete -c kpkg -n '__fish_seen_subcommand_from build' -l save -x -a '(__kpkg_i
 complete -c kpkg -n '__fish_seen_subcommand_from build' -l push -d 'Push the image to the registry of every -t reference'
 complete -c kpkg -n '__fish_seen_subcommand_from build' -l label -x -d 'Add a label to the image config: KEY=VALUE'
 complete -c kpkg -n '__fish_seen_subcommand_from build' -l base-image -x -a 'scratch (__kpkg_images)' -d 'Catalogs: the image to layer the catalog on'
+complete -c kpkg -n '__fish_seen_subcommand_from build' -l lenient -d 'Catalogs: accept what older opm releases accept'
 
 # kpkg push
 complete -c kpkg -n __kpkg_no_subcommand -a push -d 'Push an image to a registry'

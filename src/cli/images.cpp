@@ -52,7 +52,6 @@ const oci::Store* image_store() {
     static std::once_flag once;
     static std::unique_ptr<oci::Store> store;
     std::call_once(once, [] {
-        if (image_flags().no_cache) return;
         auto root = oci::Store::default_root();
         if (!root.empty()) store = std::make_unique<oci::Store>(root);
     });

@@ -28,7 +28,6 @@ struct ImageFlags {
     std::string platform;  // --platform for image inputs ("" : the host's)
     bool offline = false;  // --offline: images only from the cache
     bool insecure = false; // --insecure: plain http / unverified TLS for the registries named
-    bool no_cache = false; // --no-cache: blobs are not read from or written to the cache
     bool progress = false; // progress bars on stderr (a terminal, not --quiet)
 };
 ImageFlags& image_flags();
@@ -36,7 +35,8 @@ ImageFlags& image_flags();
 // The platform image inputs are resolved to.
 oci::Platform input_platform();
 
-// The blob cache (nullptr with --no-cache or when no cache directory can be named).
+// The blob cache (nullptr when no cache directory can be named). --no-cache is about the
+// catalog cache only: the blob cache also holds what `kpkg build` made, for `kpkg push`.
 const oci::Store* image_store();
 // The registry client, created on first use, with the cache in front of it. `for_ref` registers
 // the reference's registry as insecure when --insecure is given.

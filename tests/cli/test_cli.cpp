@@ -270,7 +270,12 @@ TEST(Help, ManPagesComeWithTheBinary) {
                                                           {"resolve", "kpkg-resolve.1"},
                                                           {"upgrade-path", "kpkg-upgrade-path.1"},
                                                           {"version", "kpkg-version.1"},
-                                                          {"completion", "kpkg-completion.1"}}) {
+                                                          {"completion", "kpkg-completion.1"},
+                                                          {"build", "kpkg-build.1"},
+                                                          {"push", "kpkg-push.1"},
+                                                          {"pull", "kpkg-pull.1"},
+                                                          {"image", "kpkg-image.1"},
+                                                          {"cache", "kpkg-cache.1"}}) {
         std::vector<std::string> args{"help", "--man"};
         if (!cmd.empty()) args.push_back(cmd);
         auto r = run_kpkg(args);

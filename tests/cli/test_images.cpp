@@ -205,6 +205,13 @@ TEST(Build, CatalogRenderReadsImagesAsOpmDoes) {
     EXPECT_EQ(from_dir.out, from_images.out);
 }
 
+TEST(Build, TheGlobalPlatformIsTheBuildsWhenItNamesNone) {
+    Env e;
+    auto r = e.run({"--platform", "linux/arm64", "build", bundle_dir(), "-o", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(contains(r.out, "\"linux/arm64\"")) << r.out;
+}
+
 TEST(Build, PackageOperatorPackagesAreNotBuiltYet) {
     Env e;
     e.dir.write("pkg/manifest.yaml", "apiVersion: manifests.package-operator.run/v1alpha1\n"
@@ -339,6 +346,10 @@ TEST(Registry, PushOfABuiltImageAndOfAnImageOnDisk) {
 
 TEST(Images, BadReferencesAndUnknownImages) {
     Env e;
+    // An existing directory that is no image is never looked up in a registry.
+    auto dir = e.run({"image", "inspect", catalog_dir()});
+    EXPECT_EQ(dir.exit_code, 2) << dir.err;
+    EXPECT_TRUE(contains(dir.err, "not an image")) << dir.err;
     auto r = e.run({"image", "inspect", "docker://Not/Valid"});
     EXPECT_EQ(r.exit_code, 2) << r.err;
     r = e.run({"pull", "oci:" + (e / "missing").string()});
@@ -374,6 +385,20 @@ TEST(Images, SqliteIndexImagesAreRefusedWithOpmsMessage) {
     auto r = e.run({"catalog", "validate", "oci:" + (e / "idx").string() + ":v1"});
     EXPECT_EQ(r.exit_code, 3);
     EXPECT_TRUE(contains(r.err, "sqlite-based index images are no longer supported")) << r.err;
+    for (const char* format : {"text", "json"}) {
+        r = e.run({"image", "inspect", "-o", format, "oci:" + (e / "idx").string() + ":v1"});
+        EXPECT_EQ(r.exit_code, 3) << format;
+        EXPECT_EQ(r.out, "") << format;
+        EXPECT_TRUE(contains(r.err, "sqlite-based index images are no longer supported"));
+    }
+    // An image of no known kind is shown as such, whatever the format.
+    kpkg::oci::Content plain = kpkg::test::make_image("x", "linux/amd64");
+    ASSERT_TRUE(kpkg::oci::write_oci_dir(e / "plain", plain, "v1"));
+    for (const char* format : {"text", "json"}) {
+        r = e.run({"image", "inspect", "-o", format, "oci:" + (e / "plain").string() + ":v1"});
+        EXPECT_EQ(r.exit_code, 0) << format << r.err;
+        EXPECT_TRUE(contains(r.out, "unknown")) << r.out;
+    }
 }
 
 } // namespace

@@ -78,6 +78,9 @@ int run_build(const Globals& g, const BuildCliOptions& o) {
     plan::BuildOptions bopts;
     for (const auto& p : o.platforms)
         bopts.platforms.push_back(oci::Platform::parse(p).take());
+    // `kpkg --platform P build DIR` is `kpkg build DIR --platform P`.
+    if (bopts.platforms.empty() && !image_flags().platform.empty())
+        bopts.platforms.push_back(oci::Platform::parse(image_flags().platform).take());
     plan::ContentOptions copts;
     for (const auto& kv : o.labels) {
         auto eq = kv.find('=');

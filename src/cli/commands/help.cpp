@@ -33,6 +33,11 @@ std::string_view man_page(const std::vector<std::string>& words) {
     if (first == "upgrade-path") return embedded::man_upgrade_path;
     if (first == "version") return embedded::man_version;
     if (first == "completion") return embedded::man_completion;
+    if (first == "build") return embedded::man_build;
+    if (first == "push") return embedded::man_push;
+    if (first == "pull") return embedded::man_pull;
+    if (first == "image") return embedded::man_image;
+    if (first == "cache") return embedded::man_cache;
     return embedded::man_kpkg;
 }
 

@@ -10,6 +10,7 @@
 //   kpkg cache ls | kpkg cache prune [--older-than DAYS]
 //       the blob cache: what it holds, and removing it.
 #include <chrono>
+#include <filesystem>
 
 #include "command.hpp"
 #include "images.hpp"
@@ -27,6 +28,11 @@ namespace {
 oci::Location image_location(const std::string& arg) {
     auto l = oci::locate(arg).take();
     if (l.is_image()) return l;
+    std::error_code ec;
+    if (arg == "-" || std::filesystem::exists(arg, ec))
+        throw Exception(Error::usage(text::quote(arg) +
+                                     ": not an image: a directory or file that is neither an "
+                                     "OCI layout nor an archive (build one with 'kpkg build')"));
     auto r = oci::parse(arg);
     if (r) {
         l.kind = oci::Location::Kind::registry;
@@ -144,7 +150,7 @@ int run_push(const Globals& g, const PushCliOptions& o) {
             throw Exception(Error::io(text::quote(dest_arg) +
                                       ": no image of that name in the cache (build it with "
                                       "'kpkg build DIR -t " +
-                                      dest_arg +
+                                      ref.str() +
                                       "', or name the image to push: kpkg push SRC REF)"));
         // The image as it was stored: the tag record's digest, read from the cache alone.
         oci::Reference by_digest = oci::normalize(ref);
@@ -226,8 +232,12 @@ int run_inspect(const Globals& g, const InspectCliOptions& o) {
     ImageView v = view_image(image, platform, name);
     auto files = image_subtree(v, "", name + ":/");
     auto cls = plan::classify(v.config.labels, *files, name);
+    // opm refuses sqlite index images outright; an image of no known kind is still shown.
+    if (!cls && v.config.labels.count(plan::sqlite_label)) throw Exception(cls.error());
     std::string kind = cls ? plan::kind_name(cls->kind) : "unknown";
-    std::string kind_text = cls ? plan::kind_description(cls->kind) : cls.error().message;
+    std::string kind_text =
+        cls ? plan::kind_description(cls->kind)
+            : "unknown (not a bundle, catalog or Package Operator package image)";
     std::string package;
     if (cls && cls->kind == plan::ImageKind::bundle)
         if (const std::string* p = oci::label(v.config, plan::package_label)) package = *p;
@@ -277,7 +287,6 @@ int run_inspect(const Globals& g, const InspectCliOptions& o) {
         ls.set(k, io::Node::string(val));
     doc.set("labels", std::move(ls));
     print_structured(g, doc);
-    if (!cls) throw Exception(std::move(cls).error());
     return 0;
 }
 
@@ -286,8 +295,8 @@ int run_inspect(const Globals& g, const InspectCliOptions& o) {
 int run_cache_ls(const Globals& g) {
     const oci::Store* store = image_store();
     if (store == nullptr)
-        throw Exception(Error::usage("no cache: set KPKG_CACHE_DIR, XDG_CACHE_HOME or HOME "
-                                     "(and do not give --no-cache)"));
+        throw Exception(
+            Error::usage("no cache directory: set KPKG_CACHE_DIR, XDG_CACHE_HOME or HOME"));
     auto listing = store->list().take();
     if (g.format == Format::text) {
         std::vector<std::vector<std::string>> rows;
@@ -338,8 +347,8 @@ int run_cache_ls(const Globals& g) {
 int run_cache_prune(const Globals& g, int older_than_days) {
     const oci::Store* store = image_store();
     if (store == nullptr)
-        throw Exception(Error::usage("no cache: set KPKG_CACHE_DIR, XDG_CACHE_HOME or HOME "
-                                     "(and do not give --no-cache)"));
+        throw Exception(
+            Error::usage("no cache directory: set KPKG_CACHE_DIR, XDG_CACHE_HOME or HOME"));
     std::optional<std::chrono::hours> older;
     if (older_than_days >= 0) older = std::chrono::hours(24 * older_than_days);
     auto r = store->prune(older).take();
@@ -403,7 +412,7 @@ void setup_images(CLI::App& root, Context& ctx) {
         CLI::App* pr = c->add_subcommand("prune", "Empty the cache, or remove what is old");
         pr->add_option("--older-than", *days, "Only what was last used more than DAYS days ago")
             ->option_text("DAYS")
-            ->check(CLI::NonNegativeNumber);
+            ->check(CLI::Range(0, 36500));
         pr->callback([&ctx, days] {
             ctx.action = [&ctx, days] { return run_cache_prune(ctx.globals, *days); };
         });
