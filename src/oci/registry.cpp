@@ -17,6 +17,7 @@
 #include "kpkg/oci/auth.hpp"
 #include "kpkg/oci/media_types.hpp"
 #include "kpkg/oci/store.hpp"
+#include "kpkg/version.hpp"
 
 namespace kpkg::oci {
 
@@ -891,6 +892,7 @@ Result<std::string> Registry::Impl::put_manifest(const Reference& in, std::strin
 
 Registry::Registry(RegistryOptions opts, const Store* store) : impl_(std::make_unique<Impl>()) {
     impl_->opts = std::move(opts);
+    if (impl_->opts.user_agent.empty()) impl_->opts.user_agent = "kpkg/" KPKG_VERSION;
     impl_->store = store;
 }
 

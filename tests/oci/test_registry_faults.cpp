@@ -69,6 +69,10 @@ TEST(OciRegistryFaults, A500IsRetriedThenTheAnswerIsUsed) {
     EXPECT_EQ(m->media_type, is.img.root_media_type);
     EXPECT_EQ(m->bytes, is.img.blobs.at(is.img.root_digest));
     EXPECT_EQ(srv.count("GET", "/v2/app/manifests/"), 2u);
+    const auto reqs = srv.requests();
+    ASSERT_FALSE(reqs.empty());
+    EXPECT_EQ(reqs[0].header("user-agent").rfind("kpkg/", 0), 0u) << reqs[0].header("user-agent");
+    EXPECT_TRUE(contains(reqs[0].header("accept"), std::string(oci::media::oci_index)));
 }
 
 TEST(OciRegistryFaults, Persistent500sGiveUpWithAClearError) {

@@ -93,7 +93,8 @@ struct RegistryOptions {
     int parallel = 4;
 
     ProgressFn progress;
-    std::string user_agent = "kpkg";
+    // "" means "kpkg/<version>".
+    std::string user_agent;
 };
 
 struct PullOptions {
@@ -112,6 +113,8 @@ struct PushOptions {
     std::string mount_from;
 };
 
+// One client per command: it keeps connections, credentials and tokens for the run. Its calls
+// are made from one thread at a time (pull and push run their own transfer threads).
 class Registry {
 public:
     // `store` (may be null: no cache) must outlive the client.
