@@ -539,3 +539,23 @@ TEST(OciRegistryFaults, MalformedContentIsRefusedBeforeAnyRequest) {
     EXPECT_TRUE(contains(n.error().str(), "is not among the blobs")) << n.error().str();
     EXPECT_TRUE(srv.requests().empty());
 }
+
+TEST(OciRegistryFaults, AServerThatHangsUpMidUploadIsAnErrorNotASignal) {
+    TempDir d;
+    FakeServer srv([&](const HttpReq& r) {
+        if (r.method == "HEAD") return HttpReply::text(404);
+        if (r.method == "POST")
+            return HttpReply::text(202).with("Location", "/v2/app/blobs/uploads/1");
+        return HttpReply::text(500, "gave up");
+    });
+    srv.answer_before_body = [](const HttpReq& r) { return r.method == "PUT"; };
+    auto o = quick(d);
+    o.retries = 1;
+    oci::Registry reg(o);
+    const std::string blob(16 << 20, 'u');
+    auto r = reg.put_blob(ref_of(srv.host() + "/app"), sha256_digest(blob), blob);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ExitCode::error);
+    EXPECT_TRUE(contains(r.error().str(), "blob " + sha256_digest(blob))) << r.error().str();
+    EXPECT_EQ(srv.count("POST", "/v2/app/blobs/uploads/"), 2u); // a second session was tried
+}
