@@ -245,6 +245,22 @@ TEST(OciRegistryFaults, A401WithoutCredentialsSaysSo) {
     EXPECT_EQ(srv.count("GET", "/v2/"), 1u);
 }
 
+TEST(OciRegistryFaults, A403SaysDenied) {
+    TempDir d;
+    FakeServer srv([&](const HttpReq&) {
+        return HttpReply::json(
+            403,
+            R"({"errors":[{"code":"DENIED","message":"requested access to the resource is denied"}]})");
+    });
+    oci::Registry reg(quick(d));
+    auto m = reg.get_blob(ref_of(srv.host() + "/app"), sha256_digest("x"));
+    ASSERT_FALSE(m);
+    EXPECT_TRUE(contains(m.error().str(),
+                         "denied (HTTP 403, DENIED: requested access to the resource is denied)"))
+        << m.error().str();
+    EXPECT_EQ(srv.requests().size(), 1u);
+}
+
 TEST(OciRegistryFaults, BearerTokensAreFetchedFromTheRealmWithCredentialsAndCached) {
     TempDir d;
     ImageServer is;

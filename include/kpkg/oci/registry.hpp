@@ -135,8 +135,9 @@ public:
     // The manifest `ref` names (normalize()d here), by its digest when it has one, else its tag.
     // The digest is checked against the reference's and against Docker-Content-Digest.
     Result<Manifest> get_manifest(const Reference& ref);
-    // HEAD: the manifest's digest and media type (bytes empty) without downloading it; nothing
-    // when the registry has no such manifest.
+    // HEAD: the manifest's digest (its Docker-Content-Digest; for a tag, "" when the registry
+    // sends none) and media type, bytes empty, without downloading it; nothing when the
+    // registry has no such manifest.
     Result<std::optional<Manifest>> head_manifest(const Reference& ref);
     // PUT under the reference's tag (or its digest when it has no tag); returns the digest.
     Result<std::string> put_manifest(const Reference& ref, std::string_view media_type,
