@@ -2,13 +2,16 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -80,9 +83,11 @@ Result<std::optional<Credential>> from_auths_entry(const io::Node& e, const fs::
     return std::optional<Credential>(std::move(c));
 }
 
-bool write_all(int fd, std::string_view data) {
+constexpr std::chrono::seconds kHelperTimeout{30};
+
+bool send_all(int fd, std::string_view data) {
     while (!data.empty()) {
-        const ssize_t n = ::write(fd, data.data(), data.size());
+        const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EINTR) continue;
             return false;
@@ -121,9 +126,11 @@ std::vector<std::string> auth_keys(std::string_view host) {
 Result<std::optional<Credential>> run_credential_helper(std::string_view helper,
                                                         std::string_view host) {
     const std::string prog = "docker-credential-" + std::string(helper);
+    // Standard input is a socket, so that writing to a helper that exits without reading it
+    // is an EPIPE error rather than a SIGPIPE that kills kpkg.
     int in[2], out[2];
-    if (::pipe2(in, O_CLOEXEC) != 0)
-        return fail(Error::io("pipe: " + std::string(strerror(errno))));
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) != 0)
+        return fail(Error::io("socketpair: " + std::string(strerror(errno))));
     if (::pipe2(out, O_CLOEXEC) != 0) {
         ::close(in[0]);
         ::close(in[1]);
@@ -145,12 +152,26 @@ Result<std::optional<Credential>> run_credential_helper(std::string_view helper,
         return fail(Error::io("cannot run the credential helper " + prog + ": " + strerror(rc))
                         .about("registry " + std::string(host)));
     }
-    // The host is short: it fits the pipe, so writing before reading cannot deadlock.
-    const bool wrote = write_all(in[1], std::string(host) + "\n");
+    // The host is short: it fits the socket buffer, so writing before reading cannot deadlock.
+    // (A helper may exit without reading it: its answer counts, not the write.)
+    (void)send_all(in[1], std::string(host) + "\n");
     ::close(in[1]);
     std::string output;
     char buf[4096];
+    // A helper that hangs (waiting for a keyring prompt, say) is stopped after a while.
+    const auto deadline = std::chrono::steady_clock::now() + kHelperTimeout;
+    bool timed_out = false;
     for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        pollfd p{out[0], POLLIN, 0};
+        const int pr = left.count() > 0 ? ::poll(&p, 1, static_cast<int>(left.count())) : 0;
+        if (pr < 0 && errno == EINTR) continue;
+        if (pr == 0) {
+            timed_out = true;
+            ::kill(pid, SIGKILL);
+            break;
+        }
         const ssize_t n = ::read(out[0], buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
@@ -160,6 +181,10 @@ Result<std::optional<Credential>> run_credential_helper(std::string_view helper,
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    if (timed_out)
+        return fail(Error::io(prog + " get did not answer within " +
+                              std::to_string(kHelperTimeout.count()) + " seconds")
+                        .about("registry " + std::string(host)));
     const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (!ok) {
         // docker-credential-helpers answer this (exit 1) for a host they do not know.
@@ -176,7 +201,6 @@ Result<std::optional<Credential>> run_credential_helper(std::string_view helper,
         if (!output.empty()) e.note(output.substr(0, 200));
         return fail(std::move(e));
     }
-    if (!wrote) return fail(Error::io(prog + ": cannot write the host to its input"));
     auto docs = io::parse_json(output, prog);
     if (!docs || docs->size() != 1 || !(*docs)[0].root.is_map())
         return fail(Error::io(prog + " get did not answer a JSON object")

@@ -83,6 +83,20 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
     auto& slot = t->resp->headers[name];
     if (!slot.empty()) slot += ", ";
     slot += value;
+    // The body's size when announced: one allocation instead of a string grown by doubling
+    // (copies and page faults that made a 32 MiB blob take ten times as long as curl(1)).
+    if (name == "content-length" && t->resp->body.empty()) {
+        std::uint64_t n = 0;
+        bool digits = !value.empty() && value.size() < 20;
+        for (char c : value) {
+            if (c < '0' || c > '9') {
+                digits = false;
+                break;
+            }
+            n = n * 10 + static_cast<std::uint64_t>(c - '0');
+        }
+        if (digits && n <= t->req->max_body) t->resp->body.reserve(static_cast<std::size_t>(n));
+    }
     return len;
 }
 

@@ -17,6 +17,7 @@
 #include "kpkg/oci/auth.hpp"
 #include "kpkg/oci/media_types.hpp"
 #include "kpkg/oci/store.hpp"
+#include "kpkg/version.hpp"
 
 namespace kpkg::oci {
 
@@ -891,6 +892,7 @@ Result<std::string> Registry::Impl::put_manifest(const Reference& in, std::strin
 
 Registry::Registry(RegistryOptions opts, const Store* store) : impl_(std::make_unique<Impl>()) {
     impl_->opts = std::move(opts);
+    if (impl_->opts.user_agent.empty()) impl_->opts.user_agent = "kpkg/" KPKG_VERSION;
     impl_->store = store;
 }
 
@@ -1067,7 +1069,7 @@ Result<Content> Registry::pull(const Reference& in, const PullOptions& popts) {
             auto cached = store->get(digest);
             if (cached && *cached) {
                 RemoteManifest m{type_hint.empty() ? sniff_media_type(**cached) : type_hint,
-                           std::move(**cached), digest};
+                                 std::move(**cached), digest};
                 return m;
             }
         }
@@ -1124,8 +1126,10 @@ Result<Content> Registry::pull(const Reference& in, const PullOptions& popts) {
             std::string have;
             for (const auto& d : parsed->manifests)
                 if (d.platform) have += (have.empty() ? "" : ", ") + d.platform->str();
-            Error e = Error::io("no manifest for the platform " + want.str() + " in the index " +
-                                short_digest(root.digest));
+            // The image is there, but not for this platform: what it is, not the network (exit 3,
+            // as for an index read from a layout).
+            Error e = Error::invalid("no manifest for the platform " + want.str() +
+                                     " in the index " + short_digest(root.digest));
             e.about(what);
             e.note("the index has: " + (have.empty() ? std::string("no platforms") : have));
             return fail(std::move(e));

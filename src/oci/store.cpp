@@ -175,15 +175,15 @@ Result<void> Store::put(const Content& c) const {
     return {};
 }
 
-fs::path Store::tag_path(const Reference& ref) const {
+fs::path Store::tag_path(const Reference& in) const {
+    const Reference ref = normalize(in);
     return root_ / "tags" / ref.domain / ref.path / (":" + ref.tag);
 }
 
 Result<void> Store::set_tag(const Reference& ref, std::string_view digest,
                             std::string_view media_type) const {
-    if (ref.tag.empty() || ref.domain.empty())
-        return fail(
-            Error::internal("set_tag needs a normalised reference with a tag: " + ref.str()));
+    if (ref.tag.empty())
+        return fail(Error::internal("set_tag needs a reference with a tag: " + ref.str()));
     const fs::path p = tag_path(ref);
     if (auto r = make_dirs(p.parent_path()); !r) return r;
     std::string json = "{\"digest\":";
@@ -220,7 +220,7 @@ std::optional<TagRecord> read_tag(const fs::path& p) {
 } // namespace
 
 std::optional<TagRecord> Store::tag(const Reference& ref) const {
-    if (ref.tag.empty() || ref.domain.empty()) return std::nullopt;
+    if (ref.tag.empty()) return std::nullopt;
     return read_tag(tag_path(ref));
 }
 

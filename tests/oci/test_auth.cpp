@@ -208,3 +208,19 @@ TEST(OciAuth, ParsesChallenges) {
     ASSERT_EQ(bare.size(), 1u);
     EXPECT_TRUE(bare[0].params.empty());
 }
+
+TEST(OciAuth, AHelperThatIgnoresItsInputCannotKillUs) {
+    TempDir d;
+    // Exits at once without reading standard input.
+    const auto p = d.write("bin/docker-credential-deaf",
+                           "#!/bin/sh\nprintf '{\"Username\":\"u\",\"Secret\":\"s\"}'\n");
+    ::chmod(p.c_str(), 0755);
+    PathPrefix path(d / "bin");
+    // More than a pipe or socket buffer holds: the write fails once the helper is gone.
+    for (int i = 0; i < 3; ++i) {
+        auto c = oci::run_credential_helper("deaf", std::string(4 << 20, 'h'));
+        ASSERT_TRUE(c) << c.error().str();
+        ASSERT_TRUE(c->has_value());
+        EXPECT_EQ((*c)->username, "u");
+    }
+}

@@ -287,3 +287,50 @@ TEST(OciRegistry, SkopeoReadsWhatWePushed) {
               0);
     EXPECT_EQ(raw, img.blobs.at(img.root_digest));
 }
+
+TEST(OciRegistry, PullsWhatSkopeoPushed) {
+    if (::access("/usr/bin/skopeo", X_OK) != 0) GTEST_SKIP() << "skopeo is not installed";
+    KPKG_REQUIRE_REGISTRY(reg);
+    TempDir d;
+    // An OCI layout written by hand, copied into the registry by skopeo.
+    const auto img = make_image("from skopeo", "linux/amd64", {4321});
+    d.write("layout/oci-layout", R"({"imageLayoutVersion":"1.0.0"})");
+    for (const auto& [dg, bytes] : img.blobs)
+        d.write("layout/blobs/sha256/" + dg.substr(7), bytes);
+    d.write("layout/index.json",
+            R"({"schemaVersion":2,"manifests":[{"mediaType":")" + img.root_media_type +
+                R"(","digest":")" + img.root_digest + R"(","size":)" +
+                std::to_string(img.blobs.at(img.root_digest).size()) +
+                R"(,"annotations":{"org.opencontainers.image.ref.name":"v1"}}]})");
+    std::string out;
+    ASSERT_EQ(run_command("skopeo copy --dest-tls-verify=false oci:" + (d / "layout").string() +
+                              ":v1 docker://" + reg.host() + "/from/skopeo:v1 2>&1",
+                          &out),
+              0)
+        << out;
+    oci::Registry client(quick(d));
+    auto pulled = client.pull(ref_of(reg.host() + "/from/skopeo:v1"));
+    ASSERT_TRUE(pulled) << pulled.error().str();
+    // skopeo compresses the layers on the way: what we pull is what skopeo says is there.
+    std::string raw;
+    ASSERT_EQ(run_command("skopeo inspect --raw --tls-verify=false docker://" + reg.host() +
+                              "/from/skopeo:v1",
+                          &raw),
+              0);
+    EXPECT_EQ(pulled->root_digest, sha256_digest(raw));
+    EXPECT_EQ(pulled->blobs.at(pulled->root_digest), raw);
+    // The same config, and every blob the manifest lists, each hashing to its name.
+    std::size_t listed = 0;
+    for (const auto& [dg, bytes] : pulled->blobs) {
+        EXPECT_EQ(sha256_digest(bytes), dg);
+        if (dg != pulled->root_digest) {
+            EXPECT_TRUE(contains(raw, dg)) << dg;
+            ++listed;
+        }
+    }
+    EXPECT_EQ(listed, img.blobs.size() - 1);
+    for (const auto& [dg, bytes] : img.blobs)
+        if (contains(bytes, "\"payload\":\"from skopeo\"")) {
+            EXPECT_EQ(pulled->blobs.count(dg), 1u) << "the config is carried over unchanged";
+        }
+}

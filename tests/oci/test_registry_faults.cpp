@@ -69,6 +69,10 @@ TEST(OciRegistryFaults, A500IsRetriedThenTheAnswerIsUsed) {
     EXPECT_EQ(m->media_type, is.img.root_media_type);
     EXPECT_EQ(m->bytes, is.img.blobs.at(is.img.root_digest));
     EXPECT_EQ(srv.count("GET", "/v2/app/manifests/"), 2u);
+    const auto reqs = srv.requests();
+    ASSERT_FALSE(reqs.empty());
+    EXPECT_EQ(reqs[0].header("user-agent").rfind("kpkg/", 0), 0u) << reqs[0].header("user-agent");
+    EXPECT_TRUE(contains(reqs[0].header("accept"), std::string(oci::media::oci_index)));
 }
 
 TEST(OciRegistryFaults, Persistent500sGiveUpWithAClearError) {
@@ -241,6 +245,22 @@ TEST(OciRegistryFaults, A401WithoutCredentialsSaysSo) {
     EXPECT_EQ(srv.count("GET", "/v2/"), 1u);
 }
 
+TEST(OciRegistryFaults, A403SaysDenied) {
+    TempDir d;
+    FakeServer srv([&](const HttpReq&) {
+        return HttpReply::json(
+            403,
+            R"({"errors":[{"code":"DENIED","message":"requested access to the resource is denied"}]})");
+    });
+    oci::Registry reg(quick(d));
+    auto m = reg.get_blob(ref_of(srv.host() + "/app"), sha256_digest("x"));
+    ASSERT_FALSE(m);
+    EXPECT_TRUE(contains(m.error().str(),
+                         "denied (HTTP 403, DENIED: requested access to the resource is denied)"))
+        << m.error().str();
+    EXPECT_EQ(srv.requests().size(), 1u);
+}
+
 TEST(OciRegistryFaults, BearerTokensAreFetchedFromTheRealmWithCredentialsAndCached) {
     TempDir d;
     ImageServer is;
@@ -317,6 +337,7 @@ TEST(OciRegistryFaults, APlatformIsChosenFromAnIndex) {
     ASSERT_FALSE(none);
     EXPECT_TRUE(contains(none.error().str(), "no manifest for the platform linux/s390x"))
         << none.error().str();
+    EXPECT_EQ(none.error().code, ExitCode::invalid);
     ASSERT_FALSE(none.error().notes.empty());
     EXPECT_EQ(none.error().notes[0], "the index has: linux/amd64, linux/arm64");
 }
@@ -534,4 +555,24 @@ TEST(OciRegistryFaults, MalformedContentIsRefusedBeforeAnyRequest) {
     ASSERT_FALSE(n);
     EXPECT_TRUE(contains(n.error().str(), "is not among the blobs")) << n.error().str();
     EXPECT_TRUE(srv.requests().empty());
+}
+
+TEST(OciRegistryFaults, AServerThatHangsUpMidUploadIsAnErrorNotASignal) {
+    TempDir d;
+    FakeServer srv([&](const HttpReq& r) {
+        if (r.method == "HEAD") return HttpReply::text(404);
+        if (r.method == "POST")
+            return HttpReply::text(202).with("Location", "/v2/app/blobs/uploads/1");
+        return HttpReply::text(500, "gave up");
+    });
+    srv.answer_before_body = [](const HttpReq& r) { return r.method == "PUT"; };
+    auto o = quick(d);
+    o.retries = 1;
+    oci::Registry reg(o);
+    const std::string blob(16 << 20, 'u');
+    auto r = reg.put_blob(ref_of(srv.host() + "/app"), sha256_digest(blob), blob);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ExitCode::error);
+    EXPECT_TRUE(contains(r.error().str(), "blob " + sha256_digest(blob))) << r.error().str();
+    EXPECT_EQ(srv.count("POST", "/v2/app/blobs/uploads/"), 2u); // a second session was tried
 }

@@ -113,6 +113,12 @@ TEST(OciStore, TagRecordsRememberTheDigestAndTime) {
     // Another tag and another repository are other records.
     EXPECT_FALSE(s.tag(ref_of("127.0.0.1:5000/org/app:v2")).has_value());
     EXPECT_FALSE(s.tag(ref_of("127.0.0.1:5000/org/app/v1:v1")).has_value());
+    // References are normalised: "busybox:1" is docker.io/library/busybox:1.
+    ASSERT_TRUE(s.set_tag(oci::parse("busybox:1").take(), dg, "t"));
+    auto hub = s.tag(ref_of("docker.io/library/busybox:1"));
+    ASSERT_TRUE(hub.has_value());
+    EXPECT_EQ(hub->digest, dg);
+    EXPECT_TRUE(fs::exists(d / "tags/docker.io/library/busybox/:1"));
     // A record that is not JSON is no answer, not an error.
     {
         std::ofstream f(d / "tags/127.0.0.1:5000/org/app/:v1", std::ios::trunc);

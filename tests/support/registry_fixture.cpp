@@ -203,9 +203,10 @@ void FakeServer::serve(int fd) {
     }
     const std::size_t body_len =
         req.headers.count("content-length") ? std::stoul(req.headers["content-length"]) : 0;
-    while (buf.size() < end + 4 + body_len)
+    const bool early = answer_before_body && answer_before_body(req);
+    while (!early && buf.size() < end + 4 + body_len)
         if (!fill()) return;
-    req.body = buf.substr(end + 4, body_len);
+    if (!early) req.body = buf.substr(end + 4, body_len);
     {
         std::lock_guard<std::mutex> g(mu_);
         requests_.push_back(req);
@@ -223,7 +224,7 @@ void FakeServer::serve(int fd) {
             out += rep.body;
     }
     send_all(fd, out.data(), out.size());
-    if (rep.cut_after >= 0) {
+    if (rep.cut_after >= 0 || early) {
         // An abrupt end: a reset rather than an orderly close.
         linger lg{1, 0};
         ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);

@@ -64,6 +64,9 @@ public:
     // Every request so far, in order.
     std::vector<HttpReq> requests() const;
     std::size_t count(const std::string& method, const std::string& path_prefix) const;
+    // Requests for which this says true are answered as soon as their headers are in, without
+    // reading the body, and the connection is reset (a server that gives up mid-upload).
+    std::function<bool(const HttpReq&)> answer_before_body;
 
 private:
     void loop();

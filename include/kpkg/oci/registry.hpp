@@ -93,7 +93,8 @@ struct RegistryOptions {
     int parallel = 4;
 
     ProgressFn progress;
-    std::string user_agent = "kpkg";
+    // "" means "kpkg/<version>".
+    std::string user_agent;
 };
 
 struct PullOptions {
@@ -112,6 +113,8 @@ struct PushOptions {
     std::string mount_from;
 };
 
+// One client per command: it keeps connections, credentials and tokens for the run. Its calls
+// are made from one thread at a time (pull and push run their own transfer threads).
 class Registry {
 public:
     // `store` (may be null: no cache) must outlive the client.
@@ -132,8 +135,9 @@ public:
     // The manifest `ref` names (normalize()d here), by its digest when it has one, else its tag.
     // The digest is checked against the reference's and against Docker-Content-Digest.
     Result<RemoteManifest> get_manifest(const Reference& ref);
-    // HEAD: the manifest's digest and media type (bytes empty) without downloading it; nothing
-    // when the registry has no such manifest.
+    // HEAD: the manifest's digest (its Docker-Content-Digest; for a tag, "" when the registry
+    // sends none) and media type, bytes empty, without downloading it; nothing when the
+    // registry has no such manifest.
     Result<std::optional<RemoteManifest>> head_manifest(const Reference& ref);
     // PUT under the reference's tag (or its digest when it has no tag); returns the digest.
     Result<std::string> put_manifest(const Reference& ref, std::string_view media_type,

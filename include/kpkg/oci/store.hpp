@@ -83,7 +83,8 @@ public:
     // Every blob of an image.
     Result<void> put(const Content& c) const;
 
-    // Remembers what `ref` (normalised; a tag is needed) points to now.
+    // Remembers what `ref`'s tag (the reference normalize()d: "busybox:1" is
+    // docker.io/library/busybox:1) points to now.
     Result<void> set_tag(const Reference& ref, std::string_view digest,
                          std::string_view media_type) const;
     // What `ref`'s tag pointed to when last seen; nothing when never seen (or the record is
