@@ -8,6 +8,7 @@
 #include "archive.hpp"
 #include "kpkg/core/digest.hpp"
 #include "kpkg/io/tree.hpp"
+#include "kpkg/oci/gzip.hpp"
 #include "kpkg/oci/media_types.hpp"
 
 namespace kpkg::oci {
@@ -199,7 +200,7 @@ Result<std::string> layer_tar(std::vector<LayerFile> files) {
 Result<Layer> build_layer(std::vector<LayerFile> files, const LayerOptions& opts) {
     auto tar = layer_tar(std::move(files));
     if (!tar) return std::move(tar).error();
-    auto gz = gzip(*tar, opts.gzip_level);
+    auto gz = parallel_gzip(*tar, opts.gzip_level);
     if (!gz) return std::move(gz).error();
     Layer l;
     l.diff_id = sha256_digest(*tar);

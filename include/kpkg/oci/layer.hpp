@@ -8,8 +8,9 @@
 //     link target too long for ustar gets a pax extended header holding only `path` /
 //     `linkpath` (no timestamps);
 //   - the archive ends with two zero blocks (1024 bytes) and is not padded further;
-//   - gzip through libarchive's gzip filter (zlib) at level 6, header without name and with mtime
-//     0 (option gzip:!timestamp), OS byte 3 (Unix). The compressed bytes depend on the zlib in use;
+//   - gzip at level 6 with zlib, on every core in fixed 128 KiB pieces (oci/gzip.hpp: the bytes do
+//     not depend on the number of cores), header without name and with mtime 0, OS byte 3
+//     (Unix). The compressed bytes depend on the zlib in use;
 //     the uncompressed digest (diff_id) does not.
 #pragma once
 
@@ -53,7 +54,7 @@ struct LayerOptions {
 // needed for another path.
 Result<std::string> layer_tar(std::vector<LayerFile> files);
 
-// layer_tar + gzip, with digests. Errors: those of layer_tar; libarchive missing or failing (1).
+// layer_tar + parallel_gzip, with digests. Errors: those of layer_tar; zlib failing (1).
 Result<Layer> build_layer(std::vector<LayerFile> files, const LayerOptions& opts = {});
 
 // The files of `tree` (every file of list(), and every directory but the root) placed under

@@ -1,0 +1,95 @@
+#include "kpkg/oci/gzip.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
+
+namespace kpkg::oci {
+namespace {
+
+constexpr std::size_t chunk_size = std::size_t{128} << 10;
+constexpr std::size_t window = std::size_t{32} << 10;
+
+struct Piece {
+    std::string out;
+    uLong crc = 0;
+    bool failed = false;
+};
+
+// Deflates chunk `i` of `data` into `p`.
+void deflate_chunk(std::string_view data, std::size_t i, std::size_t n, int level, Piece& p) {
+    const std::size_t begin = i * chunk_size;
+    const std::size_t len = std::min(chunk_size, data.size() - begin);
+    const bool last = i + 1 == n;
+    z_stream z{};
+    if (deflateInit2(&z, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        p.failed = true;
+        return;
+    }
+    if (begin > 0) {
+        const std::size_t d = std::min(window, begin);
+        deflateSetDictionary(&z, reinterpret_cast<const Bytef*>(data.data() + begin - d),
+                             static_cast<uInt>(d));
+    }
+    p.out.resize(deflateBound(&z, static_cast<uLong>(len)) + 16);
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + begin));
+    z.avail_in = static_cast<uInt>(len);
+    z.next_out = reinterpret_cast<Bytef*>(p.out.data());
+    z.avail_out = static_cast<uInt>(p.out.size());
+    const int rc = deflate(&z, last ? Z_FINISH : Z_SYNC_FLUSH);
+    if ((last && rc != Z_STREAM_END) || (!last && rc != Z_OK) || z.avail_in != 0) p.failed = true;
+    p.out.resize(p.out.size() - z.avail_out);
+    deflateEnd(&z);
+    p.crc = crc32(0L, reinterpret_cast<const Bytef*>(data.data() + begin), static_cast<uInt>(len));
+}
+
+void put_le32(std::string& out, std::uint32_t v) {
+    for (int i = 0; i < 4; ++i)
+        out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+} // namespace
+
+Result<std::string> parallel_gzip(std::string_view data, int level, unsigned threads) {
+    level = std::clamp(level, 1, 9);
+    const std::size_t n = std::max<std::size_t>(1, (data.size() + chunk_size - 1) / chunk_size);
+    std::vector<Piece> pieces(n);
+    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    threads = static_cast<unsigned>(std::min<std::size_t>(threads, n));
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+        for (std::size_t i; (i = next.fetch_add(1)) < n;)
+            deflate_chunk(data, i, n, level, pieces[i]);
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t)
+        pool.emplace_back(work);
+    work();
+    for (auto& t : pool)
+        t.join();
+
+    std::size_t total = 10 + 8;
+    for (const auto& p : pieces) {
+        if (p.failed) return fail(Error::io("gzip: zlib could not compress the layer"));
+        total += p.out.size();
+    }
+    std::string out;
+    out.reserve(total);
+    // Magic, deflate, no flags, mtime 0, no extra flags, OS 3 (Unix).
+    out.append("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", 10);
+    uLong crc = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        out += pieces[i].out;
+        const std::size_t len =
+            std::min(chunk_size, data.size() - std::min(data.size(), i * chunk_size));
+        crc = i == 0 ? pieces[i].crc : crc32_combine(crc, pieces[i].crc, static_cast<z_off_t>(len));
+    }
+    put_le32(out, static_cast<std::uint32_t>(crc));
+    put_le32(out, static_cast<std::uint32_t>(data.size() & 0xffffffffu));
+    return out;
+}
+
+} // namespace kpkg::oci
