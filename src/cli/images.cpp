@@ -152,6 +152,15 @@ ImageView view_image(const oci::Content& image, const oci::Platform& platform,
     v.manifest_digest = info->manifest_digest;
     v.manifest = std::move(info->manifest);
     v.config = std::move(info->config);
+    // Unpacked before: the tree is read back (checked against its own digest) and no layer is
+    // read at all. The manifest digest names the layers, so the tree cannot differ.
+    const oci::Store* store = image_store();
+    if (store != nullptr) {
+        if (auto fs = store->get_tree(v.manifest_digest)) {
+            v.fs = std::move(*fs);
+            return v;
+        }
+    }
     for (std::size_t i = 0; i < v.manifest.layers.size(); ++i) {
         const auto& l = v.manifest.layers[i];
         auto it = image.blobs.find(l.digest);
@@ -162,6 +171,8 @@ ImageView view_image(const oci::Content& image, const oci::Platform& platform,
             throw Exception(Error::invalid(name + ": layer " + l.digest + " unpacks to " + diff_id +
                                            ", but the config says " + v.config.diff_ids[i]));
     }
+    // A cache that cannot be written only costs the next run the unpacking.
+    if (store != nullptr) (void)store->put_tree(v.manifest_digest, v.fs);
     return v;
 }
 

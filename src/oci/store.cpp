@@ -175,6 +175,111 @@ Result<void> Store::put(const Content& c) const {
     return {};
 }
 
+namespace {
+
+constexpr std::string_view tree_magic = "KPKGTREE1\n";
+
+void put_u32(std::string& out, std::uint32_t v) {
+    for (int i = 0; i < 4; ++i)
+        out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void put_u64(std::string& out, std::uint64_t v) {
+    for (int i = 0; i < 8; ++i)
+        out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+// Reads what put_u32/put_u64 wrote; false past the end.
+struct Cursor {
+    std::string_view s;
+    std::size_t at = 0;
+    bool u64(std::uint64_t& v) {
+        if (s.size() - at < 8) return false;
+        v = 0;
+        for (int i = 7; i >= 0; --i)
+            v = (v << 8) | static_cast<unsigned char>(s[at + i]);
+        at += 8;
+        return true;
+    }
+    bool u32(std::uint32_t& v) {
+        if (s.size() - at < 4) return false;
+        v = 0;
+        for (int i = 3; i >= 0; --i)
+            v = (v << 8) | static_cast<unsigned char>(s[at + i]);
+        at += 4;
+        return true;
+    }
+    bool bytes(std::uint64_t n, std::string& out) {
+        if (s.size() - at < n) return false;
+        out.assign(s.substr(at, n));
+        at += n;
+        return true;
+    }
+};
+
+fs::path tree_path(const fs::path& root, std::string_view digest) {
+    return root / "trees" / "sha256" / std::string(digest.substr(kSha.size()));
+}
+
+} // namespace
+
+std::optional<Rootfs> Store::get_tree(std::string_view manifest_digest) const {
+    if (!is_sha256(manifest_digest)) return std::nullopt;
+    const fs::path p = tree_path(root_, manifest_digest);
+    auto bytes = slurp(p);
+    if (!bytes || !*bytes) return std::nullopt;
+    const std::string& b = **bytes;
+    auto damaged = [&]() -> std::optional<Rootfs> {
+        ::unlink(p.c_str());
+        return std::nullopt;
+    };
+    // The last 32 bytes: the sha256 of what comes before them.
+    if (b.size() < tree_magic.size() + 8 + 32) return damaged();
+    const std::string_view body(b.data(), b.size() - 32);
+    if (to_hex(reinterpret_cast<const std::uint8_t*>(b.data() + body.size()), 32) !=
+        sha256_digest(body).substr(kSha.size()))
+        return damaged();
+    if (body.substr(0, tree_magic.size()) != tree_magic) return damaged();
+    Cursor c{body, tree_magic.size()};
+    std::uint64_t count = 0;
+    if (!c.u64(count)) return damaged();
+    std::map<std::string, Rootfs::Node> nodes;
+    for (std::uint64_t i = 0; i < count; ++i) {
+        std::uint32_t kind = 0, mode = 0;
+        std::uint64_t plen = 0, dlen = 0;
+        std::string path;
+        Rootfs::Node n;
+        if (!c.u32(kind) || kind > 2 || !c.u32(mode) || !c.u64(plen) || !c.bytes(plen, path) ||
+            !c.u64(dlen) || !c.bytes(dlen, n.data))
+            return damaged();
+        n.kind = static_cast<Rootfs::Node::Kind>(kind);
+        n.mode = mode;
+        nodes.emplace(std::move(path), std::move(n));
+    }
+    if (c.at != body.size()) return damaged();
+    ::utimensat(AT_FDCWD, p.c_str(), nullptr, 0); // last used, for prune
+    return Rootfs::from_nodes(std::move(nodes));
+}
+
+Result<void> Store::put_tree(std::string_view manifest_digest, const Rootfs& rootfs) const {
+    if (!is_sha256(manifest_digest)) return fail(bad_digest(manifest_digest));
+    std::string out(tree_magic);
+    put_u64(out, rootfs.nodes().size());
+    for (const auto& [path, n] : rootfs.nodes()) {
+        put_u32(out, static_cast<std::uint32_t>(n.kind));
+        put_u32(out, n.mode);
+        put_u64(out, path.size());
+        out += path;
+        put_u64(out, n.data.size());
+        out += n.data;
+    }
+    const std::string digest = sha256_digest(out);
+    for (std::size_t i = kSha.size(); i + 1 < digest.size(); i += 2)
+        out.push_back(static_cast<char>(std::stoi(digest.substr(i, 2), nullptr, 16)));
+    const fs::path p = tree_path(root_, manifest_digest);
+    if (auto r = make_dirs(p.parent_path()); !r) return r;
+    return write_file_atomic(p, out, 0644);
+}
+
 fs::path Store::tag_path(const Reference& in) const {
     const Reference ref = normalize(in);
     return root_ / "tags" / ref.domain / ref.path / (":" + ref.tag);
@@ -292,6 +397,14 @@ Result<PruneResult> Store::prune(std::optional<std::chrono::hours> older_than,
             return fail(
                 Error::io(std::string("cannot remove: ") + std::strerror(errno), {p.string()}));
         }
+    }
+    // Unpacked trees: by their time of last use, like blobs.
+    std::error_code ec;
+    for (fs::directory_iterator it(root_ / "trees" / "sha256", ec), end; !ec && it != end;
+         it.increment(ec)) {
+        struct stat st {};
+        if (::stat(it->path().c_str(), &st) != 0 || !old(mtime_of(st))) continue;
+        if (::unlink(it->path().c_str()) == 0) ++res.trees_removed;
     }
     const fs::path tags = root_ / "tags";
     for (const auto& t : listing->tags) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "kpkg/core/digest.hpp"
@@ -300,6 +301,15 @@ TEST(Registry, PushPullRenderAndOfflineFromTheCache) {
     reg.stop();
     auto warm = other.run({"bundle", "validate", ref + "@" + digest});
     EXPECT_EQ(warm.exit_code, 0) << warm.out << warm.err;
+    // Damaged unpacked trees in the cache change nothing: they are unpacked again.
+    for (const auto& f : fs::directory_iterator(other / "cache/trees/sha256")) {
+        std::string b = kpkg::test::read_file(f.path());
+        b[b.size() / 2] ^= 0x20;
+        std::ofstream(f.path(), std::ios::binary | std::ios::trunc) << b;
+    }
+    auto again = other.run({"bundle", "render", ref + "@" + digest});
+    EXPECT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(again.out, ren.out);
     auto off = other.run({"--offline", "bundle", "inspect", ref});
     EXPECT_EQ(off.exit_code, 0) << off.err;
     auto online = other.run({"bundle", "inspect", ref});

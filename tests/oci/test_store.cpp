@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -230,4 +231,49 @@ TEST(OciStore, ConcurrentWritersAndReadersNeverSeeAPartialBlob) {
     EXPECT_EQ(l->blobs.size(), blobs.size());
     for (const auto& b : blobs)
         EXPECT_TRUE(s.has(sha256_digest(b)));
+}
+
+// The unpacked trees: read back as stored, a damaged one removed and absent, pruned with the
+// blobs.
+TEST(OciStore, UnpackedTreesRoundTripAndADamagedOneIsDropped) {
+    TempDir d;
+    oci::Store store(d.path());
+    const std::string digest = sha256_digest("manifest");
+    EXPECT_FALSE(store.get_tree(digest));
+
+    std::map<std::string, oci::Rootfs::Node> nodes;
+    nodes["configs"] = {oci::Rootfs::Node::Kind::dir, {}, 0755};
+    nodes["configs/a.yaml"] = {oci::Rootfs::Node::Kind::file, std::string("x: 1\n\0y", 7), 0644};
+    nodes["configs/l"] = {oci::Rootfs::Node::Kind::link, "a.yaml", 0777};
+    const oci::Rootfs fs = oci::Rootfs::from_nodes(nodes);
+    ASSERT_TRUE(store.put_tree(digest, fs));
+    auto back = store.get_tree(digest);
+    ASSERT_TRUE(back);
+    ASSERT_EQ(back->nodes().size(), 3u);
+    for (const auto& [path, n] : nodes) {
+        const auto& got = back->nodes().at(path);
+        EXPECT_EQ(got.kind, n.kind) << path;
+        EXPECT_EQ(got.data, n.data) << path;
+        EXPECT_EQ(got.mode, n.mode) << path;
+    }
+
+    // One byte changed anywhere: the tree is not used, and removed.
+    const fs::path file = d.path() / "trees" / "sha256" / digest.substr(7);
+    ASSERT_TRUE(fs::exists(file));
+    std::string bytes = read_file(file);
+    for (std::size_t at : {std::size_t{3}, bytes.size() / 2, bytes.size() - 1}) {
+        std::string bad = bytes;
+        bad[at] ^= 0x01;
+        std::ofstream(file, std::ios::binary | std::ios::trunc) << bad;
+        EXPECT_FALSE(store.get_tree(digest)) << at;
+        EXPECT_FALSE(fs::exists(file)) << at;
+    }
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes.substr(0, 20);
+    EXPECT_FALSE(store.get_tree(digest));
+
+    ASSERT_TRUE(store.put_tree(digest, fs));
+    auto pruned = store.prune(std::nullopt);
+    ASSERT_TRUE(pruned);
+    EXPECT_EQ(pruned->trees_removed, 1u);
+    EXPECT_FALSE(store.get_tree(digest));
 }

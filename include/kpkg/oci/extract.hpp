@@ -67,6 +67,14 @@ public:
     std::uint64_t tar_bytes() const { return tar_bytes_; }
     std::uint64_t entries() const { return entries_; }
 
+    // A file system as given (read back from the unpacked-tree cache): the nodes must be what
+    // apply_layer made, with the limits' counters at zero.
+    static Rootfs from_nodes(std::map<std::string, Node> nodes) {
+        Rootfs fs;
+        fs.nodes_ = std::move(nodes);
+        return fs;
+    }
+
     // The files, directories and links as a MemoryTree shown as `display_root`.
     std::unique_ptr<io::MemoryTree> to_tree(std::string display_root) const;
 

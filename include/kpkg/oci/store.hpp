@@ -1,6 +1,10 @@
 // The content-addressed cache of image blobs, and what tags were last seen to point to.
 //
 //   <root>/blobs/sha256/<hex>                      a blob, its bytes hash to its name
+//   <root>/trees/sha256/<hex>                      the file system of the image whose manifest
+//                                                  is <hex>, as its layers unpack (so that a warm
+//                                                  run reads no layer at all), with the sha256
+//                                                  of its own bytes at its end
 //   <root>/tags/<registry>/<repository>/:<tag>     {"digest", "mediaType", "time"} as JSON
 //
 // Every file is written to a temporary file, fsynced and renamed into place, so processes that
@@ -19,6 +23,7 @@
 
 #include "kpkg/core/result.hpp"
 #include "kpkg/oci/content.hpp"
+#include "kpkg/oci/extract.hpp"
 #include "kpkg/oci/reference.hpp"
 
 namespace kpkg::oci {
@@ -53,6 +58,7 @@ struct CacheListing {
 
 struct PruneResult {
     std::size_t blobs_removed = 0;
+    std::size_t trees_removed = 0;
     std::size_t tags_removed = 0;
     std::uint64_t bytes_freed = 0;
 };
@@ -82,6 +88,13 @@ public:
     Result<void> put(std::string_view digest, std::string_view bytes) const;
     // Every blob of an image.
     Result<void> put(const Content& c) const;
+
+    // The unpacked file system of the image whose manifest is `manifest_digest`: nothing when
+    // it was never stored, or when the file is damaged (then it is removed: the caller unpacks
+    // the layers again).
+    std::optional<Rootfs> get_tree(std::string_view manifest_digest) const;
+    // Stores it (atomically).
+    Result<void> put_tree(std::string_view manifest_digest, const Rootfs& fs) const;
 
     // Remembers what `ref`'s tag (the reference normalize()d: "busybox:1" is
     // docker.io/library/busybox:1) points to now.

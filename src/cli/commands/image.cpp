@@ -354,12 +354,13 @@ int run_cache_prune(const Globals& g, int older_than_days) {
     auto r = store->prune(older).take();
     if (g.format == Format::text) {
         print("removed " + std::to_string(r.blobs_removed) + " blobs (" +
-              human_size(r.bytes_freed) + ") and " + std::to_string(r.tags_removed) +
-              " tag records\n");
+              human_size(r.bytes_freed) + "), " + std::to_string(r.trees_removed) +
+              " unpacked trees and " + std::to_string(r.tags_removed) + " tag records\n");
         return 0;
     }
     io::Node doc = io::Node::map();
     doc.set("blobsRemoved", io::Node::integer(static_cast<std::int64_t>(r.blobs_removed)));
+    doc.set("treesRemoved", io::Node::integer(static_cast<std::int64_t>(r.trees_removed)));
     doc.set("tagsRemoved", io::Node::integer(static_cast<std::int64_t>(r.tags_removed)));
     doc.set("bytesFreed", io::Node::integer(static_cast<std::int64_t>(r.bytes_freed)));
     print_structured(g, doc);
