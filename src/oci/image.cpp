@@ -236,7 +236,7 @@ std::string Platform::str() const {
     return s;
 }
 
-Platform host_platform() {
+Platform Platform::host() {
 #if defined(__x86_64__)
     return {"linux", "amd64", ""};
 #elif defined(__aarch64__)
@@ -270,12 +270,12 @@ const std::string* label(const ImageConfig& c, std::string_view key) {
     return it == c.labels.end() ? nullptr : &it->second;
 }
 
-Result<Manifest> parse_manifest(std::string_view bytes, const std::string& name,
-                                std::string_view expected_media_type) {
+Result<ImageManifest> parse_manifest(std::string_view bytes, const std::string& name,
+                                     std::string_view expected_media_type) {
     return catch_error([&] {
         Doc d{name};
         io::Node r = d.root(bytes, "manifest");
-        Manifest m;
+        ImageManifest m;
         d.schema_version(r, "manifest");
         m.media_type = d.string(r, "mediaType", "manifest", false);
         if (m.media_type.empty())
@@ -307,12 +307,12 @@ Result<Manifest> parse_manifest(std::string_view bytes, const std::string& name,
     });
 }
 
-Result<Index> parse_index(std::string_view bytes, const std::string& name,
-                          std::string_view expected_media_type) {
+Result<ImageIndex> parse_index(std::string_view bytes, const std::string& name,
+                               std::string_view expected_media_type) {
     return catch_error([&] {
         Doc d{name};
         io::Node r = d.root(bytes, "index");
-        Index ix;
+        ImageIndex ix;
         d.schema_version(r, "index");
         ix.media_type = d.string(r, "mediaType", "index", false);
         if (ix.media_type.empty())
@@ -369,7 +369,7 @@ std::string to_json(const Descriptor& d) {
     return out;
 }
 
-std::string to_json(const Manifest& m) {
+std::string to_json(const ImageManifest& m) {
     std::string out = "{\"schemaVersion\":2,";
     bool first = true;
     put_key(out, "mediaType", first);
@@ -391,7 +391,7 @@ std::string to_json(const Manifest& m) {
     return out;
 }
 
-std::string to_json(const Index& ix) {
+std::string to_json(const ImageIndex& ix) {
     std::string out = "{\"schemaVersion\":2,";
     bool first = true;
     put_key(out, "mediaType", first);
@@ -440,7 +440,7 @@ std::string to_json(const ImageConfig& c) {
     return out;
 }
 
-Result<Descriptor> select_manifest(const Index& index, const Platform& platform,
+Result<Descriptor> select_manifest(const ImageIndex& index, const Platform& platform,
                                    const std::string& name) {
     std::vector<std::string> have;
     for (const auto& d : index.manifests) {

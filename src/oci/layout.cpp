@@ -356,7 +356,7 @@ Descriptor root_descriptor(const Content& c, const std::string& tag) {
 
 // index.json with `d` added: an entry with the same tag is replaced; an untagged entry of the
 // same digest is not added twice.
-Index add_to_index(Index ix, const Descriptor& d, const std::string& tag) {
+ImageIndex add_to_index(ImageIndex ix, const Descriptor& d, const std::string& tag) {
     const std::string key(ref_name_annotation);
     for (auto& m : ix.manifests) {
         auto it = m.annotations.find(key);
@@ -404,7 +404,7 @@ Result<void> write_new_layout(const fs::path& dir, const Content& c,
             return r;
         }
     }
-    Index ix;
+    ImageIndex ix;
     ix.media_type = std::string(media::oci_index);
     ix = add_to_index(std::move(ix), root_descriptor(c, tag), tag);
     for (auto [name, bytes] :
@@ -577,7 +577,7 @@ Result<Content> read_docker_archive(const fs::path& file, const std::string& ref
                               std::to_string(config->diff_ids.size()) + " diff_ids for " +
                               std::to_string(layers->items.size()) + " layers");
     Content c;
-    Manifest m;
+    ImageManifest m;
     m.media_type = std::string(media::oci_manifest);
     m.config.media_type = std::string(media::oci_config);
     m.config.digest = sha256_digest(*config_bytes);
@@ -663,7 +663,7 @@ Result<void> write_oci_dir(const fs::path& dir, const Content& content, const st
     // An existing layout: check what is there before changing anything.
     auto layout = io::read_file(dir / "oci-layout");
     if (!layout) return std::move(layout).error();
-    Index ix;
+    ImageIndex ix;
     ix.media_type = std::string(media::oci_index);
     if (fs::exists(dir / "index.json", ec)) {
         auto bytes = io::read_file(dir / "index.json");
@@ -709,7 +709,7 @@ Result<void> write_oci_archive(const fs::path& file, const Content& content,
     auto digests = reachable(content);
     if (!digests) return std::move(digests).error();
     if (auto r = check_blobs(content, *digests); !r) return r;
-    Index ix;
+    ImageIndex ix;
     ix.media_type = std::string(media::oci_index);
     ix = add_to_index(std::move(ix), root_descriptor(content, tag), tag);
     std::vector<TarEntry> entries;
