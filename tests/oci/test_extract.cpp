@@ -177,6 +177,14 @@ TEST(OciExtract, HardLinksLeavingTheRootOrToNothingAreRefused) {
     refused(fs, {hlink("h", "../etc/passwd")}, "h");
     refused(fs, {hlink("h", "/")}, "h");
     auto msg = refused(fs, {hlink("h", "missing")}, "h");
+    // Refused after whiteouts and other entries were applied: all of it is rolled back.
+    ASSERT_TRUE(apply(fs, {file("keep/x", "1"), file("keep/y", "2")}));
+    refused(fs, {file(".wh.keep", ""), file("keep/z", "3"), dir("new/"), hlink("h", "missing")},
+            "h");
+    refused(fs, {file("keep/.wh..wh..opq", ""), file("keep/x", "changed"), hlink("h", "nope")},
+            "h");
+    EXPECT_EQ(kinds(fs), "keep/\nkeep/x=1\nkeep/y=2\n");
+    ASSERT_TRUE(apply(fs, {file(".wh.keep", "")}));
     EXPECT_TRUE(contains(msg, "has not")) << msg;
     ASSERT_TRUE(apply(fs, {dir("d/"), slink("d/l", "../t"), file("t", "T")}));
     refused(fs, {hlink("h", "d")}, "h");
