@@ -16,6 +16,7 @@
 #include "kpkg/io/tree.hpp"
 #include "kpkg/oci/layer.hpp"
 #include "kpkg/oci/media_types.hpp"
+#include "kpkg/oci/reference.hpp"
 
 namespace kpkg::oci {
 
@@ -443,6 +444,28 @@ std::string docker_manifest_json(const std::string& config, const std::string& r
     return out;
 }
 
+// A docker-archive's RepoTags entry for `ref`: a name with a tag (":latest" added when it has
+// none), never a digest. Error::usage otherwise.
+Result<std::string> repo_tag_of(const std::string& ref) {
+    if (ref.empty()) return std::string();
+    auto r = parse(ref);
+    if (!r) return Error::usage("docker-archive reference \"" + ref + "\": " + r.error().message);
+    if (!r->digest.empty())
+        return Error::usage("docker-archive reference \"" + ref +
+                            "\": a digest cannot be a tag of an archive; use name:tag");
+    if (r->tag.empty()) r->tag = "latest";
+    return r->str();
+}
+
+// Whether two docker-archive references name the same image ("busybox" and
+// "docker.io/library/busybox:latest").
+bool same_ref(const std::string& a, const std::string& b) {
+    if (a == b) return true;
+    auto ra = parse(a);
+    auto rb = parse(b);
+    return ra && rb && normalize(*ra) == normalize(*rb);
+}
+
 Result<std::string> read_archive_file(const fs::path& file, const ReadLimits& limits) {
     io::Limits l;
     l.max_file_bytes = static_cast<std::size_t>(limits.max_archive_bytes);
@@ -533,7 +556,7 @@ Result<Content> read_docker_archive(const fs::path& file, const std::string& ref
             for (const auto& t : tags->items) {
                 if (!t.is_string()) continue;
                 all_tags.push_back(t.text);
-                if (t.text == ref) match = true;
+                if (!ref.empty() && same_ref(t.text, ref)) match = true;
             }
         if (match) picked.push_back(&img);
     }
@@ -728,6 +751,8 @@ Result<void> write_oci_archive(const fs::path& file, const Content& content,
 
 Result<void> write_docker_archive(const fs::path& file, const Content& content,
                                   const std::string& repo_tag, const Platform& platform) {
+    auto tag = repo_tag_of(repo_tag);
+    if (!tag) return std::move(tag).error();
     auto info = image_info(content, platform);
     if (!info) return std::move(info).error();
     if (auto r = verify(content); !r) return r;
@@ -754,7 +779,7 @@ Result<void> write_docker_archive(const fs::path& file, const Content& content,
     }
     entries.push_back({TarEntry::Type::file,
                        "manifest.json",
-                       docker_manifest_json(config_name, repo_tag, layer_names),
+                       docker_manifest_json(config_name, *tag, layer_names),
                        {},
                        0644});
     std::sort(entries.begin(), entries.end(),

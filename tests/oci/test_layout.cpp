@@ -339,6 +339,16 @@ TEST(OciLayout, DockerArchiveRoundTrip) {
     auto b = oci::image_tree(c, {"linux", "arm64", ""});
     ASSERT_TRUE(a && b);
     EXPECT_EQ(listing(*a->tree), listing(*b->tree));
+    // Docker's normalisation when matching, ":latest" when writing a name without a tag.
+    EXPECT_TRUE(oci::read_docker_archive(t / "img.tar", "quay.io/o/etcd:v1"));
+    ASSERT_TRUE(oci::write_docker_archive(t / "b.tar", c, "busybox", {"linux", "amd64", ""}));
+    EXPECT_TRUE(contains(kpkg::test::read_file(t / "b.tar"), R"("RepoTags":["busybox:latest"])"));
+    EXPECT_TRUE(oci::read_docker_archive(t / "b.tar", "docker.io/library/busybox:latest"));
+    auto digest_ref = oci::write_docker_archive(t / "c.tar", c, "busybox@" + c.root_digest,
+                                                {"linux", "amd64", ""});
+    ASSERT_FALSE(digest_ref);
+    EXPECT_EQ(digest_ref.error().code, ExitCode::usage);
+    EXPECT_FALSE(fs::exists(t / "c.tar"));
     auto wrong = oci::read_docker_archive(t / "img.tar", "other:v1");
     ASSERT_FALSE(wrong);
     EXPECT_TRUE(contains(wrong.error().message, "(tags: quay.io/o/etcd:v1)"))
