@@ -529,3 +529,27 @@ TEST(OciLayoutInterop, UmociUnpacksWhatKpkgWrites) {
               "kind: ClusterServiceVersion\n");
     EXPECT_TRUE(fs::exists(t / "bundle/rootfs/metadata/annotations.yaml"));
 }
+
+// Layers umoci writes (pax headers with times, symbolic links, whiteouts of deleted files) read
+// back as the file system umoci had unpacked.
+TEST(OciLayoutInterop, KpkgReadsLayersUmociWrites) {
+    if (!have("umoci")) GTEST_SKIP() << "umoci is not installed";
+    TempDir t;
+    const std::string cd = "cd " + t.path().string() + " && ";
+    auto r = run(
+        cd + "umoci init --layout lay && umoci new --image lay:v1 && "
+             "umoci unpack --rootless --image lay:v1 b && mkdir -p b/rootfs/etc b/rootfs/bin && "
+             "echo hi > b/rootfs/etc/a && echo gone > b/rootfs/etc/gone && "
+             "ln -s /etc/a b/rootfs/bin/abs && ln -s ../etc/a b/rootfs/bin/rel && "
+             "umoci repack --image lay:v1 b && umoci unpack --rootless --image lay:v1 b2 && "
+             "rm b2/rootfs/etc/gone && umoci repack --image lay:v1 b2");
+    ASSERT_EQ(r.rc, 0) << r.out;
+    auto c = oci::read_oci_dir(t / "lay", "v1");
+    ASSERT_TRUE(c) << c.error().str();
+    auto it = oci::image_tree(*c);
+    ASSERT_TRUE(it) << it.error().str();
+    EXPECT_EQ(it->info.manifest.layers.size(), 2u);
+    EXPECT_EQ(listing(*it->tree), "/\nbin/\nbin/abs\nbin/rel\netc/\netc/a\n");
+    EXPECT_EQ(it->tree->read("bin/abs")->text(), "hi\n");
+    EXPECT_EQ(it->tree->read("bin/rel")->text(), "hi\n");
+}
