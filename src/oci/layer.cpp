@@ -123,6 +123,10 @@ Error path_error(const std::string& path, const std::string& why) {
 
 std::string write_tar(const std::vector<TarEntry>& entries) {
     std::string out;
+    std::size_t total = 2 * block;
+    for (const auto& e : entries)
+        total += 3 * block + e.name.size() + e.link.size() + e.data.size();
+    out.reserve(total);
     for (const auto& e : entries) {
         std::string_view prefix, name;
         const bool fits = split_name(e.name, prefix, name);
@@ -152,9 +156,9 @@ std::string write_tar(const std::vector<TarEntry>& entries) {
 }
 
 Result<std::string> layer_tar(std::vector<LayerFile> files) {
-    std::map<std::string, const LayerFile*> by_path;
+    std::map<std::string, LayerFile*> by_path;
     std::map<std::string, bool> dirs; // implied parents
-    for (const auto& f : files) {
+    for (auto& f : files) {
         const std::string& p = f.path;
         if (p.empty()) return path_error(p, "empty");
         if (p.front() == '/') return path_error(p, "absolute (layer paths are relative)");
@@ -183,7 +187,7 @@ Result<std::string> layer_tar(std::vector<LayerFile> files) {
         if (f->is_dir)
             entries.push_back({TarEntry::Type::dir, p + "/", {}, {}, f->mode & 07777});
         else
-            entries.push_back({TarEntry::Type::file, p, f->bytes, {}, f->mode & 07777});
+            entries.push_back({TarEntry::Type::file, p, std::move(f->bytes), {}, f->mode & 07777});
     }
     auto name_of = [](const TarEntry& e) {
         std::string_view n = e.name;
