@@ -667,7 +667,11 @@ Result<void> verify(const Content& content) {
     return {};
 }
 
-Result<void> write_oci_dir(const fs::path& dir, const Content& content, const std::string& tag) {
+Result<void> write_oci_dir(const fs::path& dir_given, const Content& content,
+                           const std::string& tag) {
+    // "out/" is the directory "out" (its temporary sibling is ".out.kpkg-…", not inside it).
+    fs::path dir = dir_given.lexically_normal();
+    if (!dir.has_filename() && dir.has_parent_path()) dir = dir.parent_path();
     auto digests = reachable(content);
     if (!digests) return std::move(digests).error();
     if (auto r = check_blobs(content, *digests); !r) return r;

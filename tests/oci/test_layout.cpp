@@ -166,9 +166,13 @@ TEST(OciLayout, OciDirRoundTrip) {
     EXPECT_EQ(unknown.error().code, ExitCode::invalid);
     EXPECT_TRUE(contains(unknown.error().message, "no image tagged \"v9\" (tags: v1)"))
         << unknown.error().message;
+    // A trailing slash names the same directory.
+    ASSERT_TRUE(oci::write_oci_dir((t / "slash").string() + "/", c, "v1"));
+    EXPECT_TRUE(oci::read_oci_dir((t / "slash").string() + "/", "v1"));
     // Written twice: the same bytes.
     ASSERT_TRUE(oci::write_oci_dir(t / "img2", c, "v1"));
     EXPECT_EQ(kpkg::test::read_file(t / "img2/index.json"), index);
+    EXPECT_EQ(names_in(t.path()), (std::vector<std::string>{"img", "img2", "slash"}));
 }
 
 TEST(OciLayout, AddingToAnExistingLayout) {
