@@ -880,4 +880,123 @@ Result<ImageTree> image_tree(const Content& content, const Platform& platform,
     return out;
 }
 
+namespace {
+
+std::string oci_layer_type(const std::string& t) {
+    if (t == media::docker_layer_gzip) return std::string(media::oci_layer_gzip);
+    if (t == "application/vnd.docker.image.rootfs.diff.tar")
+        return std::string(media::oci_layer_tar);
+    return t;
+}
+
+Content assemble(ImageConfig config, std::vector<Descriptor> layer_descs,
+                 std::map<std::string, std::string> blobs, const Annotations& annotations) {
+    const std::string cj = to_json(config);
+    ImageManifest m;
+    m.media_type = std::string(media::oci_manifest);
+    m.config = {std::string(media::oci_config),
+                sha256_digest(cj),
+                static_cast<std::int64_t>(cj.size()),
+                std::nullopt,
+                {}};
+    m.layers = std::move(layer_descs);
+    m.annotations = annotations;
+    const std::string mj = to_json(m);
+    Content c;
+    c.blobs = std::move(blobs);
+    c.blobs[m.config.digest] = cj;
+    c.root_digest = sha256_digest(mj);
+    c.root_media_type = m.media_type;
+    c.blobs[c.root_digest] = mj;
+    return c;
+}
+
+} // namespace
+
+Content assemble_image(ImageConfig config, const std::vector<Layer>& layers,
+                       const Annotations& annotations) {
+    config.diff_ids.clear();
+    std::vector<Descriptor> descs;
+    std::map<std::string, std::string> blobs;
+    for (const auto& l : layers) {
+        config.diff_ids.push_back(l.diff_id);
+        descs.push_back({l.media_type, l.digest, l.size, std::nullopt, {}});
+        blobs[l.digest] = l.blob;
+    }
+    return assemble(std::move(config), std::move(descs), std::move(blobs), annotations);
+}
+
+Result<Content> assemble_on_base(const Content& base, const Platform& platform,
+                                 const std::function<void(ImageConfig&)>& edit,
+                                 const std::vector<Layer>& layers, const Annotations& annotations) {
+    auto info = image_info(base, platform);
+    if (!info) return std::move(info).error();
+    const std::vector<std::string> base_ids = info->config.diff_ids;
+    ImageConfig config = std::move(info->config);
+    if (edit) edit(config);
+    std::vector<Descriptor> descs;
+    std::map<std::string, std::string> blobs;
+    for (const auto& d : info->manifest.layers) {
+        auto it = base.blobs.find(d.digest);
+        if (it == base.blobs.end())
+            return Error::invalid("blob " + d.digest + " (named by manifest " +
+                                  info->manifest_digest + ") is missing");
+        Descriptor nd = d;
+        nd.media_type = oci_layer_type(d.media_type);
+        descs.push_back(std::move(nd));
+        blobs[d.digest] = it->second;
+    }
+    // The base's diff_ids as they were (image_info checked they pair with its layers).
+    config.diff_ids = base_ids;
+    io::Node* history = config.raw.is_map() ? config.raw.get("history") : nullptr;
+    for (const auto& l : layers) {
+        config.diff_ids.push_back(l.diff_id);
+        descs.push_back({l.media_type, l.digest, l.size, std::nullopt, {}});
+        blobs[l.digest] = l.blob;
+        if (history != nullptr && history->is_seq()) {
+            io::Node h = io::Node::map();
+            h.set("created", io::Node::string("1970-01-01T00:00:00Z"));
+            h.set("created_by", io::Node::string("kpkg build"));
+            history->push(std::move(h));
+        }
+    }
+    return assemble(std::move(config), std::move(descs), std::move(blobs), annotations);
+}
+
+Result<Content> assemble_index(const std::vector<Content>& images, const Annotations& annotations) {
+    ImageIndex ix;
+    ix.media_type = std::string(media::oci_index);
+    ix.annotations = annotations;
+    Content out;
+    std::vector<Platform> seen;
+    for (std::size_t i = 0; i < images.size(); ++i) {
+        const Content& img = images[i];
+        const std::string which = "image " + std::to_string(i + 1) + " of the index";
+        if (!media::is_manifest(img.root_media_type))
+            return Error::invalid(which + ": its root is a " + img.root_media_type +
+                                  ", not a manifest");
+        auto info = image_info(img);
+        if (!info) return std::move(info).error();
+        Platform p{info->config.os, info->config.architecture, info->config.variant};
+        if (p.os.empty() || p.architecture.empty())
+            return Error::invalid(which + ": its config names no os or architecture");
+        for (const auto& q : seen)
+            if (platform_matches(q, p) && platform_matches(p, q))
+                return Error::invalid(which + ": a second image for " + p.str());
+        seen.push_back(p);
+        ix.manifests.push_back({img.root_media_type,
+                                img.root_digest,
+                                static_cast<std::int64_t>(img.blobs.at(img.root_digest).size()),
+                                p,
+                                {}});
+        for (const auto& [d, b] : img.blobs)
+            out.blobs.emplace(d, b);
+    }
+    const std::string ij = to_json(ix);
+    out.root_digest = sha256_digest(ij);
+    out.root_media_type = ix.media_type;
+    out.blobs[out.root_digest] = ij;
+    return out;
+}
+
 } // namespace kpkg::oci

@@ -557,3 +557,73 @@ TEST(OciLayoutInterop, KpkgReadsLayersUmociWrites) {
     EXPECT_EQ(it->tree->read("bin/abs")->text(), "hi\n");
     EXPECT_EQ(it->tree->read("bin/rel")->text(), "hi\n");
 }
+
+TEST(OciLayout, AssembleImageOnBaseAndIndex) {
+    auto layer = oci::build_layer({{"configs/etcd/catalog.json", "{}", 0644, false}}).take();
+    oci::ImageConfig cfg;
+    cfg.architecture = "amd64";
+    cfg.os = "linux";
+    cfg.labels["operators.operatorframework.io.index.configs.v1"] = "/configs";
+    const oci::Content a = oci::assemble_image(cfg, {layer});
+    const oci::Content again = oci::assemble_image(cfg, {layer});
+    EXPECT_EQ(a.root_digest, again.root_digest);
+    ASSERT_TRUE(oci::verify(a));
+    auto info = oci::image_info(a).take();
+    EXPECT_EQ(info.config.diff_ids, std::vector<std::string>{layer.diff_id});
+    EXPECT_EQ(info.manifest.layers[0].digest, layer.digest);
+
+    // On a base with a history and fields kpkg does not know: kept, history extended.
+    oci::ImageConfig base_cfg =
+        oci::parse_config(R"({"architecture":"amd64","os":"linux","config":{"User":"1001",)"
+                          R"("Entrypoint":["/bin/opm"]},"rootfs":{"type":"layers","diff_ids":[]},)"
+                          R"("history":[{"created_by":"base"}]})",
+                          "base")
+            .take();
+    auto base_layer = oci::build_layer({{"bin/opm", "ELF", 0755, false}}).take();
+    const oci::Content base = oci::assemble_image(base_cfg, {base_layer});
+    auto built = oci::assemble_on_base(base, {"linux", "amd64", ""},
+                                       [](oci::ImageConfig& c) {
+                                           c.cmd = {"serve", "/configs"};
+                                       },
+                                       {layer});
+    ASSERT_TRUE(built) << built.error().str();
+    auto tree = oci::image_tree(*built);
+    ASSERT_TRUE(tree) << tree.error().str();
+    EXPECT_EQ(listing(*tree->tree), "/\nbin/\nbin/opm\nconfigs/\nconfigs/etcd/\n"
+                                    "configs/etcd/catalog.json\n");
+    const std::string cj = built->blobs.at(tree->info.config_digest);
+    EXPECT_TRUE(
+        contains(cj, R"("User":"1001","Entrypoint":["/bin/opm"],"Cmd":["serve","/configs"])"))
+        << cj;
+    EXPECT_TRUE(contains(cj,
+                         R"("history":[{"created_by":"base"},{"created":"1970-01-01T00:00:00Z",)"
+                         R"("created_by":"kpkg build"}])"))
+        << cj;
+    EXPECT_EQ(tree->info.config.diff_ids,
+              (std::vector<std::string>{base_layer.diff_id, layer.diff_id}));
+
+    // An index of two platforms.
+    cfg.architecture = "arm64";
+    cfg.variant = "v8";
+    const oci::Content b = oci::assemble_image(cfg, {layer});
+    auto ix = oci::assemble_index({a, b});
+    ASSERT_TRUE(ix) << ix.error().str();
+    ASSERT_TRUE(oci::verify(*ix));
+    auto arm = oci::image_info(*ix, {"linux", "arm64", ""});
+    ASSERT_TRUE(arm) << arm.error().str();
+    EXPECT_EQ(arm->manifest_digest, b.root_digest);
+    auto dup = oci::assemble_index({a, again});
+    ASSERT_FALSE(dup);
+    EXPECT_TRUE(contains(dup.error().message, "a second image for linux/amd64"))
+        << dup.error().message;
+    // What skopeo makes of it.
+    if (!have("skopeo")) GTEST_SKIP() << "skopeo is not installed";
+    TempDir t;
+    ASSERT_TRUE(oci::write_oci_dir(t / "ix", *ix, "v1"));
+    auto r = run(skopeo(t) + " inspect --raw oci:" + (t / "ix").string() + ":v1");
+    EXPECT_EQ(r.rc, 0) << r.out;
+    EXPECT_EQ(r.out, ix->blobs.at(ix->root_digest));
+    r = run(skopeo(t) + " --override-arch arm64 inspect oci:" + (t / "ix").string() + ":v1");
+    EXPECT_EQ(r.rc, 0) << r.out;
+    EXPECT_TRUE(contains(r.out, "\"Architecture\": \"arm64\"")) << r.out;
+}

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -31,6 +32,7 @@
 #include "kpkg/oci/content.hpp"
 #include "kpkg/oci/extract.hpp"
 #include "kpkg/oci/image.hpp"
+#include "kpkg/oci/layer.hpp"
 
 namespace kpkg::io {
 class MemoryTree;
@@ -119,5 +121,29 @@ struct ImageTree {
 };
 Result<ImageTree> image_tree(const Content& content, const Platform& platform = Platform::host(),
                              const ExtractLimits& limits = {}, std::string display_root = {});
+
+// --- assembling images (what `kpkg build` produces) ---
+
+// An OCI image of `layers` with `config`, whose rootfs.diff_ids become the layers' diff_ids: the
+// config, the layers and an OCI manifest (with `annotations`) as blobs, the manifest the root.
+// The same inputs give the same manifest digest.
+Content assemble_image(ImageConfig config, const std::vector<Layer>& layers,
+                       const Annotations& annotations = {});
+
+// `layers` on top of the image of `base` for `platform`: the base's config with `edit` applied
+// (labels, entrypoint, cmd, ...; its other fields, history included, kept), its diff_ids
+// followed by the new layers', one history entry per new layer when the base has a history; the
+// base's layers kept as they are (Docker layer media types spelled as their OCI equivalents, the
+// bytes unchanged) followed by the new ones. Errors: those of image_info on `base`.
+Result<Content> assemble_on_base(const Content& base, const Platform& platform,
+                                 const std::function<void(ImageConfig&)>& edit,
+                                 const std::vector<Layer>& layers,
+                                 const Annotations& annotations = {});
+
+// An OCI index of `images` (each with a manifest root), in the order given, each entry's platform
+// taken from its config (os, architecture, variant). Errors (3): an image whose root is not a
+// manifest, whose config names no os or architecture, or two images for the same platform.
+Result<Content> assemble_index(const std::vector<Content>& images,
+                               const Annotations& annotations = {});
 
 } // namespace kpkg::oci
