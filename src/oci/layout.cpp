@@ -372,6 +372,37 @@ ImageIndex add_to_index(ImageIndex ix, const Descriptor& d, const std::string& t
     return ix;
 }
 
+// An existing index.json with `d` added as add_to_index adds it, every other entry and field
+// kept as it was (fields kpkg does not model: urls, artifactType, os.version, ...).
+Result<std::string> add_to_index_json(std::string_view bytes, const std::string& name,
+                                      const Descriptor& d, const std::string& tag) {
+    auto docs = io::parse_json(bytes, name);
+    if (!docs) return std::move(docs).error();
+    io::Node root = std::move((*docs)[0].root); // parse_index checked the shape
+    auto dn = io::parse_json(to_json(d), "descriptor");
+    if (!dn) return std::move(dn).error();
+    io::Node* ms = root.get("manifests");
+    bool done = false;
+    for (auto& m : ms->items) {
+        const io::Node* ann = m.get("annotations");
+        const io::Node* ref = ann != nullptr ? ann->get(ref_name_annotation) : nullptr;
+        const bool tagged = ref != nullptr && ref->is_string() && !ref->text.empty();
+        const io::Node* digest = m.get("digest");
+        if ((!tag.empty() && tagged && ref->text == tag) ||
+            (tag.empty() && !tagged && digest != nullptr && digest->text == d.digest)) {
+            m = (*dn)[0].root;
+            done = true;
+            break;
+        }
+    }
+    if (!done) ms->push(std::move((*dn)[0].root));
+    std::string out;
+    io::go::Marshaller w(out, true);
+    w.keep_order = true;
+    if (!w.value(root)) return Error::invalid(name + ": a value without a JSON form");
+    return out;
+}
+
 Result<void> check_blobs(const Content& c, const std::vector<std::string>& digests) {
     for (const auto& d : digests)
         if (sha256_digest(c.blobs.at(d)) != d)
@@ -690,15 +721,22 @@ Result<void> write_oci_dir(const fs::path& dir_given, const Content& content,
     // An existing layout: check what is there before changing anything.
     auto layout = io::read_file(dir / "oci-layout");
     if (!layout) return std::move(layout).error();
-    ImageIndex ix;
-    ix.media_type = std::string(media::oci_index);
+    std::string index_json;
+    {
+        ImageIndex fresh;
+        fresh.media_type = std::string(media::oci_index);
+        index_json = to_json(fresh);
+    }
     if (fs::exists(dir / "index.json", ec)) {
         auto bytes = io::read_file(dir / "index.json");
         if (!bytes) return std::move(bytes).error();
         auto parsed = parse_index(*bytes, (dir / "index.json").string());
         if (!parsed) return std::move(parsed).error();
-        ix = std::move(*parsed);
+        index_json = std::move(*bytes);
     }
+    auto new_index = add_to_index_json(index_json, (dir / "index.json").string(),
+                                       root_descriptor(content, tag), tag);
+    if (!new_index) return std::move(new_index).error();
     std::vector<fs::path> added;
     auto undo = [&] {
         for (const auto& p : added) {
@@ -722,8 +760,7 @@ Result<void> write_oci_dir(const fs::path& dir_given, const Content& content,
             return r;
         }
     }
-    ix = add_to_index(std::move(ix), root_descriptor(content, tag), tag);
-    auto r = write_file_atomic(dir / "index.json", to_json(ix));
+    auto r = write_file_atomic(dir / "index.json", *new_index);
     if (!r) {
         undo();
         return r;

@@ -187,12 +187,24 @@ TEST(OciLayout, AddingToAnExistingLayout) {
     ASSERT_FALSE(ambiguous);
     EXPECT_TRUE(contains(ambiguous.error().message, "2 images, name one with :TAG (tags: v1, v2)"))
         << ambiguous.error().message;
+    // Entries of other tools keep the fields kpkg does not model.
+    const std::string other = R"({"mediaType":"application/vnd.oci.image.manifest.v1+json",)"
+                              R"("digest":"sha256:)" +
+                              std::string(64, 'e') +
+                              R"(","size":7,"urls":["https://x"],"artifactType":"a/b",)"
+                              R"("annotations":{"org.opencontainers.image.ref.name":"v0"}})";
+    std::string idx = kpkg::test::read_file(t / "img/index.json");
+    idx.insert(idx.find("\"manifests\":[") + 13, other + ",");
+    t.write("img/index.json", idx);
+    ASSERT_TRUE(oci::write_oci_dir(t / "img", a, "v3"));
+    EXPECT_TRUE(contains(kpkg::test::read_file(t / "img/index.json"), other))
+        << kpkg::test::read_file(t / "img/index.json");
     // The same tag again moves it.
     ASSERT_TRUE(oci::write_oci_dir(t / "img", b, "v1"));
     EXPECT_EQ(oci::read_oci_dir(t / "img", "v1")->root_digest, b.root_digest);
     auto ix = oci::parse_index(kpkg::test::read_file(t / "img/index.json"), "index.json");
     ASSERT_TRUE(ix);
-    EXPECT_EQ(ix->manifests.size(), 2u);
+    EXPECT_EQ(ix->manifests.size(), 4u); // v0, v1, v2, v3
     EXPECT_EQ(names_in(t.path()), std::vector<std::string>{"img"});
 }
 
