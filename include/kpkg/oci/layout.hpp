@@ -25,8 +25,10 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kpkg/core/result.hpp"
 #include "kpkg/oci/content.hpp"
@@ -85,7 +87,7 @@ Result<Content> read_layout(const LayoutRef& ref, const ReadLimits& limits = {})
 
 // Writes `content` (root an index or a manifest; every blob it names present) under `tag`.
 // Errors: a blob missing from content or not hashing to its digest (3); DIR exists and is not
-// an OCI layout and not empty, or its index.json is invalid (3 as read); I/O (1).
+// a directory, or is neither empty nor an OCI layout (1); its index.json is invalid (3); I/O (1).
 Result<void> write_oci_dir(const std::filesystem::path& dir, const Content& content,
                            const std::string& tag = {});
 Result<void> write_oci_archive(const std::filesystem::path& file, const Content& content,
