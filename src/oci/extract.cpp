@@ -311,6 +311,11 @@ Result<std::string> apply_layer(Rootfs& fs, std::string_view blob, const std::st
                     return refuse(p.name, std::to_string(size) + " bytes, more than the limit of " +
                                               std::to_string(limits.max_file_bytes) +
                                               " bytes for a file");
+                // The bytes are in the tar: a header claiming more is truncated, found before
+                // the buffer is allocated.
+                if (static_cast<std::uint64_t>(size) > tar->size())
+                    return refuse(p.name, "truncated: its header says " + std::to_string(size) +
+                                              " bytes, more than the whole layer holds");
                 p.data.resize(static_cast<std::size_t>(size));
                 std::size_t got = 0;
                 while (got < p.data.size()) {

@@ -1,6 +1,7 @@
 // Applying layers (kpkg/oci/extract.hpp): changesets, whiteouts, and one test per hostile case,
 // each tar built here entry by entry.
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -260,7 +261,24 @@ TEST(OciExtract, TruncatedOrCorruptDataIsRefused) {
     flipped[flipped.size() / 2] = static_cast<char>(flipped[flipped.size() / 2] ^ 0x55);
     std::string bad_header = tar;
     bad_header[148] = 'x'; // checksum
+    // A header claiming 100 MB of data in a 2 KB tar.
+    std::string claims = layer({file("big", "x")});
+    std::snprintf(claims.data() + 124, 12, "%011o", 100u << 20);
+    claims[135] = '\0';
+    unsigned sum = 0;
+    std::memset(claims.data() + 148, ' ', 8);
+    for (int i = 0; i < 512; ++i)
+        sum += static_cast<unsigned char>(claims[i]);
+    std::snprintf(claims.data() + 148, 8, "%06o", sum);
+    {
+        // Refused from its header, before 100 MB are allocated for it.
+        auto r = oci::apply_layer(fs, claims, "sha256:bad");
+        ASSERT_FALSE(r);
+        EXPECT_TRUE(contains(r.error().message, "more than the whole layer holds"))
+            << r.error().message;
+    }
     const std::vector<Case> cases = {
+        {"size beyond the data", claims},
         {"truncated gzip", gz->substr(0, gz->size() / 2)},
         {"gzip without its trailer", gz->substr(0, gz->size() - 4)},
         {"corrupt gzip", flipped},
