@@ -112,7 +112,9 @@ tar_files(std::string_view data, const std::string& display, std::uint64_t max_e
         if (type != AE_IFREG) continue;
         std::string bytes;
         const la_int64_t size = api.archive_entry_size(e);
-        if (size < 0) return Error::invalid(display + ": " + name + ": negative size");
+        if (size < 0 || static_cast<std::uint64_t>(size) > data.size())
+            return Error::invalid(display + ": " + name + ": truncated (its header says " +
+                                  std::to_string(size) + " bytes)");
         bytes.resize(static_cast<std::size_t>(size));
         std::size_t got = 0;
         while (got < bytes.size()) {
