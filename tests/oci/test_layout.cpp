@@ -2,6 +2,7 @@
 // read back, atomic writes, verification of what is read, an image as a Tree; and interop with
 // skopeo and umoci when they are installed.
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -638,4 +639,22 @@ TEST(OciLayout, AssembleImageOnBaseAndIndex) {
     r = run(skopeo(t) + " --override-arch arm64 inspect oci:" + (t / "ix").string() + ":v1");
     EXPECT_EQ(r.rc, 0) << r.out;
     EXPECT_TRUE(contains(r.out, "\"Architecture\": \"arm64\"")) << r.out;
+}
+
+TEST(OciLayout, ArchiveEntryClaimingMoreThanTheArchiveHolds) {
+    using T = oci::TarEntry;
+    std::string tar = oci::write_tar({{T::Type::file, "manifest.json", "[]", {}, 0644}});
+    std::snprintf(tar.data() + 124, 12, "%011o", 100u << 20);
+    std::memset(tar.data() + 148, ' ', 8);
+    unsigned sum = 0;
+    for (int i = 0; i < 512; ++i)
+        sum += static_cast<unsigned char>(tar[i]);
+    std::snprintf(tar.data() + 148, 8, "%06o", sum);
+    TempDir t;
+    t.write("d.tar", tar);
+    auto r = oci::read_docker_archive(t / "d.tar");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ExitCode::invalid);
+    EXPECT_TRUE(contains(r.error().message, "manifest.json: truncated (its header says"))
+        << r.error().message;
 }
