@@ -63,23 +63,28 @@ void pad(std::string& out) {
     if (rem != 0) out.append(block - rem, '\0');
 }
 
+// Copies up to `max` bytes of `s` into a header field (an empty view may have no data pointer).
+void put_field(char* field, std::string_view s, std::size_t max) {
+    if (!s.empty()) std::memcpy(field, s.data(), std::min(s.size(), max));
+}
+
 void header(std::string& out, std::string_view name, std::string_view prefix, char type,
             std::uint32_t mode, std::uint64_t size, std::string_view link) {
     char h[block];
     std::memset(h, 0, sizeof h);
-    std::memcpy(h, name.data(), std::min<std::size_t>(name.size(), 100));
+    put_field(h, name, 100);
     put_octal(h + 100, 8, mode & 07777);
     put_octal(h + 108, 8, 0);
     put_octal(h + 116, 8, 0);
     put_size(h + 124, size);
     put_octal(h + 136, 12, 0);
     h[156] = type;
-    std::memcpy(h + 157, link.data(), std::min<std::size_t>(link.size(), 100));
+    put_field(h + 157, link, 100);
     std::memcpy(h + 257, "ustar", 6);
     std::memcpy(h + 263, "00", 2);
     put_octal(h + 329, 8, 0);
     put_octal(h + 337, 8, 0);
-    std::memcpy(h + 345, prefix.data(), std::min<std::size_t>(prefix.size(), 155));
+    put_field(h + 345, prefix, 155);
     std::memset(h + 148, ' ', 8);
     unsigned sum = 0;
     for (unsigned char c : h)
