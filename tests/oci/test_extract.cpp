@@ -296,3 +296,42 @@ TEST(OciExtract, TruncatedOrCorruptDataIsRefused) {
         EXPECT_EQ(kinds(fs), before) << c.name;
     }
 }
+
+// Damaged layers (every byte of a tar's headers in turn, and bytes of its gzip form) fail cleanly
+// or apply: never a crash (the sanitizer build runs this too), never a half-applied layer.
+TEST(OciExtract, DamagedLayersNeverHalfApply) {
+    const std::string tar = layer({dir("d/"), file("d/a", "alpha"), slink("d/l", "a"),
+                                   hlink("d/h", "d/a"), file("d/.wh.x", ""), file("b", "beta")});
+    auto gz = oci::gzip(tar);
+    ASSERT_TRUE(gz);
+    std::uint32_t seed = 12345;
+    auto next = [&seed] {
+        seed = seed * 1103515245u + 12345u;
+        return (seed >> 16) & 0x7fff;
+    };
+    int failed = 0, applied = 0;
+    auto check = [&](const std::string& blob) {
+        oci::Rootfs fs;
+        ASSERT_TRUE(apply(fs, {file("keep", "1"), file("x", "2")}));
+        const std::string before = kinds(fs);
+        auto r = oci::apply_layer(fs, blob, "sha256:damaged");
+        if (r) {
+            ++applied;
+            return;
+        }
+        ++failed;
+        EXPECT_EQ(kinds(fs), before);
+    };
+    for (std::size_t i = 0; i < 512 * 6 && i < tar.size(); i += 7) {
+        std::string t = tar;
+        t[i] = static_cast<char>(t[i] ^ (1 + next() % 255));
+        check(t);
+    }
+    for (int k = 0; k < 200; ++k) {
+        std::string g = *gz;
+        g[10 + next() % (g.size() - 10)] = static_cast<char>(next());
+        check(g);
+    }
+    EXPECT_GT(failed, 0);
+    EXPECT_GT(applied, 0);
+}
