@@ -563,13 +563,11 @@ Result<Content> read_oci_archive(const fs::path& file, const std::string& tag,
         tag, limits);
 }
 
-Result<Content> read_docker_archive(const fs::path& file, const std::string& ref,
-                                    const ReadLimits& limits) {
-    auto data = read_archive_file(file, limits);
-    if (!data) return std::move(data).error();
-    auto files = tar_files(*data, file.string());
-    if (!files) return std::move(files).error();
-    data->clear();
+namespace {
+
+// A docker archive whose files are read: the image of manifest.json for `ref`.
+Result<Content> docker_archive_from(const fs::path& file, std::map<std::string, std::string>* files,
+                                    const std::string& ref, const ReadLimits& limits) {
     const std::string mname = file.string() + ": manifest.json";
     auto mit = files->find("manifest.json");
     if (mit == files->end())
@@ -672,6 +670,36 @@ Result<Content> read_docker_archive(const fs::path& file, const std::string& ref
     c.root_media_type = m.media_type;
     c.blobs.emplace(c.root_digest, mj);
     return c;
+}
+
+} // namespace
+
+Result<Content> read_docker_archive(const fs::path& file, const std::string& ref,
+                                    const ReadLimits& limits) {
+    auto data = read_archive_file(file, limits);
+    if (!data) return std::move(data).error();
+    auto files = tar_files(*data, file.string());
+    if (!files) return std::move(files).error();
+    data->clear();
+    return docker_archive_from(file, &*files, ref, limits);
+}
+
+Result<Content> read_archive(const fs::path& file, const std::string& tag,
+                             const ReadLimits& limits) {
+    auto data = read_archive_file(file, limits);
+    if (!data) return std::move(data).error();
+    auto files = tar_files(*data, file.string());
+    if (!files) return std::move(files).error();
+    data->clear();
+    if (files->count("oci-layout"))
+        return read_layout_from(
+            map_source(file.string(),
+                       std::make_shared<std::map<std::string, std::string>>(std::move(*files))),
+            tag, limits);
+    if (files->count("manifest.json")) return docker_archive_from(file, &*files, tag, limits);
+    return Error::invalid(file.string() +
+                          ": neither an OCI archive (no oci-layout) nor a docker archive (no "
+                          "manifest.json)");
 }
 
 Result<Content> read_layout(const LayoutRef& ref, const ReadLimits& limits) {

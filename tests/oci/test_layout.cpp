@@ -658,3 +658,21 @@ TEST(OciLayout, ArchiveEntryClaimingMoreThanTheArchiveHolds) {
     EXPECT_TRUE(contains(r.error().message, "manifest.json: truncated (its header says"))
         << r.error().message;
 }
+
+TEST(OciLayout, ReadArchiveTellsOciFromDocker) {
+    TempDir t;
+    const oci::Content c = bundle_image();
+    ASSERT_TRUE(oci::write_oci_archive(t / "o.tar", c, "v1"));
+    ASSERT_TRUE(oci::write_docker_archive(t / "d.tar", c, "quay.io/o/etcd:v1"));
+    auto o = oci::read_archive(t / "o.tar", "v1");
+    ASSERT_TRUE(o) << o.error().str();
+    EXPECT_EQ(o->root_digest, c.root_digest);
+    auto d = oci::read_archive(t / "d.tar", "quay.io/o/etcd:v1");
+    ASSERT_TRUE(d) << d.error().str();
+    EXPECT_EQ(oci::image_info(*d)->config_digest, oci::image_info(c)->config_digest);
+    t.write("x.tar", oci::write_tar({{oci::TarEntry::Type::file, "a", "b", {}, 0644}}));
+    auto x = oci::read_archive(t / "x.tar");
+    ASSERT_FALSE(x);
+    EXPECT_EQ(x.error().code, ExitCode::invalid);
+    EXPECT_TRUE(contains(x.error().message, "neither an OCI archive")) << x.error().message;
+}

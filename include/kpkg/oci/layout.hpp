@@ -83,6 +83,11 @@ Result<Content> read_oci_archive(const std::filesystem::path& file, const std::s
 // …tar, …tar+gzip, …tar+zstd), the root of the Content.
 Result<Content> read_docker_archive(const std::filesystem::path& file, const std::string& ref = {},
                                     const ReadLimits& limits = {});
+// A tar that is either: an oci-archive when it has an oci-layout file (`tag` its ref.name), else
+// a docker-archive when it has a manifest.json (`tag` a RepoTags reference). Error (3) when it
+// is neither.
+Result<Content> read_archive(const std::filesystem::path& file, const std::string& tag = {},
+                             const ReadLimits& limits = {});
 Result<Content> read_layout(const LayoutRef& ref, const ReadLimits& limits = {});
 
 // Writes `content` (root an index or a manifest; every blob it names present) under `tag`.
