@@ -237,7 +237,7 @@ std::string Platform::str() const {
     return s;
 }
 
-Platform Platform::host() {
+Platform host_platform() {
 #if defined(__x86_64__)
     return {"linux", "amd64", ""};
 #elif defined(__aarch64__)
@@ -271,12 +271,12 @@ const std::string* label(const ImageConfig& c, std::string_view key) {
     return it == c.labels.end() ? nullptr : &it->second;
 }
 
-Result<ImageManifest> parse_manifest(std::string_view bytes, const std::string& name,
-                                     std::string_view expected_media_type) {
+Result<Manifest> parse_manifest(std::string_view bytes, const std::string& name,
+                                std::string_view expected_media_type) {
     return catch_error([&] {
         Doc d{name};
         io::Node r = d.root(bytes, "manifest");
-        ImageManifest m;
+        Manifest m;
         d.schema_version(r, "manifest");
         m.media_type = d.string(r, "mediaType", "manifest", false);
         if (m.media_type.empty())
@@ -308,12 +308,12 @@ Result<ImageManifest> parse_manifest(std::string_view bytes, const std::string& 
     });
 }
 
-Result<ImageIndex> parse_index(std::string_view bytes, const std::string& name,
-                               std::string_view expected_media_type) {
+Result<Index> parse_index(std::string_view bytes, const std::string& name,
+                          std::string_view expected_media_type) {
     return catch_error([&] {
         Doc d{name};
         io::Node r = d.root(bytes, "index");
-        ImageIndex ix;
+        Index ix;
         d.schema_version(r, "index");
         ix.media_type = d.string(r, "mediaType", "index", false);
         if (ix.media_type.empty())
@@ -370,7 +370,7 @@ std::string to_json(const Descriptor& d) {
     return out;
 }
 
-std::string to_json(const ImageManifest& m) {
+std::string to_json(const Manifest& m) {
     std::string out = "{\"schemaVersion\":2,";
     bool first = true;
     put_key(out, "mediaType", first);
@@ -392,7 +392,7 @@ std::string to_json(const ImageManifest& m) {
     return out;
 }
 
-std::string to_json(const ImageIndex& ix) {
+std::string to_json(const Index& ix) {
     std::string out = "{\"schemaVersion\":2,";
     bool first = true;
     put_key(out, "mediaType", first);
@@ -441,7 +441,7 @@ std::string to_json(const ImageConfig& c) {
     return out;
 }
 
-Result<Descriptor> select_manifest(const ImageIndex& index, const Platform& platform,
+Result<Descriptor> select_manifest(const Index& index, const Platform& platform,
                                    const std::string& name) {
     std::vector<std::string> have;
     for (const auto& d : index.manifests) {

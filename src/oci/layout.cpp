@@ -359,7 +359,7 @@ Descriptor root_descriptor(const Content& c, const std::string& tag) {
 
 // index.json with `d` added: an entry with the same tag is replaced; an untagged entry of the
 // same digest is not added twice.
-ImageIndex add_to_index(ImageIndex ix, const Descriptor& d, const std::string& tag) {
+Index add_to_index(Index ix, const Descriptor& d, const std::string& tag) {
     const std::string key(ref_name_annotation);
     for (auto& m : ix.manifests) {
         auto it = m.annotations.find(key);
@@ -438,7 +438,7 @@ Result<void> write_new_layout(const fs::path& dir, const Content& c,
             return r;
         }
     }
-    ImageIndex ix;
+    Index ix;
     ix.media_type = std::string(media::oci_index);
     ix = add_to_index(std::move(ix), root_descriptor(c, tag), tag);
     for (auto [name, bytes] :
@@ -631,7 +631,7 @@ Result<Content> docker_archive_from(const fs::path& file, std::map<std::string, 
                               std::to_string(config->diff_ids.size()) + " diff_ids for " +
                               std::to_string(layers->items.size()) + " layers");
     Content c;
-    ImageManifest m;
+    Manifest m;
     m.media_type = std::string(media::oci_manifest);
     m.config.media_type = std::string(media::oci_config);
     m.config.digest = sha256_digest(*config_bytes);
@@ -753,7 +753,7 @@ Result<void> write_oci_dir(const fs::path& dir_given, const Content& content,
     if (!layout) return std::move(layout).error();
     std::string index_json;
     {
-        ImageIndex fresh;
+        Index fresh;
         fresh.media_type = std::string(media::oci_index);
         index_json = to_json(fresh);
     }
@@ -803,7 +803,7 @@ Result<void> write_oci_archive(const fs::path& file, const Content& content,
     auto digests = reachable(content);
     if (!digests) return std::move(digests).error();
     if (auto r = check_blobs(content, *digests); !r) return r;
-    ImageIndex ix;
+    Index ix;
     ix.media_type = std::string(media::oci_index);
     ix = add_to_index(std::move(ix), root_descriptor(content, tag), tag);
     std::vector<TarEntry> entries;
@@ -959,7 +959,7 @@ std::string oci_layer_type(const std::string& t) {
 Content assemble(ImageConfig config, std::vector<Descriptor> layer_descs,
                  std::map<std::string, std::string> blobs, const Annotations& annotations) {
     const std::string cj = to_json(config);
-    ImageManifest m;
+    Manifest m;
     m.media_type = std::string(media::oci_manifest);
     m.config = {std::string(media::oci_config),
                 sha256_digest(cj),
@@ -1031,7 +1031,7 @@ Result<Content> assemble_on_base(const Content& base, const Platform& platform,
 }
 
 Result<Content> assemble_index(const std::vector<Content>& images, const Annotations& annotations) {
-    ImageIndex ix;
+    Index ix;
     ix.media_type = std::string(media::oci_index);
     ix.annotations = annotations;
     Content out;

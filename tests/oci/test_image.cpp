@@ -46,7 +46,7 @@ TEST(OciImage, PlatformParseAndStr) {
 }
 
 TEST(OciImage, HostPlatformUsesGoNames) {
-    const auto h = oci::Platform::host();
+    const auto h = oci::host_platform();
     EXPECT_EQ(h.os, "linux");
 #if defined(__x86_64__)
     EXPECT_EQ(h.architecture, "amd64");
@@ -166,7 +166,7 @@ TEST(OciImage, IndexParseSerialiseAndSelect) {
 }
 
 TEST(OciImage, SingleManifestWithoutPlatformIsSelected) {
-    oci::ImageIndex ix;
+    oci::Index ix;
     ix.media_type = oci::media::oci_index;
     ix.manifests.push_back({std::string(oci::media::oci_manifest), d1, 5, std::nullopt, {}});
     auto d = oci::select_manifest(ix, {"linux", "s390x", ""});

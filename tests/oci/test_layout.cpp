@@ -41,7 +41,7 @@ oci::Content bundle_image(const std::string& package = "etcd", const std::string
     cfg.labels[package_label] = package;
     cfg.diff_ids = {layer.diff_id};
     const std::string cj = oci::to_json(cfg);
-    oci::ImageManifest m;
+    oci::Manifest m;
     m.media_type = std::string(oci::media::oci_manifest);
     m.config = {std::string(oci::media::oci_config),
                 sha256_digest(cj),
@@ -65,7 +65,7 @@ oci::Content multi_arch_image() {
     std::string amd, arm;
     oci::Content a = bundle_image("etcd", "amd64", &amd);
     oci::Content b = bundle_image("etcd", "arm64", &arm);
-    oci::ImageIndex ix;
+    oci::Index ix;
     ix.media_type = std::string(oci::media::oci_index);
     ix.manifests.push_back({std::string(oci::media::oci_manifest),
                             amd,
@@ -444,7 +444,7 @@ TEST(OciLayout, ImageTreeIsImmutableAndKeyedByTheManifest) {
     oci::ImageConfig cfg = info.config;
     cfg.diff_ids[0] = sha256_digest("not the layer");
     const std::string cj = oci::to_json(cfg);
-    oci::ImageManifest m = info.manifest;
+    oci::Manifest m = info.manifest;
     m.config.digest = sha256_digest(cj);
     m.config.size = static_cast<std::int64_t>(cj.size());
     const std::string mj = oci::to_json(m);

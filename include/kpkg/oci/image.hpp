@@ -30,11 +30,11 @@ struct Platform {
     static Result<Platform> parse(std::string_view s);
     // "os/architecture" or "os/architecture/variant".
     std::string str() const;
-
-    // The platform kpkg runs on: linux and the GOARCH name of the CPU it was built for (amd64,
-    // arm64, ppc64le, s390x, 386, arm, riscv64); arm64 as variant v8, arm as v7.
-    static Platform host();
 };
+
+// The platform kpkg runs on: linux and the GOARCH name of the CPU it was built for (amd64, arm64,
+// ppc64le, s390x, 386, arm, riscv64); arm64 as variant v8, arm as v7.
+Platform host_platform();
 
 // Whether an image for `have` runs where `want` is asked for: the same os and architecture, and
 // the same variant when `want` names one (arm64's "" and "v8" are the same variant, as
@@ -52,14 +52,14 @@ struct Descriptor {
     Annotations annotations;
 };
 
-struct ImageManifest {
+struct Manifest {
     std::string media_type; // media::oci_manifest or media::docker_manifest
     Descriptor config;
     std::vector<Descriptor> layers;
     Annotations annotations;
 };
 
-struct ImageIndex {
+struct Index {
     std::string media_type; // media::oci_index or media::docker_manifest_list
     std::vector<Descriptor> manifests;
     Annotations annotations;
@@ -85,20 +85,20 @@ const std::string* label(const ImageConfig& c, std::string_view key);
 // schemaVersion not 2, a media type that is not this kind of document, a missing or mistyped
 // field, a digest that is not "algorithm:hex" (sha256 with 64 lower-case hex digits), a negative
 // size, a config media type that is not an image config, a layer media type kpkg cannot read.
-Result<ImageManifest> parse_manifest(std::string_view bytes, const std::string& name,
-                                     std::string_view expected_media_type = {});
+Result<Manifest> parse_manifest(std::string_view bytes, const std::string& name,
+                                std::string_view expected_media_type = {});
 // An index's entries may have any media type (attestations, artifacts); select_manifest only
 // considers manifests.
-Result<ImageIndex> parse_index(std::string_view bytes, const std::string& name,
-                               std::string_view expected_media_type = {});
+Result<Index> parse_index(std::string_view bytes, const std::string& name,
+                          std::string_view expected_media_type = {});
 Result<ImageConfig> parse_config(std::string_view bytes, const std::string& name);
 
 // Compact JSON, keys in the order containers/image writes them (schemaVersion, mediaType, config,
 // layers, annotations; a descriptor's mediaType, digest, size, annotations, platform), maps with
 // sorted keys. Strings escaped as Go's encoding/json escapes them (HTML characters included).
 std::string to_json(const Descriptor& d);
-std::string to_json(const ImageManifest& m);
-std::string to_json(const ImageIndex& i);
+std::string to_json(const Manifest& m);
+std::string to_json(const Index& i);
 // The config: `raw`'s fields in their order with the known fields set to this struct's values
 // (fields that are empty here and absent from raw are left out); a config built in code writes
 // architecture, variant, os, config {Env, Entrypoint, Cmd, WorkingDir, Labels},
@@ -109,7 +109,7 @@ std::string to_json(const ImageConfig& c);
 // does, naming the platform asked for and listing those the index has ("index <name> has no
 // image for linux/s390x; it has linux/amd64, linux/arm64/v8"). An index whose single manifest
 // names no platform gives that manifest.
-Result<Descriptor> select_manifest(const ImageIndex& index, const Platform& platform,
+Result<Descriptor> select_manifest(const Index& index, const Platform& platform,
                                    const std::string& name = "image index");
 
 } // namespace kpkg::oci

@@ -101,9 +101,9 @@ Result<void> write_oci_archive(const std::filesystem::path& file, const Content&
 // goes into RepoTags. Layers are written uncompressed, named by their diff_id's hex.
 Result<void> write_docker_archive(const std::filesystem::path& file, const Content& content,
                                   const std::string& repo_tag = {},
-                                  const Platform& platform = Platform::host());
+                                  const Platform& platform = host_platform());
 Result<void> write_layout(const LayoutRef& ref, const Content& content,
-                          const Platform& platform = Platform::host());
+                          const Platform& platform = host_platform());
 
 // Every blob of `content` hashes to its key, and the root is among them (errors name the blob).
 Result<void> verify(const Content& content);
@@ -111,13 +111,13 @@ Result<void> verify(const Content& content);
 // An image of `content`: its manifest (for `platform` when the root is an index) and config.
 struct ImageInfo {
     std::string manifest_digest;
-    ImageManifest manifest;
+    Manifest manifest;
     std::string config_digest;
     ImageConfig config;
 };
 // Errors (3): a blob missing from content, a document that does not parse, no manifest for the
 // platform, a config whose diff_ids do not pair with the layers.
-Result<ImageInfo> image_info(const Content& content, const Platform& platform = Platform::host());
+Result<ImageInfo> image_info(const Content& content, const Platform& platform = host_platform());
 
 // The merged file system of an image's layers (applied in order with apply_layer), shown as
 // `display_root` ("" names it by the manifest digest), whose Identity is immutable, keyed by the
@@ -126,7 +126,7 @@ struct ImageTree {
     ImageInfo info;
     std::unique_ptr<io::MemoryTree> tree;
 };
-Result<ImageTree> image_tree(const Content& content, const Platform& platform = Platform::host(),
+Result<ImageTree> image_tree(const Content& content, const Platform& platform = host_platform(),
                              const ExtractLimits& limits = {}, std::string display_root = {});
 
 // --- assembling images (what `kpkg build` produces) ---
