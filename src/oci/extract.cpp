@@ -54,24 +54,68 @@ std::string parent_of(const std::string& p) {
     return slash == std::string::npos ? std::string() : p.substr(0, slash);
 }
 
-void remove_tree(std::map<std::string, Rootfs::Node>& nodes, const std::string& p) {
-    nodes.erase(p);
-    const std::string pre = p + "/";
-    auto it = nodes.lower_bound(pre);
-    while (it != nodes.end() && it->first.compare(0, pre.size(), pre) == 0)
-        it = nodes.erase(it);
-}
+// Changes to a Rootfs's entries that can be undone: the first change of each name saves what
+// was there (moved, not copied), so that a layer refused half-way is rolled back without the
+// cost of copying the whole file system for every layer.
+class Editor {
+public:
+    using Map = std::map<std::string, Rootfs::Node>;
+    explicit Editor(Map& nodes) : nodes_(nodes) {}
 
-void remove_children(std::map<std::string, Rootfs::Node>& nodes, const std::string& dir) {
-    if (dir.empty()) {
-        nodes.clear();
-        return;
+    const Map& nodes() const { return nodes_; }
+    Map::iterator find(const std::string& k) { return nodes_.find(k); }
+    Map::iterator end() { return nodes_.end(); }
+
+    void put(const std::string& k, Rootfs::Node n) {
+        save(k);
+        nodes_[k] = std::move(n);
     }
-    const std::string pre = dir + "/";
-    auto it = nodes.lower_bound(pre);
-    while (it != nodes.end() && it->first.compare(0, pre.size(), pre) == 0)
-        it = nodes.erase(it);
-}
+    void set_mode(const std::string& k, std::uint32_t mode) {
+        save(k);
+        nodes_.at(k).mode = mode;
+    }
+    // Removes `p` and everything below it.
+    void remove_tree(const std::string& p) {
+        if (nodes_.count(p)) {
+            save(p);
+            nodes_.erase(p);
+        }
+        remove_children(p);
+    }
+    // Removes everything below the directory `dir` ("" for the root).
+    void remove_children(const std::string& dir) {
+        const std::string pre = dir.empty() ? std::string() : dir + "/";
+        auto it = nodes_.lower_bound(pre);
+        while (it != nodes_.end() && it->first.compare(0, pre.size(), pre) == 0) {
+            save_moving(it);
+            it = nodes_.erase(it);
+        }
+    }
+    void rollback() {
+        for (auto& [k, old] : saved_) {
+            if (old)
+                nodes_[k] = std::move(*old);
+            else
+                nodes_.erase(k);
+        }
+        saved_.clear();
+    }
+
+private:
+    void save(const std::string& k) {
+        if (saved_.count(k)) return;
+        auto it = nodes_.find(k);
+        saved_.emplace(k,
+                       it == nodes_.end() ? std::nullopt : std::optional<Rootfs::Node>(it->second));
+    }
+    // For an entry about to be erased: its bytes move into the journal.
+    void save_moving(Map::iterator it) {
+        if (saved_.count(it->first)) return;
+        saved_.emplace(it->first, std::optional<Rootfs::Node>(std::move(it->second)));
+    }
+    Map& nodes_;
+    std::map<std::string, std::optional<Rootfs::Node>> saved_;
+};
 
 // The name a symbolic link at `path` points to, as components from the root (every ".."
 // applied), or nullopt when it leaves the root. An absolute target starts at the image's root.
@@ -267,6 +311,11 @@ Result<std::string> apply_layer(Rootfs& fs, std::string_view blob, const std::st
                     return refuse(p.name, std::to_string(size) + " bytes, more than the limit of " +
                                               std::to_string(limits.max_file_bytes) +
                                               " bytes for a file");
+                // The bytes are in the tar: a header claiming more is truncated, found before
+                // the buffer is allocated.
+                if (static_cast<std::uint64_t>(size) > tar->size())
+                    return refuse(p.name, "truncated: its header says " + std::to_string(size) +
+                                              " bytes, more than the whole layer holds");
                 p.data.resize(static_cast<std::size_t>(size));
                 std::size_t got = 0;
                 while (got < p.data.size()) {
@@ -295,90 +344,95 @@ Result<std::string> apply_layer(Rootfs& fs, std::string_view blob, const std::st
         }
     }
 
-    // Apply to a copy: a refusal below leaves fs as it was.
-    std::map<std::string, Rootfs::Node> nodes = fs.nodes_;
+    // Apply in place, journalled: a refusal below rolls back to what fs was.
+    Editor ed(fs.nodes_);
     for (const auto& p : pending) {
-        if (p.kind == Pending::Kind::whiteout) remove_tree(nodes, p.path);
-        if (p.kind == Pending::Kind::opaque) remove_children(nodes, p.path);
+        if (p.kind == Pending::Kind::whiteout) ed.remove_tree(p.path);
+        if (p.kind == Pending::Kind::opaque) ed.remove_children(p.path);
     }
     using NK = Rootfs::Node::Kind;
-    for (const auto& p : pending) {
-        if (p.kind == Pending::Kind::opaque && p.path.empty()) continue; // the root
-        // The parents (an opaque directory itself too): directories, created as needed, never a
-        // link or a file.
-        const std::string& path = p.path;
-        std::size_t slash = 0;
-        bool ok = true;
-        std::string bad;
-        const std::size_t stop = p.kind == Pending::Kind::opaque ? path.size() : path.rfind('/');
-        while (stop != std::string::npos && (slash = path.find('/', slash)) != std::string::npos &&
-               slash <= stop) {
-            const std::string dir = path.substr(0, slash);
-            auto it = nodes.find(dir);
-            if (it == nodes.end()) {
-                nodes.emplace(dir, Rootfs::Node{NK::dir, {}, 0755});
-            } else if (it->second.kind != NK::dir) {
-                ok = false;
-                bad = dir;
+    auto apply_all = [&]() -> std::optional<Error> {
+        for (auto& p : pending) {
+            if (p.kind == Pending::Kind::opaque && p.path.empty()) continue; // the root
+            // The parents (an opaque directory itself too): directories, created as needed,
+            // never a link or a file.
+            const std::string& path = p.path;
+            std::size_t slash = 0;
+            std::string bad;
+            const std::size_t stop =
+                p.kind == Pending::Kind::opaque ? path.size() : path.rfind('/');
+            while (stop != std::string::npos &&
+                   (slash = path.find('/', slash)) != std::string::npos && slash <= stop) {
+                const std::string dir = path.substr(0, slash);
+                auto it = ed.find(dir);
+                if (it == ed.end()) {
+                    ed.put(dir, Rootfs::Node{NK::dir, {}, 0755});
+                } else if (it->second.kind != NK::dir) {
+                    bad = dir;
+                    break;
+                }
+                ++slash;
+            }
+            if (bad.empty() && p.kind == Pending::Kind::opaque) {
+                auto it = ed.find(path);
+                if (it != ed.end() && it->second.kind != NK::dir) bad = path;
+            }
+            if (!bad.empty()) {
+                const bool link = ed.find(bad)->second.kind == NK::link;
+                return refuse(p.name,
+                              std::string("below \"") + bad + "\", which is " +
+                                  (link ? "a symbolic link" : "a file") +
+                                  (link ? " (writing through it could leave the root)" : ""));
+            }
+            switch (p.kind) {
+            case Pending::Kind::whiteout:
+                break;
+            case Pending::Kind::opaque:
+                if (ed.find(path) == ed.end()) ed.put(path, Rootfs::Node{NK::dir, {}, 0755});
+                break;
+            case Pending::Kind::dir: {
+                auto it = ed.find(p.path);
+                if (it != ed.end() && it->second.kind == NK::dir) {
+                    ed.set_mode(p.path, p.mode);
+                } else {
+                    ed.remove_tree(p.path);
+                    ed.put(p.path, Rootfs::Node{NK::dir, {}, p.mode});
+                }
                 break;
             }
-            ++slash;
-        }
-        if (ok && p.kind == Pending::Kind::opaque) {
-            auto it = nodes.find(path);
-            if (it != nodes.end() && it->second.kind != NK::dir) {
-                ok = false;
-                bad = path;
+            case Pending::Kind::file:
+            case Pending::Kind::link:
+                ed.remove_tree(p.path);
+                ed.put(p.path, Rootfs::Node{p.kind == Pending::Kind::file ? NK::file : NK::link,
+                                            std::move(p.data), p.mode});
+                break;
+            case Pending::Kind::hardlink: {
+                auto it = ed.find(p.data);
+                if (it == ed.end())
+                    return refuse(p.name,
+                                  "a hard link to \"" + p.data + "\", which the image has not");
+                if (it->second.kind == NK::dir)
+                    return refuse(p.name, "a hard link to \"" + p.data + "\", a directory");
+                Rootfs::Node copy = it->second;
+                if (copy.kind == NK::link) {
+                    // Stored targets stay within the root, so this resolves.
+                    auto to = resolve_target(p.data, copy.data);
+                    if (!to)
+                        return refuse(p.name, "a hard link to a link leaving the image's root");
+                    copy.data = relative_from(p.path, *to);
+                }
+                ed.remove_tree(p.path);
+                ed.put(p.path, std::move(copy));
+                break;
+            }
             }
         }
-        if (!ok) {
-            const bool link = nodes.at(bad).kind == NK::link;
-            return refuse(p.name, std::string("below \"") + bad + "\", which is " +
-                                      (link ? "a symbolic link" : "a file") +
-                                      (link ? " (writing through it could leave the root)" : ""));
-        }
-        switch (p.kind) {
-        case Pending::Kind::whiteout:
-            break;
-        case Pending::Kind::opaque:
-            nodes.try_emplace(path, Rootfs::Node{NK::dir, {}, 0755});
-            break;
-        case Pending::Kind::dir: {
-            auto it = nodes.find(p.path);
-            if (it != nodes.end() && it->second.kind == NK::dir) {
-                it->second.mode = p.mode;
-            } else {
-                remove_tree(nodes, p.path);
-                nodes.emplace(p.path, Rootfs::Node{NK::dir, {}, p.mode});
-            }
-            break;
-        }
-        case Pending::Kind::file:
-        case Pending::Kind::link:
-            remove_tree(nodes, p.path);
-            nodes.emplace(p.path, Rootfs::Node{p.kind == Pending::Kind::file ? NK::file : NK::link,
-                                               p.data, p.mode});
-            break;
-        case Pending::Kind::hardlink: {
-            auto it = nodes.find(p.data);
-            if (it == nodes.end())
-                return refuse(p.name, "a hard link to \"" + p.data + "\", which the image has not");
-            if (it->second.kind == NK::dir)
-                return refuse(p.name, "a hard link to \"" + p.data + "\", a directory");
-            Rootfs::Node copy = it->second;
-            if (copy.kind == NK::link) {
-                // Stored targets stay within the root, so this resolves.
-                auto to = resolve_target(p.data, copy.data);
-                if (!to) return refuse(p.name, "a hard link to a link leaving the image's root");
-                copy.data = relative_from(p.path, *to);
-            }
-            remove_tree(nodes, p.path);
-            nodes.emplace(p.path, std::move(copy));
-            break;
-        }
-        }
+        return std::nullopt;
+    };
+    if (auto err = apply_all()) {
+        ed.rollback();
+        return std::move(*err);
     }
-    fs.nodes_ = std::move(nodes);
     fs.tar_bytes_ += tar->size();
     fs.entries_ = entries;
     return sha256_digest(*tar);

@@ -202,7 +202,8 @@ io::Node string_map_node(const std::map<std::string, std::string>& m) {
 // Sets `key` of `obj` to `value` when the value is not empty or the key is already there
 // (an emptied list stays a list); leaves the key out otherwise.
 void set_field(io::Node& obj, const std::string& key, io::Node value, bool empty) {
-    if (empty && obj.get(key) == nullptr) return;
+    // Left out, or left null (Go writes "Labels":null for a nil map), when there is nothing.
+    if (empty && (obj.get(key) == nullptr || obj.get(key)->is_null())) return;
     obj.set(key, std::move(value));
 }
 

@@ -64,23 +64,28 @@ void pad(std::string& out) {
     if (rem != 0) out.append(block - rem, '\0');
 }
 
+// Copies up to `max` bytes of `s` into a header field (an empty view may have no data pointer).
+void put_field(char* field, std::string_view s, std::size_t max) {
+    if (!s.empty()) std::memcpy(field, s.data(), std::min(s.size(), max));
+}
+
 void header(std::string& out, std::string_view name, std::string_view prefix, char type,
             std::uint32_t mode, std::uint64_t size, std::string_view link) {
     char h[block];
     std::memset(h, 0, sizeof h);
-    std::memcpy(h, name.data(), std::min<std::size_t>(name.size(), 100));
+    put_field(h, name, 100);
     put_octal(h + 100, 8, mode & 07777);
     put_octal(h + 108, 8, 0);
     put_octal(h + 116, 8, 0);
     put_size(h + 124, size);
     put_octal(h + 136, 12, 0);
     h[156] = type;
-    std::memcpy(h + 157, link.data(), std::min<std::size_t>(link.size(), 100));
+    put_field(h + 157, link, 100);
     std::memcpy(h + 257, "ustar", 6);
     std::memcpy(h + 263, "00", 2);
     put_octal(h + 329, 8, 0);
     put_octal(h + 337, 8, 0);
-    std::memcpy(h + 345, prefix.data(), std::min<std::size_t>(prefix.size(), 155));
+    put_field(h + 345, prefix, 155);
     std::memset(h + 148, ' ', 8);
     unsigned sum = 0;
     for (unsigned char c : h)
@@ -124,6 +129,10 @@ Error path_error(const std::string& path, const std::string& why) {
 
 std::string write_tar(const std::vector<TarEntry>& entries) {
     std::string out;
+    std::size_t total = 2 * block;
+    for (const auto& e : entries)
+        total += 3 * block + e.name.size() + e.link.size() + e.data.size();
+    out.reserve(total);
     for (const auto& e : entries) {
         std::string_view prefix, name;
         const bool fits = split_name(e.name, prefix, name);
@@ -153,9 +162,9 @@ std::string write_tar(const std::vector<TarEntry>& entries) {
 }
 
 Result<std::string> layer_tar(std::vector<LayerFile> files) {
-    std::map<std::string, const LayerFile*> by_path;
+    std::map<std::string, LayerFile*> by_path;
     std::map<std::string, bool> dirs; // implied parents
-    for (const auto& f : files) {
+    for (auto& f : files) {
         const std::string& p = f.path;
         if (p.empty()) return path_error(p, "empty");
         if (p.front() == '/') return path_error(p, "absolute (layer paths are relative)");
@@ -184,7 +193,7 @@ Result<std::string> layer_tar(std::vector<LayerFile> files) {
         if (f->is_dir)
             entries.push_back({TarEntry::Type::dir, p + "/", {}, {}, f->mode & 07777});
         else
-            entries.push_back({TarEntry::Type::file, p, f->bytes, {}, f->mode & 07777});
+            entries.push_back({TarEntry::Type::file, p, std::move(f->bytes), {}, f->mode & 07777});
     }
     auto name_of = [](const TarEntry& e) {
         std::string_view n = e.name;

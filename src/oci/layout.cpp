@@ -16,6 +16,7 @@
 #include "kpkg/io/tree.hpp"
 #include "kpkg/oci/layer.hpp"
 #include "kpkg/oci/media_types.hpp"
+#include "kpkg/oci/reference.hpp"
 
 namespace kpkg::oci {
 
@@ -111,7 +112,9 @@ tar_files(std::string_view data, const std::string& display, std::uint64_t max_e
         if (type != AE_IFREG) continue;
         std::string bytes;
         const la_int64_t size = api.archive_entry_size(e);
-        if (size < 0) return Error::invalid(display + ": " + name + ": negative size");
+        if (size < 0 || static_cast<std::uint64_t>(size) > data.size())
+            return Error::invalid(display + ": " + name + ": truncated (its header says " +
+                                  std::to_string(size) + " bytes)");
         bytes.resize(static_cast<std::size_t>(size));
         std::size_t got = 0;
         while (got < bytes.size()) {
@@ -371,6 +374,37 @@ Index add_to_index(Index ix, const Descriptor& d, const std::string& tag) {
     return ix;
 }
 
+// An existing index.json with `d` added as add_to_index adds it, every other entry and field
+// kept as it was (fields kpkg does not model: urls, artifactType, os.version, ...).
+Result<std::string> add_to_index_json(std::string_view bytes, const std::string& name,
+                                      const Descriptor& d, const std::string& tag) {
+    auto docs = io::parse_json(bytes, name);
+    if (!docs) return std::move(docs).error();
+    io::Node root = std::move((*docs)[0].root); // parse_index checked the shape
+    auto dn = io::parse_json(to_json(d), "descriptor");
+    if (!dn) return std::move(dn).error();
+    io::Node* ms = root.get("manifests");
+    bool done = false;
+    for (auto& m : ms->items) {
+        const io::Node* ann = m.get("annotations");
+        const io::Node* ref = ann != nullptr ? ann->get(ref_name_annotation) : nullptr;
+        const bool tagged = ref != nullptr && ref->is_string() && !ref->text.empty();
+        const io::Node* digest = m.get("digest");
+        if ((!tag.empty() && tagged && ref->text == tag) ||
+            (tag.empty() && !tagged && digest != nullptr && digest->text == d.digest)) {
+            m = (*dn)[0].root;
+            done = true;
+            break;
+        }
+    }
+    if (!done) ms->push(std::move((*dn)[0].root));
+    std::string out;
+    io::go::Marshaller w(out, true);
+    w.keep_order = true;
+    if (!w.value(root)) return Error::invalid(name + ": a value without a JSON form");
+    return out;
+}
+
 Result<void> check_blobs(const Content& c, const std::vector<std::string>& digests) {
     for (const auto& d : digests)
         if (sha256_digest(c.blobs.at(d)) != d)
@@ -443,6 +477,28 @@ std::string docker_manifest_json(const std::string& config, const std::string& r
     return out;
 }
 
+// A docker-archive's RepoTags entry for `ref`: a name with a tag (":latest" added when it has
+// none), never a digest. Error::usage otherwise.
+Result<std::string> repo_tag_of(const std::string& ref) {
+    if (ref.empty()) return std::string();
+    auto r = parse(ref);
+    if (!r) return Error::usage("docker-archive reference \"" + ref + "\": " + r.error().message);
+    if (!r->digest.empty())
+        return Error::usage("docker-archive reference \"" + ref +
+                            "\": a digest cannot be a tag of an archive; use name:tag");
+    if (r->tag.empty()) r->tag = "latest";
+    return r->str();
+}
+
+// Whether two docker-archive references name the same image ("busybox" and
+// "docker.io/library/busybox:latest").
+bool same_ref(const std::string& a, const std::string& b) {
+    if (a == b) return true;
+    auto ra = parse(a);
+    auto rb = parse(b);
+    return ra && rb && normalize(*ra) == normalize(*rb);
+}
+
 Result<std::string> read_archive_file(const fs::path& file, const ReadLimits& limits) {
     io::Limits l;
     l.max_file_bytes = static_cast<std::size_t>(limits.max_archive_bytes);
@@ -507,13 +563,11 @@ Result<Content> read_oci_archive(const fs::path& file, const std::string& tag,
         tag, limits);
 }
 
-Result<Content> read_docker_archive(const fs::path& file, const std::string& ref,
-                                    const ReadLimits& limits) {
-    auto data = read_archive_file(file, limits);
-    if (!data) return std::move(data).error();
-    auto files = tar_files(*data, file.string());
-    if (!files) return std::move(files).error();
-    data->clear();
+namespace {
+
+// A docker archive whose files are read: the image of manifest.json for `ref`.
+Result<Content> docker_archive_from(const fs::path& file, std::map<std::string, std::string>* files,
+                                    const std::string& ref, const ReadLimits& limits) {
     const std::string mname = file.string() + ": manifest.json";
     auto mit = files->find("manifest.json");
     if (mit == files->end())
@@ -533,7 +587,7 @@ Result<Content> read_docker_archive(const fs::path& file, const std::string& ref
             for (const auto& t : tags->items) {
                 if (!t.is_string()) continue;
                 all_tags.push_back(t.text);
-                if (t.text == ref) match = true;
+                if (!ref.empty() && same_ref(t.text, ref)) match = true;
             }
         if (match) picked.push_back(&img);
     }
@@ -618,6 +672,36 @@ Result<Content> read_docker_archive(const fs::path& file, const std::string& ref
     return c;
 }
 
+} // namespace
+
+Result<Content> read_docker_archive(const fs::path& file, const std::string& ref,
+                                    const ReadLimits& limits) {
+    auto data = read_archive_file(file, limits);
+    if (!data) return std::move(data).error();
+    auto files = tar_files(*data, file.string());
+    if (!files) return std::move(files).error();
+    data->clear();
+    return docker_archive_from(file, &*files, ref, limits);
+}
+
+Result<Content> read_archive(const fs::path& file, const std::string& tag,
+                             const ReadLimits& limits) {
+    auto data = read_archive_file(file, limits);
+    if (!data) return std::move(data).error();
+    auto files = tar_files(*data, file.string());
+    if (!files) return std::move(files).error();
+    data->clear();
+    if (files->count("oci-layout"))
+        return read_layout_from(
+            map_source(file.string(),
+                       std::make_shared<std::map<std::string, std::string>>(std::move(*files))),
+            tag, limits);
+    if (files->count("manifest.json")) return docker_archive_from(file, &*files, tag, limits);
+    return Error::invalid(file.string() +
+                          ": neither an OCI archive (no oci-layout) nor a docker archive (no "
+                          "manifest.json)");
+}
+
 Result<Content> read_layout(const LayoutRef& ref, const ReadLimits& limits) {
     switch (ref.kind) {
     case LayoutRef::Kind::oci_dir:
@@ -644,7 +728,11 @@ Result<void> verify(const Content& content) {
     return {};
 }
 
-Result<void> write_oci_dir(const fs::path& dir, const Content& content, const std::string& tag) {
+Result<void> write_oci_dir(const fs::path& dir_given, const Content& content,
+                           const std::string& tag) {
+    // "out/" is the directory "out" (its temporary sibling is ".out.kpkg-…", not inside it).
+    fs::path dir = dir_given.lexically_normal();
+    if (!dir.has_filename() && dir.has_parent_path()) dir = dir.parent_path();
     auto digests = reachable(content);
     if (!digests) return std::move(digests).error();
     if (auto r = check_blobs(content, *digests); !r) return r;
@@ -663,15 +751,22 @@ Result<void> write_oci_dir(const fs::path& dir, const Content& content, const st
     // An existing layout: check what is there before changing anything.
     auto layout = io::read_file(dir / "oci-layout");
     if (!layout) return std::move(layout).error();
-    Index ix;
-    ix.media_type = std::string(media::oci_index);
+    std::string index_json;
+    {
+        Index fresh;
+        fresh.media_type = std::string(media::oci_index);
+        index_json = to_json(fresh);
+    }
     if (fs::exists(dir / "index.json", ec)) {
         auto bytes = io::read_file(dir / "index.json");
         if (!bytes) return std::move(bytes).error();
         auto parsed = parse_index(*bytes, (dir / "index.json").string());
         if (!parsed) return std::move(parsed).error();
-        ix = std::move(*parsed);
+        index_json = std::move(*bytes);
     }
+    auto new_index = add_to_index_json(index_json, (dir / "index.json").string(),
+                                       root_descriptor(content, tag), tag);
+    if (!new_index) return std::move(new_index).error();
     std::vector<fs::path> added;
     auto undo = [&] {
         for (const auto& p : added) {
@@ -695,8 +790,7 @@ Result<void> write_oci_dir(const fs::path& dir, const Content& content, const st
             return r;
         }
     }
-    ix = add_to_index(std::move(ix), root_descriptor(content, tag), tag);
-    auto r = write_file_atomic(dir / "index.json", to_json(ix));
+    auto r = write_file_atomic(dir / "index.json", *new_index);
     if (!r) {
         undo();
         return r;
@@ -728,6 +822,8 @@ Result<void> write_oci_archive(const fs::path& file, const Content& content,
 
 Result<void> write_docker_archive(const fs::path& file, const Content& content,
                                   const std::string& repo_tag, const Platform& platform) {
+    auto tag = repo_tag_of(repo_tag);
+    if (!tag) return std::move(tag).error();
     auto info = image_info(content, platform);
     if (!info) return std::move(info).error();
     if (auto r = verify(content); !r) return r;
@@ -754,7 +850,7 @@ Result<void> write_docker_archive(const fs::path& file, const Content& content,
     }
     entries.push_back({TarEntry::Type::file,
                        "manifest.json",
-                       docker_manifest_json(config_name, repo_tag, layer_names),
+                       docker_manifest_json(config_name, *tag, layer_names),
                        {},
                        0644});
     std::sort(entries.begin(), entries.end(),
@@ -848,6 +944,125 @@ Result<ImageTree> image_tree(const Content& content, const Platform& platform,
     id.dir = true;
     out.tree->set_identity(id);
     out.info = std::move(*info);
+    return out;
+}
+
+namespace {
+
+std::string oci_layer_type(const std::string& t) {
+    if (t == media::docker_layer_gzip) return std::string(media::oci_layer_gzip);
+    if (t == "application/vnd.docker.image.rootfs.diff.tar")
+        return std::string(media::oci_layer_tar);
+    return t;
+}
+
+Content assemble(ImageConfig config, std::vector<Descriptor> layer_descs,
+                 std::map<std::string, std::string> blobs, const Annotations& annotations) {
+    const std::string cj = to_json(config);
+    Manifest m;
+    m.media_type = std::string(media::oci_manifest);
+    m.config = {std::string(media::oci_config),
+                sha256_digest(cj),
+                static_cast<std::int64_t>(cj.size()),
+                std::nullopt,
+                {}};
+    m.layers = std::move(layer_descs);
+    m.annotations = annotations;
+    const std::string mj = to_json(m);
+    Content c;
+    c.blobs = std::move(blobs);
+    c.blobs[m.config.digest] = cj;
+    c.root_digest = sha256_digest(mj);
+    c.root_media_type = m.media_type;
+    c.blobs[c.root_digest] = mj;
+    return c;
+}
+
+} // namespace
+
+Content assemble_image(ImageConfig config, const std::vector<Layer>& layers,
+                       const Annotations& annotations) {
+    config.diff_ids.clear();
+    std::vector<Descriptor> descs;
+    std::map<std::string, std::string> blobs;
+    for (const auto& l : layers) {
+        config.diff_ids.push_back(l.diff_id);
+        descs.push_back({l.media_type, l.digest, l.size, std::nullopt, {}});
+        blobs[l.digest] = l.blob;
+    }
+    return assemble(std::move(config), std::move(descs), std::move(blobs), annotations);
+}
+
+Result<Content> assemble_on_base(const Content& base, const Platform& platform,
+                                 const std::function<void(ImageConfig&)>& edit,
+                                 const std::vector<Layer>& layers, const Annotations& annotations) {
+    auto info = image_info(base, platform);
+    if (!info) return std::move(info).error();
+    const std::vector<std::string> base_ids = info->config.diff_ids;
+    ImageConfig config = std::move(info->config);
+    if (edit) edit(config);
+    std::vector<Descriptor> descs;
+    std::map<std::string, std::string> blobs;
+    for (const auto& d : info->manifest.layers) {
+        auto it = base.blobs.find(d.digest);
+        if (it == base.blobs.end())
+            return Error::invalid("blob " + d.digest + " (named by manifest " +
+                                  info->manifest_digest + ") is missing");
+        Descriptor nd = d;
+        nd.media_type = oci_layer_type(d.media_type);
+        descs.push_back(std::move(nd));
+        blobs[d.digest] = it->second;
+    }
+    // The base's diff_ids as they were (image_info checked they pair with its layers).
+    config.diff_ids = base_ids;
+    io::Node* history = config.raw.is_map() ? config.raw.get("history") : nullptr;
+    for (const auto& l : layers) {
+        config.diff_ids.push_back(l.diff_id);
+        descs.push_back({l.media_type, l.digest, l.size, std::nullopt, {}});
+        blobs[l.digest] = l.blob;
+        if (history != nullptr && history->is_seq()) {
+            io::Node h = io::Node::map();
+            h.set("created", io::Node::string("1970-01-01T00:00:00Z"));
+            h.set("created_by", io::Node::string("kpkg build"));
+            history->push(std::move(h));
+        }
+    }
+    return assemble(std::move(config), std::move(descs), std::move(blobs), annotations);
+}
+
+Result<Content> assemble_index(const std::vector<Content>& images, const Annotations& annotations) {
+    Index ix;
+    ix.media_type = std::string(media::oci_index);
+    ix.annotations = annotations;
+    Content out;
+    std::vector<Platform> seen;
+    for (std::size_t i = 0; i < images.size(); ++i) {
+        const Content& img = images[i];
+        const std::string which = "image " + std::to_string(i + 1) + " of the index";
+        if (!media::is_manifest(img.root_media_type))
+            return Error::invalid(which + ": its root is a " + img.root_media_type +
+                                  ", not a manifest");
+        auto info = image_info(img);
+        if (!info) return std::move(info).error();
+        Platform p{info->config.os, info->config.architecture, info->config.variant};
+        if (p.os.empty() || p.architecture.empty())
+            return Error::invalid(which + ": its config names no os or architecture");
+        for (const auto& q : seen)
+            if (platform_matches(q, p) && platform_matches(p, q))
+                return Error::invalid(which + ": a second image for " + p.str());
+        seen.push_back(p);
+        ix.manifests.push_back({img.root_media_type,
+                                img.root_digest,
+                                static_cast<std::int64_t>(img.blobs.at(img.root_digest).size()),
+                                p,
+                                {}});
+        for (const auto& [d, b] : img.blobs)
+            out.blobs.emplace(d, b);
+    }
+    const std::string ij = to_json(ix);
+    out.root_digest = sha256_digest(ij);
+    out.root_media_type = ix.media_type;
+    out.blobs[out.root_digest] = ij;
     return out;
 }
 

@@ -1,6 +1,7 @@
 // Applying layers (kpkg/oci/extract.hpp): changesets, whiteouts, and one test per hostile case,
 // each tar built here entry by entry.
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -177,6 +178,14 @@ TEST(OciExtract, HardLinksLeavingTheRootOrToNothingAreRefused) {
     refused(fs, {hlink("h", "../etc/passwd")}, "h");
     refused(fs, {hlink("h", "/")}, "h");
     auto msg = refused(fs, {hlink("h", "missing")}, "h");
+    // Refused after whiteouts and other entries were applied: all of it is rolled back.
+    ASSERT_TRUE(apply(fs, {file("keep/x", "1"), file("keep/y", "2")}));
+    refused(fs, {file(".wh.keep", ""), file("keep/z", "3"), dir("new/"), hlink("h", "missing")},
+            "h");
+    refused(fs, {file("keep/.wh..wh..opq", ""), file("keep/x", "changed"), hlink("h", "nope")},
+            "h");
+    EXPECT_EQ(kinds(fs), "keep/\nkeep/x=1\nkeep/y=2\n");
+    ASSERT_TRUE(apply(fs, {file(".wh.keep", "")}));
     EXPECT_TRUE(contains(msg, "has not")) << msg;
     ASSERT_TRUE(apply(fs, {dir("d/"), slink("d/l", "../t"), file("t", "T")}));
     refused(fs, {hlink("h", "d")}, "h");
@@ -252,7 +261,24 @@ TEST(OciExtract, TruncatedOrCorruptDataIsRefused) {
     flipped[flipped.size() / 2] = static_cast<char>(flipped[flipped.size() / 2] ^ 0x55);
     std::string bad_header = tar;
     bad_header[148] = 'x'; // checksum
+    // A header claiming 100 MB of data in a 2 KB tar.
+    std::string claims = layer({file("big", "x")});
+    std::snprintf(claims.data() + 124, 12, "%011o", 100u << 20);
+    claims[135] = '\0';
+    unsigned sum = 0;
+    std::memset(claims.data() + 148, ' ', 8);
+    for (int i = 0; i < 512; ++i)
+        sum += static_cast<unsigned char>(claims[i]);
+    std::snprintf(claims.data() + 148, 8, "%06o", sum);
+    {
+        // Refused from its header, before 100 MB are allocated for it.
+        auto r = oci::apply_layer(fs, claims, "sha256:bad");
+        ASSERT_FALSE(r);
+        EXPECT_TRUE(contains(r.error().message, "more than the whole layer holds"))
+            << r.error().message;
+    }
     const std::vector<Case> cases = {
+        {"size beyond the data", claims},
         {"truncated gzip", gz->substr(0, gz->size() / 2)},
         {"gzip without its trailer", gz->substr(0, gz->size() - 4)},
         {"corrupt gzip", flipped},
@@ -269,4 +295,43 @@ TEST(OciExtract, TruncatedOrCorruptDataIsRefused) {
         EXPECT_TRUE(contains(r.error().message, "layer sha256:bad")) << r.error().message;
         EXPECT_EQ(kinds(fs), before) << c.name;
     }
+}
+
+// Damaged layers (every byte of a tar's headers in turn, and bytes of its gzip form) fail cleanly
+// or apply: never a crash (the sanitizer build runs this too), never a half-applied layer.
+TEST(OciExtract, DamagedLayersNeverHalfApply) {
+    const std::string tar = layer({dir("d/"), file("d/a", "alpha"), slink("d/l", "a"),
+                                   hlink("d/h", "d/a"), file("d/.wh.x", ""), file("b", "beta")});
+    auto gz = oci::gzip(tar);
+    ASSERT_TRUE(gz);
+    std::uint32_t seed = 12345;
+    auto next = [&seed] {
+        seed = seed * 1103515245u + 12345u;
+        return (seed >> 16) & 0x7fff;
+    };
+    int failed = 0, applied = 0;
+    auto check = [&](const std::string& blob) {
+        oci::Rootfs fs;
+        ASSERT_TRUE(apply(fs, {file("keep", "1"), file("x", "2")}));
+        const std::string before = kinds(fs);
+        auto r = oci::apply_layer(fs, blob, "sha256:damaged");
+        if (r) {
+            ++applied;
+            return;
+        }
+        ++failed;
+        EXPECT_EQ(kinds(fs), before);
+    };
+    for (std::size_t i = 0; i < 512 * 6 && i < tar.size(); i += 7) {
+        std::string t = tar;
+        t[i] = static_cast<char>(t[i] ^ (1 + next() % 255));
+        check(t);
+    }
+    for (int k = 0; k < 200; ++k) {
+        std::string g = *gz;
+        g[10 + next() % (g.size() - 10)] = static_cast<char>(next());
+        check(g);
+    }
+    EXPECT_GT(failed, 0);
+    EXPECT_GT(applied, 0);
 }

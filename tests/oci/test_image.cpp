@@ -188,6 +188,11 @@ TEST(OciImage, ConfigKeepsUnknownFieldsAndOrder) {
     EXPECT_EQ(c->env, std::vector<std::string>{"PATH=/bin"});
     EXPECT_EQ(c->diff_ids, std::vector<std::string>{d1});
     EXPECT_EQ(oci::to_json(*c), j); // unchanged when nothing was changed
+    // Go's nil slices and maps stay null.
+    const std::string nulls =
+        R"({"architecture":"amd64","os":"linux","config":{"Env":null,"Cmd":null,"Labels":null},)"
+        R"("rootfs":{"type":"layers","diff_ids":[]}})";
+    EXPECT_EQ(oci::to_json(oci::parse_config(nulls, "n").take()), nulls);
     c->labels["b"] = "<2>";
     c->diff_ids.push_back(d2);
     c->cmd = {"serve"};

@@ -2,6 +2,7 @@
 // read back, atomic writes, verification of what is read, an image as a Tree; and interop with
 // skopeo and umoci when they are installed.
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -166,9 +167,13 @@ TEST(OciLayout, OciDirRoundTrip) {
     EXPECT_EQ(unknown.error().code, ExitCode::invalid);
     EXPECT_TRUE(contains(unknown.error().message, "no image tagged \"v9\" (tags: v1)"))
         << unknown.error().message;
+    // A trailing slash names the same directory.
+    ASSERT_TRUE(oci::write_oci_dir((t / "slash").string() + "/", c, "v1"));
+    EXPECT_TRUE(oci::read_oci_dir((t / "slash").string() + "/", "v1"));
     // Written twice: the same bytes.
     ASSERT_TRUE(oci::write_oci_dir(t / "img2", c, "v1"));
     EXPECT_EQ(kpkg::test::read_file(t / "img2/index.json"), index);
+    EXPECT_EQ(names_in(t.path()), (std::vector<std::string>{"img", "img2", "slash"}));
 }
 
 TEST(OciLayout, AddingToAnExistingLayout) {
@@ -183,12 +188,24 @@ TEST(OciLayout, AddingToAnExistingLayout) {
     ASSERT_FALSE(ambiguous);
     EXPECT_TRUE(contains(ambiguous.error().message, "2 images, name one with :TAG (tags: v1, v2)"))
         << ambiguous.error().message;
+    // Entries of other tools keep the fields kpkg does not model.
+    const std::string other = R"({"mediaType":"application/vnd.oci.image.manifest.v1+json",)"
+                              R"("digest":"sha256:)" +
+                              std::string(64, 'e') +
+                              R"(","size":7,"urls":["https://x"],"artifactType":"a/b",)"
+                              R"("annotations":{"org.opencontainers.image.ref.name":"v0"}})";
+    std::string idx = kpkg::test::read_file(t / "img/index.json");
+    idx.insert(idx.find("\"manifests\":[") + 13, other + ",");
+    t.write("img/index.json", idx);
+    ASSERT_TRUE(oci::write_oci_dir(t / "img", a, "v3"));
+    EXPECT_TRUE(contains(kpkg::test::read_file(t / "img/index.json"), other))
+        << kpkg::test::read_file(t / "img/index.json");
     // The same tag again moves it.
     ASSERT_TRUE(oci::write_oci_dir(t / "img", b, "v1"));
     EXPECT_EQ(oci::read_oci_dir(t / "img", "v1")->root_digest, b.root_digest);
     auto ix = oci::parse_index(kpkg::test::read_file(t / "img/index.json"), "index.json");
     ASSERT_TRUE(ix);
-    EXPECT_EQ(ix->manifests.size(), 2u);
+    EXPECT_EQ(ix->manifests.size(), 4u); // v0, v1, v2, v3
     EXPECT_EQ(names_in(t.path()), std::vector<std::string>{"img"});
 }
 
@@ -339,6 +356,16 @@ TEST(OciLayout, DockerArchiveRoundTrip) {
     auto b = oci::image_tree(c, {"linux", "arm64", ""});
     ASSERT_TRUE(a && b);
     EXPECT_EQ(listing(*a->tree), listing(*b->tree));
+    // Docker's normalisation when matching, ":latest" when writing a name without a tag.
+    EXPECT_TRUE(oci::read_docker_archive(t / "img.tar", "quay.io/o/etcd:v1"));
+    ASSERT_TRUE(oci::write_docker_archive(t / "b.tar", c, "busybox", {"linux", "amd64", ""}));
+    EXPECT_TRUE(contains(kpkg::test::read_file(t / "b.tar"), R"("RepoTags":["busybox:latest"])"));
+    EXPECT_TRUE(oci::read_docker_archive(t / "b.tar", "docker.io/library/busybox:latest"));
+    auto digest_ref = oci::write_docker_archive(t / "c.tar", c, "busybox@" + c.root_digest,
+                                                {"linux", "amd64", ""});
+    ASSERT_FALSE(digest_ref);
+    EXPECT_EQ(digest_ref.error().code, ExitCode::usage);
+    EXPECT_FALSE(fs::exists(t / "c.tar"));
     auto wrong = oci::read_docker_archive(t / "img.tar", "other:v1");
     ASSERT_FALSE(wrong);
     EXPECT_TRUE(contains(wrong.error().message, "(tags: quay.io/o/etcd:v1)"))
@@ -518,4 +545,134 @@ TEST(OciLayoutInterop, UmociUnpacksWhatKpkgWrites) {
     EXPECT_EQ(kpkg::test::read_file(t / "bundle/rootfs/manifests/csv.yaml"),
               "kind: ClusterServiceVersion\n");
     EXPECT_TRUE(fs::exists(t / "bundle/rootfs/metadata/annotations.yaml"));
+}
+
+// Layers umoci writes (pax headers with times, symbolic links, whiteouts of deleted files) read
+// back as the file system umoci had unpacked.
+TEST(OciLayoutInterop, KpkgReadsLayersUmociWrites) {
+    if (!have("umoci")) GTEST_SKIP() << "umoci is not installed";
+    TempDir t;
+    const std::string cd = "cd " + t.path().string() + " && ";
+    auto r = run(
+        cd + "umoci init --layout lay && umoci new --image lay:v1 && "
+             "umoci unpack --rootless --image lay:v1 b && mkdir -p b/rootfs/etc b/rootfs/bin && "
+             "echo hi > b/rootfs/etc/a && echo gone > b/rootfs/etc/gone && "
+             "ln -s /etc/a b/rootfs/bin/abs && ln -s ../etc/a b/rootfs/bin/rel && "
+             "umoci repack --image lay:v1 b && umoci unpack --rootless --image lay:v1 b2 && "
+             "rm b2/rootfs/etc/gone && umoci repack --image lay:v1 b2");
+    ASSERT_EQ(r.rc, 0) << r.out;
+    auto c = oci::read_oci_dir(t / "lay", "v1");
+    ASSERT_TRUE(c) << c.error().str();
+    auto it = oci::image_tree(*c);
+    ASSERT_TRUE(it) << it.error().str();
+    EXPECT_EQ(it->info.manifest.layers.size(), 2u);
+    EXPECT_EQ(listing(*it->tree), "/\nbin/\nbin/abs\nbin/rel\netc/\netc/a\n");
+    EXPECT_EQ(it->tree->read("bin/abs")->text(), "hi\n");
+    EXPECT_EQ(it->tree->read("bin/rel")->text(), "hi\n");
+}
+
+TEST(OciLayout, AssembleImageOnBaseAndIndex) {
+    auto layer = oci::build_layer({{"configs/etcd/catalog.json", "{}", 0644, false}}).take();
+    oci::ImageConfig cfg;
+    cfg.architecture = "amd64";
+    cfg.os = "linux";
+    cfg.labels["operators.operatorframework.io.index.configs.v1"] = "/configs";
+    const oci::Content a = oci::assemble_image(cfg, {layer});
+    const oci::Content again = oci::assemble_image(cfg, {layer});
+    EXPECT_EQ(a.root_digest, again.root_digest);
+    ASSERT_TRUE(oci::verify(a));
+    auto info = oci::image_info(a).take();
+    EXPECT_EQ(info.config.diff_ids, std::vector<std::string>{layer.diff_id});
+    EXPECT_EQ(info.manifest.layers[0].digest, layer.digest);
+
+    // On a base with a history and fields kpkg does not know: kept, history extended.
+    oci::ImageConfig base_cfg =
+        oci::parse_config(R"({"architecture":"amd64","os":"linux","config":{"User":"1001",)"
+                          R"("Entrypoint":["/bin/opm"]},"rootfs":{"type":"layers","diff_ids":[]},)"
+                          R"("history":[{"created_by":"base"}]})",
+                          "base")
+            .take();
+    auto base_layer = oci::build_layer({{"bin/opm", "ELF", 0755, false}}).take();
+    const oci::Content base = oci::assemble_image(base_cfg, {base_layer});
+    auto built = oci::assemble_on_base(base, {"linux", "amd64", ""},
+                                       [](oci::ImageConfig& c) {
+                                           c.cmd = {"serve", "/configs"};
+                                       },
+                                       {layer});
+    ASSERT_TRUE(built) << built.error().str();
+    auto tree = oci::image_tree(*built);
+    ASSERT_TRUE(tree) << tree.error().str();
+    EXPECT_EQ(listing(*tree->tree), "/\nbin/\nbin/opm\nconfigs/\nconfigs/etcd/\n"
+                                    "configs/etcd/catalog.json\n");
+    const std::string cj = built->blobs.at(tree->info.config_digest);
+    EXPECT_TRUE(
+        contains(cj, R"("User":"1001","Entrypoint":["/bin/opm"],"Cmd":["serve","/configs"])"))
+        << cj;
+    EXPECT_TRUE(contains(cj,
+                         R"("history":[{"created_by":"base"},{"created":"1970-01-01T00:00:00Z",)"
+                         R"("created_by":"kpkg build"}])"))
+        << cj;
+    EXPECT_EQ(tree->info.config.diff_ids,
+              (std::vector<std::string>{base_layer.diff_id, layer.diff_id}));
+
+    // An index of two platforms.
+    cfg.architecture = "arm64";
+    cfg.variant = "v8";
+    const oci::Content b = oci::assemble_image(cfg, {layer});
+    auto ix = oci::assemble_index({a, b});
+    ASSERT_TRUE(ix) << ix.error().str();
+    ASSERT_TRUE(oci::verify(*ix));
+    auto arm = oci::image_info(*ix, {"linux", "arm64", ""});
+    ASSERT_TRUE(arm) << arm.error().str();
+    EXPECT_EQ(arm->manifest_digest, b.root_digest);
+    auto dup = oci::assemble_index({a, again});
+    ASSERT_FALSE(dup);
+    EXPECT_TRUE(contains(dup.error().message, "a second image for linux/amd64"))
+        << dup.error().message;
+    // What skopeo makes of it.
+    if (!have("skopeo")) GTEST_SKIP() << "skopeo is not installed";
+    TempDir t;
+    ASSERT_TRUE(oci::write_oci_dir(t / "ix", *ix, "v1"));
+    auto r = run(skopeo(t) + " inspect --raw oci:" + (t / "ix").string() + ":v1");
+    EXPECT_EQ(r.rc, 0) << r.out;
+    EXPECT_EQ(r.out, ix->blobs.at(ix->root_digest));
+    r = run(skopeo(t) + " --override-arch arm64 inspect oci:" + (t / "ix").string() + ":v1");
+    EXPECT_EQ(r.rc, 0) << r.out;
+    EXPECT_TRUE(contains(r.out, "\"Architecture\": \"arm64\"")) << r.out;
+}
+
+TEST(OciLayout, ArchiveEntryClaimingMoreThanTheArchiveHolds) {
+    using T = oci::TarEntry;
+    std::string tar = oci::write_tar({{T::Type::file, "manifest.json", "[]", {}, 0644}});
+    std::snprintf(tar.data() + 124, 12, "%011o", 100u << 20);
+    std::memset(tar.data() + 148, ' ', 8);
+    unsigned sum = 0;
+    for (int i = 0; i < 512; ++i)
+        sum += static_cast<unsigned char>(tar[i]);
+    std::snprintf(tar.data() + 148, 8, "%06o", sum);
+    TempDir t;
+    t.write("d.tar", tar);
+    auto r = oci::read_docker_archive(t / "d.tar");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ExitCode::invalid);
+    EXPECT_TRUE(contains(r.error().message, "manifest.json: truncated (its header says"))
+        << r.error().message;
+}
+
+TEST(OciLayout, ReadArchiveTellsOciFromDocker) {
+    TempDir t;
+    const oci::Content c = bundle_image();
+    ASSERT_TRUE(oci::write_oci_archive(t / "o.tar", c, "v1"));
+    ASSERT_TRUE(oci::write_docker_archive(t / "d.tar", c, "quay.io/o/etcd:v1"));
+    auto o = oci::read_archive(t / "o.tar", "v1");
+    ASSERT_TRUE(o) << o.error().str();
+    EXPECT_EQ(o->root_digest, c.root_digest);
+    auto d = oci::read_archive(t / "d.tar", "quay.io/o/etcd:v1");
+    ASSERT_TRUE(d) << d.error().str();
+    EXPECT_EQ(oci::image_info(*d)->config_digest, oci::image_info(c)->config_digest);
+    t.write("x.tar", oci::write_tar({{oci::TarEntry::Type::file, "a", "b", {}, 0644}}));
+    auto x = oci::read_archive(t / "x.tar");
+    ASSERT_FALSE(x);
+    EXPECT_EQ(x.error().code, ExitCode::invalid);
+    EXPECT_TRUE(contains(x.error().message, "neither an OCI archive")) << x.error().message;
 }

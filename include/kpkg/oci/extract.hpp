@@ -2,8 +2,8 @@
 // untrusted input.
 //
 // A layer blob is a tar, or a tar compressed with gzip or zstd: the compression is told by the
-// blob's first bytes (a media type that says otherwise is not trusted). Entries are read as the
-// OCI image spec's changeset rules and container runtimes apply them:
+// blob's first bytes (apply_layer takes no media type: a descriptor could lie). Entries are read
+// as the OCI image spec's changeset rules and container runtimes apply them:
 //   - names: leading "/" and "./" are stripped and "." components dropped, as container tools do
 //     when they unpack a layer ("/etc/x" and "./etc/x" are "etc/x"); a ".." component anywhere is
 //     refused. An entry naming the root itself ("./") is skipped.

@@ -23,14 +23,18 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kpkg/core/result.hpp"
 #include "kpkg/oci/content.hpp"
 #include "kpkg/oci/extract.hpp"
 #include "kpkg/oci/image.hpp"
+#include "kpkg/oci/layer.hpp"
 
 namespace kpkg::io {
 class MemoryTree;
@@ -79,11 +83,16 @@ Result<Content> read_oci_archive(const std::filesystem::path& file, const std::s
 // …tar, …tar+gzip, …tar+zstd), the root of the Content.
 Result<Content> read_docker_archive(const std::filesystem::path& file, const std::string& ref = {},
                                     const ReadLimits& limits = {});
+// A tar that is either: an oci-archive when it has an oci-layout file (`tag` its ref.name), else
+// a docker-archive when it has a manifest.json (`tag` a RepoTags reference). Error (3) when it
+// is neither.
+Result<Content> read_archive(const std::filesystem::path& file, const std::string& tag = {},
+                             const ReadLimits& limits = {});
 Result<Content> read_layout(const LayoutRef& ref, const ReadLimits& limits = {});
 
 // Writes `content` (root an index or a manifest; every blob it names present) under `tag`.
 // Errors: a blob missing from content or not hashing to its digest (3); DIR exists and is not
-// an OCI layout and not empty, or its index.json is invalid (3 as read); I/O (1).
+// a directory, or is neither empty nor an OCI layout (1); its index.json is invalid (3); I/O (1).
 Result<void> write_oci_dir(const std::filesystem::path& dir, const Content& content,
                            const std::string& tag = {});
 Result<void> write_oci_archive(const std::filesystem::path& file, const Content& content,
@@ -119,5 +128,29 @@ struct ImageTree {
 };
 Result<ImageTree> image_tree(const Content& content, const Platform& platform = host_platform(),
                              const ExtractLimits& limits = {}, std::string display_root = {});
+
+// --- assembling images (what `kpkg build` produces) ---
+
+// An OCI image of `layers` with `config`, whose rootfs.diff_ids become the layers' diff_ids: the
+// config, the layers and an OCI manifest (with `annotations`) as blobs, the manifest the root.
+// The same inputs give the same manifest digest.
+Content assemble_image(ImageConfig config, const std::vector<Layer>& layers,
+                       const Annotations& annotations = {});
+
+// `layers` on top of the image of `base` for `platform`: the base's config with `edit` applied
+// (labels, entrypoint, cmd, ...; its other fields, history included, kept), its diff_ids
+// followed by the new layers', one history entry per new layer when the base has a history; the
+// base's layers kept as they are (Docker layer media types spelled as their OCI equivalents, the
+// bytes unchanged) followed by the new ones. Errors: those of image_info on `base`.
+Result<Content> assemble_on_base(const Content& base, const Platform& platform,
+                                 const std::function<void(ImageConfig&)>& edit,
+                                 const std::vector<Layer>& layers,
+                                 const Annotations& annotations = {});
+
+// An OCI index of `images` (each with a manifest root), in the order given, each entry's platform
+// taken from its config (os, architecture, variant). Errors (3): an image whose root is not a
+// manifest, whose config names no os or architecture, or two images for the same platform.
+Result<Content> assemble_index(const std::vector<Content>& images,
+                               const Annotations& annotations = {});
 
 } // namespace kpkg::oci
