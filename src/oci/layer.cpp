@@ -258,53 +258,7 @@ Compression detect_compression(std::string_view d) {
 }
 
 Result<std::string> gzip(std::string_view data, int level) {
-    auto api_r = detail::archive_api();
-    if (!api_r) return std::move(api_r).error();
-    const detail::ArchiveApi& api = **api_r;
-    struct archive* a = api.archive_write_new();
-    if (a == nullptr) return Error::io("gzip: libarchive could not allocate a writer");
-    std::string out;
-    struct Guard {
-        const detail::ArchiveApi& api;
-        struct archive* a;
-        struct archive_entry* e = nullptr;
-        ~Guard() {
-            if (e != nullptr) api.archive_entry_free(e);
-            api.archive_write_free(a);
-        }
-    } guard{api, a};
-    auto failed = [&](const char* what) {
-        const char* e = api.archive_error_string(a);
-        return Error::io(std::string("gzip: ") + what + ": " +
-                         (e != nullptr ? e : "libarchive failed"));
-    };
-    const std::string options =
-        "gzip:!timestamp,gzip:compression-level=" + std::to_string(std::clamp(level, 1, 9));
-    if (api.archive_write_add_filter_gzip(a) != ARCHIVE_OK) return failed("gzip filter");
-    if (api.archive_write_set_format_raw(a) != ARCHIVE_OK) return failed("raw format");
-    if (api.archive_write_set_options(a, options.c_str()) != ARCHIVE_OK) return failed("options");
-    if (api.archive_write_set_bytes_per_block(a, 0) != ARCHIVE_OK) return failed("blocking");
-    auto write_cb = [](struct archive*, void* client, const void* buf, size_t n) -> la_ssize_t {
-        static_cast<std::string*>(client)->append(static_cast<const char*>(buf), n);
-        return static_cast<la_ssize_t>(n);
-    };
-    if (api.archive_write_open2(a, &out, nullptr, write_cb, nullptr, nullptr) != ARCHIVE_OK)
-        return failed("open");
-    guard.e = api.archive_entry_new();
-    api.archive_entry_set_pathname(guard.e, "data");
-    api.archive_entry_set_filetype(guard.e, AE_IFREG);
-    api.archive_entry_set_perm(guard.e, 0644);
-    api.archive_entry_set_size(guard.e, static_cast<la_int64_t>(data.size()));
-    if (api.archive_write_header(a, guard.e) != ARCHIVE_OK) return failed("header");
-    std::size_t done = 0;
-    while (done < data.size()) {
-        const std::size_t n = std::min<std::size_t>(data.size() - done, std::size_t{1} << 20);
-        const la_ssize_t w = api.archive_write_data(a, data.data() + done, n);
-        if (w <= 0) return failed("write");
-        done += static_cast<std::size_t>(w);
-    }
-    if (api.archive_write_close(a) != ARCHIVE_OK) return failed("close");
-    return out;
+    return parallel_gzip(data, level);
 }
 
 Result<std::string> decompress(std::string_view blob, std::uint64_t limit,

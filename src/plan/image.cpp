@@ -9,6 +9,7 @@
 #include "kpkg/core/digest.hpp"
 #include "kpkg/core/text.hpp"
 #include "kpkg/oci/layer.hpp"
+#include "kpkg/oci/layout.hpp"
 #include "kpkg/oci/media_types.hpp"
 
 namespace kpkg::plan {
@@ -219,51 +220,6 @@ Result<ImageContent> image_content(const io::Tree& tree, const ContentOptions& o
     return c;
 }
 
-namespace {
-
-std::string put_blob(oci::Content& c, std::string bytes) {
-    std::string digest = sha256_digest(bytes);
-    c.blobs.emplace(digest, std::move(bytes));
-    return digest;
-}
-
-oci::Descriptor descriptor(oci::Content& c, std::string_view media_type, std::string bytes) {
-    oci::Descriptor d;
-    d.media_type = std::string(media_type);
-    d.size = static_cast<std::int64_t>(bytes.size());
-    d.digest = put_blob(c, std::move(bytes));
-    return d;
-}
-
-// The base image's manifest for `platform`, with the blob it came from.
-Result<oci::Manifest> base_manifest(const oci::Content& base, const oci::Platform& platform,
-                                    const std::string& name) {
-    auto blob = [&](const std::string& digest) -> Result<const std::string*> {
-        auto it = base.blobs.find(digest);
-        if (it == base.blobs.end())
-            return fail(Error::invalid(name + ": blob " + digest + " is missing"));
-        return &it->second;
-    };
-    auto root = blob(base.root_digest);
-    if (!root) return fail(std::move(root).error());
-    std::string manifest_digest = base.root_digest;
-    std::string media_type = base.root_media_type;
-    if (oci::media::is_index(base.root_media_type)) {
-        auto index = oci::parse_index(**root, name + " (index " + base.root_digest + ")",
-                                      base.root_media_type);
-        if (!index) return fail(std::move(index).error());
-        auto d = oci::select_manifest(*index, platform, name);
-        if (!d) return fail(std::move(d).error());
-        manifest_digest = d->digest;
-        media_type = d->media_type;
-    }
-    auto bytes = blob(manifest_digest);
-    if (!bytes) return fail(std::move(bytes).error());
-    return oci::parse_manifest(**bytes, name + " (manifest " + manifest_digest + ")", media_type);
-}
-
-} // namespace
-
 Result<oci::Content> build_image(const ImageContent& content, const BuildOptions& opts) {
     std::vector<oci::LayerFile> files;
     files.reserve(content.files.size());
@@ -277,71 +233,37 @@ Result<oci::Content> build_image(const ImageContent& content, const BuildOptions
     }
     auto layer = oci::build_layer(std::move(files));
     if (!layer) return fail(std::move(layer).error());
+    const std::vector<oci::Layer> layers{std::move(*layer)};
 
     std::vector<oci::Platform> platforms = opts.platforms;
     if (platforms.empty()) platforms.push_back(oci::host_platform());
-
-    oci::Content out;
-    oci::Descriptor layer_desc;
-    layer_desc.media_type = std::string(oci::media::oci_layer_gzip);
-    layer_desc.size = layer->size;
-    layer_desc.digest = layer->digest;
-    out.blobs.emplace(layer->digest, std::move(layer->blob));
-
-    oci::Index index;
-    index.media_type = std::string(oci::media::oci_index);
-    for (const auto& platform : platforms) {
-        oci::ImageConfig config;
-        oci::Manifest manifest;
-        manifest.media_type = std::string(oci::media::oci_manifest);
-        if (opts.base != nullptr) {
-            auto bm = base_manifest(*opts.base, platform, opts.base_name);
-            if (!bm) return fail(std::move(bm).error());
-            auto cfg_bytes = opts.base->blobs.find(bm->config.digest);
-            if (cfg_bytes == opts.base->blobs.end())
-                return fail(Error::invalid(opts.base_name + ": config " + bm->config.digest +
-                                           " is missing"));
-            auto cfg = oci::parse_config(cfg_bytes->second,
-                                         opts.base_name + " (config " + bm->config.digest + ")");
-            if (!cfg) return fail(std::move(cfg).error());
-            config = std::move(*cfg);
-            for (const auto& l : bm->layers) {
-                auto b = opts.base->blobs.find(l.digest);
-                if (b == opts.base->blobs.end())
-                    return fail(
-                        Error::invalid(opts.base_name + ": layer " + l.digest + " is missing"));
-                out.blobs.emplace(l.digest, b->second);
-                oci::Descriptor d = l;
-                // Docker's layer type is the OCI gzip layer under its OCI name.
-                if (d.media_type == oci::media::docker_layer_gzip)
-                    d.media_type = std::string(oci::media::oci_layer_gzip);
-                manifest.layers.push_back(std::move(d));
-            }
-        } else {
-            config.os = platform.os;
-            config.architecture = platform.architecture;
-            config.variant = platform.variant;
-        }
+    auto edit = [&](oci::ImageConfig& config) {
         for (const auto& [k, v] : content.labels)
             config.labels[k] = v;
         if (!content.entrypoint.empty()) config.entrypoint = content.entrypoint;
         if (!content.cmd.empty()) config.cmd = content.cmd;
-        config.diff_ids.push_back(layer->diff_id);
-        manifest.layers.push_back(layer_desc);
-        manifest.config = descriptor(out, oci::media::oci_config, oci::to_json(config));
-
-        oci::Descriptor md = descriptor(out, oci::media::oci_manifest, oci::to_json(manifest));
-        md.platform = platform;
-        index.manifests.push_back(md);
+    };
+    std::vector<oci::Content> images;
+    for (const auto& platform : platforms) {
+        if (opts.base != nullptr) {
+            auto img = oci::assemble_on_base(*opts.base, platform, edit, layers);
+            if (!img) {
+                Error e = std::move(img).error();
+                e.message = opts.base_name + ": " + e.message;
+                return fail(std::move(e));
+            }
+            images.push_back(std::move(*img));
+            continue;
+        }
+        oci::ImageConfig config;
+        config.os = platform.os;
+        config.architecture = platform.architecture;
+        config.variant = platform.variant;
+        edit(config);
+        images.push_back(oci::assemble_image(std::move(config), layers));
     }
-    if (index.manifests.size() == 1) {
-        out.root_digest = index.manifests.front().digest;
-        out.root_media_type = std::string(oci::media::oci_manifest);
-    } else {
-        out.root_digest = put_blob(out, oci::to_json(index));
-        out.root_media_type = std::string(oci::media::oci_index);
-    }
-    return out;
+    if (images.size() == 1) return std::move(images.front());
+    return oci::assemble_index(images);
 }
 
 Result<ImageClass> classify(const std::map<std::string, std::string>& labels, const io::Tree& files,

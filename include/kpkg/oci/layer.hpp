@@ -103,7 +103,7 @@ enum class Compression : std::uint8_t { none, gzip, zstd };
 // By the first bytes: 1f 8b is gzip, 28 b5 2f fd is zstd, anything else none.
 Compression detect_compression(std::string_view data);
 
-// gzip (see above). Errors: libarchive missing or failing (exit 1).
+// gzip (see above: parallel_gzip on every core). Errors: zlib failing (exit 1).
 Result<std::string> gzip(std::string_view data, int level = 6);
 
 // The uncompressed bytes of `blob` (gzip or zstd by its magic; anything else is returned as is).
