@@ -134,7 +134,8 @@ Result<AtomicFile> AtomicFile::create_output(const fs::path& target) {
 }
 
 AtomicFile::AtomicFile(AtomicFile&& o) noexcept
-    : target_(std::move(o.target_)), temp_(std::move(o.temp_)), fd_(o.fd_), direct_(o.direct_) {
+    : target_(std::move(o.target_)), temp_(std::move(o.temp_)), fd_(o.fd_), direct_(o.direct_),
+      durable_(o.durable_) {
     o.fd_ = -1;
     o.temp_.clear();
 }
@@ -146,6 +147,7 @@ AtomicFile& AtomicFile::operator=(AtomicFile&& o) noexcept {
         temp_ = std::move(o.temp_);
         fd_ = o.fd_;
         direct_ = o.direct_;
+        durable_ = o.durable_;
         o.fd_ = -1;
         o.temp_.clear();
     }
@@ -177,7 +179,7 @@ Result<void> AtomicFile::commit() {
         if (rc != 0) return fail(sys_error("cannot write", target_));
         return {};
     }
-    if (::fsync(fd_) != 0) return fail(sys_error("cannot flush", target_));
+    if (durable_ && ::fsync(fd_) != 0) return fail(sys_error("cannot flush", target_));
     if (temp_.empty()) {
         // Unnamed: linked in under a hidden name, then renamed over the target (a name of its
         // own first, as linkat cannot replace a file).
@@ -216,7 +218,7 @@ Result<void> AtomicFile::commit() {
             }
             ::close(fd_);
             fd_ = named;
-            if (::fsync(fd_) != 0) return fail(sys_error("cannot flush", target_));
+            if (durable_ && ::fsync(fd_) != 0) return fail(sys_error("cannot flush", target_));
         } else {
             temp_ = name;
         }
@@ -235,6 +237,14 @@ Result<void> AtomicFile::commit() {
 Result<void> write_file_atomic(const fs::path& target, std::string_view data, int mode) {
     auto f = AtomicFile::create(target, mode);
     if (!f) return fail(std::move(f).error());
+    if (auto w = f->write(data); !w) return fail(std::move(w).error());
+    return f->commit();
+}
+
+Result<void> write_cache_file(const fs::path& target, std::string_view data, int mode) {
+    auto f = AtomicFile::create(target, mode);
+    if (!f) return fail(std::move(f).error());
+    f->set_durable(false);
     if (auto w = f->write(data); !w) return fail(std::move(w).error());
     return f->commit();
 }

@@ -166,7 +166,7 @@ Result<void> Store::put(std::string_view digest, std::string_view bytes) const {
         }
     }
     if (auto r = make_dirs(p.parent_path()); !r) return r;
-    return write_file_atomic(p, bytes, 0644);
+    return write_cache_file(p, bytes, 0644);
 }
 
 Result<void> Store::put(const Content& c) const {
@@ -277,7 +277,7 @@ Result<void> Store::put_tree(std::string_view manifest_digest, const Rootfs& roo
         out.push_back(static_cast<char>(std::stoi(digest.substr(i, 2), nullptr, 16)));
     const fs::path p = tree_path(root_, manifest_digest);
     if (auto r = make_dirs(p.parent_path()); !r) return r;
-    return write_file_atomic(p, out, 0644);
+    return write_cache_file(p, out, 0644);
 }
 
 fs::path Store::tag_path(const Reference& in) const {
@@ -299,7 +299,7 @@ Result<void> Store::set_tag(const Reference& ref, std::string_view digest,
     json += std::to_string(
         std::chrono::duration_cast<std::chrono::seconds>(Clock::now().time_since_epoch()).count());
     json += "}\n";
-    return write_file_atomic(p, json, 0644);
+    return write_cache_file(p, json, 0644);
 }
 
 namespace {

@@ -1,6 +1,7 @@
 #include "kpkg/plan/image.hpp"
 
 #include <set>
+#include <thread>
 
 #include "kpkg/bundle/bundle.hpp"
 #include "kpkg/bundle/validate.hpp"
@@ -65,7 +66,8 @@ Result<std::string> read_entry(const io::Tree& tree, const io::Entry& e, std::ui
     return std::string(c->text());
 }
 
-Result<ImageContent> bundle_content(const io::Tree& tree, const ContentOptions& opts) {
+// What the bundle is (labels, package), once it validates; no files.
+Result<ImageContent> bundle_check(const io::Tree& tree) {
     auto loaded = bundle::load(tree);
     if (!loaded) return fail(std::move(loaded).error());
     std::vector<bundle::Finding> findings = bundle::validate(*loaded);
@@ -87,7 +89,12 @@ Result<ImageContent> bundle_content(const io::Tree& tree, const ContentOptions& 
     c.kind = ImageKind::bundle;
     c.package = loaded->bundle.annotations.package;
     c.labels = loaded->bundle.annotations.labels;
+    return c;
+}
 
+// The files of a bundle image.
+Result<std::vector<ImageFile>> bundle_files(const io::Tree& tree, const ContentOptions& opts) {
+    std::vector<ImageFile> files;
     auto listing = tree.list();
     if (!listing) return fail(std::move(listing).error());
     std::set<std::string> dirs;
@@ -98,17 +105,18 @@ Result<ImageContent> bundle_content(const io::Tree& tree, const ContentOptions& 
               e.rel == "metadata" || e.rel == "tests/scorecard"))
             continue;
         if (e.is_dir() && !e.problem) {
-            add_entry(c.files, dirs, e.rel, {}, true);
+            add_entry(files, dirs, e.rel, {}, true);
             continue;
         }
         auto bytes = read_entry(tree, e, opts.max_file_size);
         if (!bytes) return fail(std::move(bytes).error());
-        add_entry(c.files, dirs, e.rel, std::move(*bytes), false);
+        add_entry(files, dirs, e.rel, std::move(*bytes), false);
     }
-    return c;
+    return files;
 }
 
-Result<ImageContent> catalog_content(const io::Tree& tree, const ContentOptions& opts) {
+// What the catalog image is (labels, how it is run), once the catalog validates; no files.
+Result<ImageContent> catalog_check(const io::Tree& tree, const ContentOptions& opts) {
     catalog::LoadOptions lopts;
     auto cat = catalog::load_catalog(tree, lopts);
     if (!cat) return fail(std::move(cat).error());
@@ -138,14 +146,20 @@ Result<ImageContent> catalog_content(const io::Tree& tree, const ContentOptions&
         c.entrypoint = {"/bin/opm"};
         c.cmd = {"serve", "/configs"};
     }
+    return c;
+}
+
+// The files of a catalog image: the catalog under configs/.
+Result<std::vector<ImageFile>> catalog_files(const io::Tree& tree, const ContentOptions& opts) {
+    std::vector<ImageFile> files;
     auto listing = tree.list();
     if (!listing) return fail(std::move(listing).error());
     std::set<std::string> dirs;
-    add_entry(c.files, dirs, "configs", {}, true);
+    add_entry(files, dirs, "configs", {}, true);
     for (const auto& e : *listing) {
         if (e.rel.empty()) continue;
         if (e.is_dir() && !e.problem) {
-            add_entry(c.files, dirs, "configs/" + e.rel, {}, true);
+            add_entry(files, dirs, "configs/" + e.rel, {}, true);
             continue;
         }
         auto bytes = read_entry(tree, e, opts.max_file_size);
@@ -153,9 +167,87 @@ Result<ImageContent> catalog_content(const io::Tree& tree, const ContentOptions&
         // A single file: /configs/<its name>.
         std::string rel = tree.is_directory() ? e.rel : std::string(e.name());
         if (rel == "-") rel = "catalog.yaml";
-        add_entry(c.files, dirs, "configs/" + rel, std::move(*bytes), false);
+        add_entry(files, dirs, "configs/" + rel, std::move(*bytes), false);
     }
+    return files;
+}
+
+// The check of what `kind` of input the tree is (labels, no files); a Package Operator package
+// is refused.
+Result<ImageContent> check_content(const io::Tree& tree, ImageKind kind,
+                                   const ContentOptions& opts) {
+    Result<ImageContent> c = fail(Error::internal("no content"));
+    switch (kind) {
+    case ImageKind::package:
+        return fail(Error::usage(tree.display_root() +
+                                 ": a Package Operator package (it has a manifest.yaml); building "
+                                 "Package Operator package images is not supported yet"));
+    case ImageKind::bundle:
+        c = bundle_check(tree);
+        break;
+    case ImageKind::catalog:
+        c = catalog_check(tree, opts);
+        break;
+    }
+    if (!c) return c;
+    for (const auto& [k, v] : opts.labels)
+        c->labels[k] = v;
     return c;
+}
+
+Result<std::vector<ImageFile>> content_files(const io::Tree& tree, ImageKind kind,
+                                             const ContentOptions& opts) {
+    return kind == ImageKind::bundle ? bundle_files(tree, opts) : catalog_files(tree, opts);
+}
+
+// The layer of `files`.
+Result<oci::Layer> layer_of(const std::vector<ImageFile>& in) {
+    std::vector<oci::LayerFile> files;
+    files.reserve(in.size());
+    for (const auto& f : in) {
+        oci::LayerFile lf;
+        lf.path = f.path;
+        lf.bytes = f.bytes;
+        lf.is_dir = f.dir;
+        lf.mode = f.dir ? 0755 : 0644;
+        files.push_back(std::move(lf));
+    }
+    return oci::build_layer(std::move(files));
+}
+
+// The image (or index) of `layer` with what `content` says of it (labels, entrypoint, cmd).
+Result<oci::Content> assemble(const ImageContent& content, oci::Layer layer,
+                              const BuildOptions& opts) {
+    const std::vector<oci::Layer> layers{std::move(layer)};
+    std::vector<oci::Platform> platforms = opts.platforms;
+    if (platforms.empty()) platforms.push_back(oci::host_platform());
+    auto edit = [&](oci::ImageConfig& config) {
+        for (const auto& [k, v] : content.labels)
+            config.labels[k] = v;
+        if (!content.entrypoint.empty()) config.entrypoint = content.entrypoint;
+        if (!content.cmd.empty()) config.cmd = content.cmd;
+    };
+    std::vector<oci::Content> images;
+    for (const auto& platform : platforms) {
+        if (opts.base != nullptr) {
+            auto img = oci::assemble_on_base(*opts.base, platform, edit, layers);
+            if (!img) {
+                Error e = std::move(img).error();
+                e.message = opts.base_name + ": " + e.message;
+                return fail(std::move(e));
+            }
+            images.push_back(std::move(*img));
+            continue;
+        }
+        oci::ImageConfig config;
+        config.os = platform.os;
+        config.architecture = platform.architecture;
+        config.variant = platform.variant;
+        edit(config);
+        images.push_back(oci::assemble_image(std::move(config), layers));
+    }
+    if (images.size() == 1) return std::move(images.front());
+    return oci::assemble_index(images);
 }
 
 } // namespace
@@ -201,69 +293,48 @@ Result<ImageKind> detect(const io::Tree& tree) {
 Result<ImageContent> image_content(const io::Tree& tree, const ContentOptions& opts) {
     auto kind = detect(tree);
     if (!kind) return fail(std::move(kind).error());
-    Result<ImageContent> c = fail(Error::internal("no content"));
-    switch (*kind) {
-    case ImageKind::package:
-        return fail(Error::usage(tree.display_root() +
-                                 ": a Package Operator package (it has a manifest.yaml); building "
-                                 "Package Operator package images is not supported yet"));
-    case ImageKind::bundle:
-        c = bundle_content(tree, opts);
-        break;
-    case ImageKind::catalog:
-        c = catalog_content(tree, opts);
-        break;
-    }
+    auto c = check_content(tree, *kind, opts);
     if (!c) return c;
-    for (const auto& [k, v] : opts.labels)
-        c->labels[k] = v;
+    auto files = content_files(tree, *kind, opts);
+    if (!files) return fail(std::move(files).error());
+    c->files = std::move(*files);
     return c;
 }
 
 Result<oci::Content> build_image(const ImageContent& content, const BuildOptions& opts) {
-    std::vector<oci::LayerFile> files;
-    files.reserve(content.files.size());
-    for (const auto& f : content.files) {
-        oci::LayerFile lf;
-        lf.path = f.path;
-        lf.bytes = f.bytes;
-        lf.is_dir = f.dir;
-        lf.mode = f.dir ? 0755 : 0644;
-        files.push_back(std::move(lf));
-    }
-    auto layer = oci::build_layer(std::move(files));
+    auto layer = layer_of(content.files);
     if (!layer) return fail(std::move(layer).error());
-    const std::vector<oci::Layer> layers{std::move(*layer)};
+    return assemble(content, std::move(*layer), opts);
+}
 
-    std::vector<oci::Platform> platforms = opts.platforms;
-    if (platforms.empty()) platforms.push_back(oci::host_platform());
-    auto edit = [&](oci::ImageConfig& config) {
-        for (const auto& [k, v] : content.labels)
-            config.labels[k] = v;
-        if (!content.entrypoint.empty()) config.entrypoint = content.entrypoint;
-        if (!content.cmd.empty()) config.cmd = content.cmd;
-    };
-    std::vector<oci::Content> images;
-    for (const auto& platform : platforms) {
-        if (opts.base != nullptr) {
-            auto img = oci::assemble_on_base(*opts.base, platform, edit, layers);
-            if (!img) {
-                Error e = std::move(img).error();
-                e.message = opts.base_name + ": " + e.message;
-                return fail(std::move(e));
-            }
-            images.push_back(std::move(*img));
-            continue;
+Result<Built> build(const io::Tree& tree, const ContentOptions& copts, const BuildOptions& bopts) {
+    auto kind = detect(tree);
+    if (!kind) return fail(std::move(kind).error());
+    if (*kind == ImageKind::package) return fail(check_content(tree, *kind, copts).error());
+    // The input is checked on a thread of its own while its files are read and the layer is
+    // compressed; the layer is only used when the check passes.
+    Result<ImageContent> checked = fail(Error::internal("not checked"));
+    std::thread checker([&] {
+        try {
+            checked = check_content(tree, *kind, copts);
+        } catch (const std::exception& e) {
+            checked = fail(Error::internal(std::string("checking the input: ") + e.what()));
         }
-        oci::ImageConfig config;
-        config.os = platform.os;
-        config.architecture = platform.architecture;
-        config.variant = platform.variant;
-        edit(config);
-        images.push_back(oci::assemble_image(std::move(config), layers));
+    });
+    Result<oci::Layer> layer = fail(Error::internal("not built"));
+    try {
+        auto files = content_files(tree, *kind, copts);
+        layer = files ? layer_of(*files) : Result<oci::Layer>(fail(std::move(files).error()));
+    } catch (...) {
+        checker.join();
+        throw;
     }
-    if (images.size() == 1) return std::move(images.front());
-    return oci::assemble_index(images);
+    checker.join();
+    if (!checked) return fail(std::move(checked).error());
+    if (!layer) return fail(std::move(layer).error());
+    auto image = assemble(*checked, std::move(*layer), bopts);
+    if (!image) return fail(std::move(image).error());
+    return Built{std::move(*checked), std::move(*image)};
 }
 
 Result<ImageClass> classify(const std::map<std::string, std::string>& labels, const io::Tree& files,

@@ -160,9 +160,13 @@ TEST(Build, CatalogImageForTwoPlatformsIsAnIndexSharingItsLayer) {
     EXPECT_EQ(none.exit_code, 3);
     EXPECT_TRUE(contains(none.err, "linux/s390x")) << none.err;
 
-    auto res = e.run({"resolve", "vault", "--catalog", layout});
+    auto res = e.run({"resolve", "vault", "--catalog", layout + ":v4.15"});
+    EXPECT_NE(res.exit_code, 0) << "no image tagged v4.15 in the layout";
+    res = e.run({"resolve", "vault", "--catalog", layout, "-o", "json"});
     EXPECT_EQ(res.exit_code, 0) << res.err;
     EXPECT_TRUE(contains(res.out, "vault-operator.v1.2.0")) << res.out;
+    // An image's catalog is named after the layout (or repository), not cut at a dot of a tag.
+    EXPECT_TRUE(contains(res.out, "\"catalog\": \"cat\"")) << res.out;
 }
 
 TEST(Build, CatalogOnABaseImageIsRunWithOpmWithoutAStaleCache) {

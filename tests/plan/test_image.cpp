@@ -166,6 +166,36 @@ TEST(ImageContent, ASingleCatalogFileGoesUnderConfigsByItsName) {
     EXPECT_EQ(paths(*c), (std::vector<std::string>{"configs/", "configs/catalog.yaml"}));
 }
 
+// build() (checked on one thread while the layer is built) makes what image_content() and
+// build_image() make one after the other, and refuses what they refuse.
+TEST(Build, TheSameImageAsContentThenBuildImage) {
+    for (const char* dir : {"bundles/sample-operator", "catalog"}) {
+        io::DirectoryTree tree(test::testdata(dir));
+        BuildOptions bo;
+        bo.platforms = {oci::Platform{"linux", "amd64", ""}, oci::Platform{"linux", "arm64", ""}};
+        auto c = image_content(tree);
+        ASSERT_TRUE(c) << c.error().message;
+        auto one = build_image(*c, bo);
+        ASSERT_TRUE(one) << one.error().message;
+        auto two = build(tree, {}, bo);
+        ASSERT_TRUE(two) << two.error().message;
+        EXPECT_EQ(two->image.root_digest, one->root_digest) << dir;
+        EXPECT_EQ(two->image.blobs, one->blobs) << dir;
+        EXPECT_EQ(two->content.labels, c->labels);
+        EXPECT_TRUE(two->content.files.empty());
+    }
+    io::DirectoryTree bad(test::testdata("bundles/invalid-annotations-package"));
+    auto r = build(bad);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ExitCode::invalid);
+    EXPECT_EQ(r.error().message, image_content(bad).error().message);
+    io::MemoryTree pko("pkg");
+    pko.add_file("manifest.yaml", "kind: PackageManifest\n");
+    r = build(pko);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ExitCode::usage);
+}
+
 TEST(ImageClass, AsOpmTellsThemApart) {
     io::MemoryTree none("img");
     auto c = classify({{configs_label, "/configs/"}, {package_label, "x"}}, none, "q.io/c:1");

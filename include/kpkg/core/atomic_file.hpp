@@ -30,6 +30,11 @@ public:
     AtomicFile& operator=(const AtomicFile&) = delete;
     ~AtomicFile();
 
+    // Without it, commit() does not fsync: the file is still replaced whole or not at all while
+    // the system runs, but a crash may leave it empty or short. Only for caches whose readers
+    // check what they read (a blob against its digest) and fall back when it does not check out.
+    void set_durable(bool durable) { durable_ = durable; }
+
     Result<void> write(std::string_view data);
     Result<void> commit();
     // Drops the temporary file; the target is untouched (unless written directly).
@@ -50,11 +55,16 @@ private:
     std::filesystem::path target_, temp_;
     int fd_ = -1;
     bool direct_ = false;
+    bool durable_ = true;
 };
 
 // Writes the whole content atomically (AtomicFile::create: a file of kpkg's own).
 Result<void> write_file_atomic(const std::filesystem::path& target, std::string_view data,
                                int mode = 0644);
+
+// The same without fsync (set_durable(false)): for cache files that are checked when read.
+Result<void> write_cache_file(const std::filesystem::path& target, std::string_view data,
+                              int mode = 0644);
 
 // Writes the whole content to a file the user named (AtomicFile::create_output).
 Result<void> write_output_file(const std::filesystem::path& target, std::string_view data);

@@ -7,8 +7,10 @@
 //                                                  of its own bytes at its end
 //   <root>/tags/<registry>/<repository>/:<tag>     {"digest", "mediaType", "time"} as JSON
 //
-// Every file is written to a temporary file, fsynced and renamed into place, so processes that
-// share a cache need no locks: a reader sees a whole file or none. A blob is verified whenever it
+// Every file is written to a temporary file and renamed into place, so processes that share a
+// cache need no locks: a reader sees a whole file or none. Files are not fsynced: after a crash
+// a file may be empty or short, which its check (a blob's digest, a tree's own digest, a tag
+// record's JSON) finds, and the file then counts as absent. A blob is verified whenever it
 // is read; one that does not match its name is deleted and counts as absent, so the cache never
 // changes an answer, it only saves a download.
 #pragma once

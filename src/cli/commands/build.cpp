@@ -98,8 +98,6 @@ int run_build(const Globals& g, const BuildCliOptions& o) {
                                      " images are built from scratch"));
     copts.base_image = on_base;
     copts.lenient = o.lenient;
-    plan::ImageContent content = plan::image_content(*tree, copts).take();
-    steps.done("read and validated");
 
     oci::Content base;
     if (on_base) {
@@ -110,9 +108,12 @@ int run_build(const Globals& g, const BuildCliOptions& o) {
         base = read_image(where, std::nullopt, /*all_platforms=*/true);
         bopts.base = &base;
         bopts.base_name = o.base;
+        steps.done("read the base image");
     }
-    oci::Content image = plan::build_image(content, bopts).take();
-    steps.done("built");
+    plan::Built built = plan::build(*tree, copts, bopts).take();
+    const plan::ImageContent& content = built.content;
+    const oci::Content& image = built.image;
+    steps.done("validated and built");
 
     // Into the cache, known by its tags.
     if (const oci::Store* store = image_store()) {
