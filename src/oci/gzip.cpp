@@ -19,13 +19,28 @@ struct Piece {
     bool failed = false;
 };
 
+// One thread's deflate state, reset for each chunk (an init per chunk would allocate and clear
+// a few hundred KB each time).
+struct Deflater {
+    z_stream z{};
+    bool ok = false;
+    explicit Deflater(int level) {
+        ok = deflateInit2(&z, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+    }
+    ~Deflater() {
+        if (ok) deflateEnd(&z);
+    }
+    Deflater(const Deflater&) = delete;
+    Deflater& operator=(const Deflater&) = delete;
+};
+
 // Deflates chunk `i` of `data` into `p`.
-void deflate_chunk(std::string_view data, std::size_t i, std::size_t n, int level, Piece& p) {
+void deflate_chunk(Deflater& d, std::string_view data, std::size_t i, std::size_t n, Piece& p) {
     const std::size_t begin = i * chunk_size;
     const std::size_t len = std::min(chunk_size, data.size() - begin);
     const bool last = i + 1 == n;
-    z_stream z{};
-    if (deflateInit2(&z, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    z_stream& z = d.z;
+    if (!d.ok || deflateReset(&z) != Z_OK) {
         p.failed = true;
         return;
     }
@@ -42,7 +57,6 @@ void deflate_chunk(std::string_view data, std::size_t i, std::size_t n, int leve
     const int rc = deflate(&z, last ? Z_FINISH : Z_SYNC_FLUSH);
     if ((last && rc != Z_STREAM_END) || (!last && rc != Z_OK) || z.avail_in != 0) p.failed = true;
     p.out.resize(p.out.size() - z.avail_out);
-    deflateEnd(&z);
     p.crc = crc32(0L, reinterpret_cast<const Bytef*>(data.data() + begin), static_cast<uInt>(len));
 }
 
@@ -61,8 +75,9 @@ Result<std::string> parallel_gzip(std::string_view data, int level, unsigned thr
     threads = static_cast<unsigned>(std::min<std::size_t>(threads, n));
     std::atomic<std::size_t> next{0};
     auto work = [&] {
+        Deflater d(level);
         for (std::size_t i; (i = next.fetch_add(1)) < n;)
-            deflate_chunk(data, i, n, level, pieces[i]);
+            deflate_chunk(d, data, i, n, pieces[i]);
     };
     std::vector<std::thread> pool;
     for (unsigned t = 1; t < threads; ++t)

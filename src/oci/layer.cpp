@@ -4,6 +4,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "archive.hpp"
 #include "kpkg/core/digest.hpp"
@@ -209,10 +210,16 @@ Result<std::string> layer_tar(std::vector<LayerFile> files) {
 Result<Layer> build_layer(std::vector<LayerFile> files, const LayerOptions& opts) {
     auto tar = layer_tar(std::move(files));
     if (!tar) return std::move(tar).error();
-    auto gz = parallel_gzip(*tar, opts.gzip_level);
-    if (!gz) return std::move(gz).error();
+    // The uncompressed digest is taken while the compression runs (large layers).
     Layer l;
-    l.diff_id = sha256_digest(*tar);
+    std::thread hasher;
+    if (tar->size() >= (std::size_t{1} << 20))
+        hasher = std::thread([&] { l.diff_id = sha256_digest(*tar); });
+    else
+        l.diff_id = sha256_digest(*tar);
+    auto gz = parallel_gzip(*tar, opts.gzip_level);
+    if (hasher.joinable()) hasher.join();
+    if (!gz) return std::move(gz).error();
     l.blob = std::move(*gz);
     l.digest = sha256_digest(l.blob);
     l.size = static_cast<std::int64_t>(l.blob.size());

@@ -201,13 +201,13 @@ Result<std::vector<ImageFile>> content_files(const io::Tree& tree, ImageKind kin
 }
 
 // The layer of `files`.
-Result<oci::Layer> layer_of(const std::vector<ImageFile>& in) {
+Result<oci::Layer> layer_of(std::vector<ImageFile> in) {
     std::vector<oci::LayerFile> files;
     files.reserve(in.size());
-    for (const auto& f : in) {
+    for (auto& f : in) {
         oci::LayerFile lf;
-        lf.path = f.path;
-        lf.bytes = f.bytes;
+        lf.path = std::move(f.path);
+        lf.bytes = std::move(f.bytes);
         lf.is_dir = f.dir;
         lf.mode = f.dir ? 0755 : 0644;
         files.push_back(std::move(lf));
@@ -324,7 +324,8 @@ Result<Built> build(const io::Tree& tree, const ContentOptions& copts, const Bui
     Result<oci::Layer> layer = fail(Error::internal("not built"));
     try {
         auto files = content_files(tree, *kind, copts);
-        layer = files ? layer_of(*files) : Result<oci::Layer>(fail(std::move(files).error()));
+        layer = files ? layer_of(std::move(*files))
+                      : Result<oci::Layer>(fail(std::move(files).error()));
     } catch (...) {
         checker.join();
         throw;
