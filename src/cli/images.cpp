@@ -198,7 +198,11 @@ std::unique_ptr<io::MemoryTree> image_subtree(const ImageView& v, std::string_vi
     }
     io::Identity id;
     id.kind = io::Identity::Kind::immutable;
-    id.key = v.manifest_digest + (prefix.empty() ? "" : ":" + std::string(prefix));
+    id.key = v.manifest_digest;
+    if (!prefix.empty()) {
+        id.key += ':';
+        id.key += prefix;
+    }
     id.dir = true;
     tree->set_identity(id);
     return tree;
