@@ -148,6 +148,40 @@ TEST(OciRegistryFaults, AConnectionDroppedMidBodyIsRetried) {
     EXPECT_EQ(c->root_digest, is.img.root_digest);
 }
 
+// A registry that stops sending in the middle of a blob: the transfer is dropped after the stall
+// timeout and retried; when every attempt stalls, a clear error in bounded time.
+TEST(OciRegistryFaults, AStalledTransferIsDroppedAndRetried) {
+    TempDir d;
+    ImageServer is;
+    std::atomic<int> stalls{0};
+    std::atomic<bool> always{false};
+    FakeServer srv([&](const HttpReq& r) {
+        HttpReply rep = is.serve(r, "app");
+        if (r.path.find("/blobs/") != std::string::npos && (always || stalls++ == 0)) {
+            rep.stall_after = 4;
+            rep.stall_ms = 2500;
+        }
+        return rep;
+    });
+    oci::RegistryOptions o = quick(d);
+    o.stall_timeout = std::chrono::milliseconds(1000);
+    {
+        oci::Registry reg(o);
+        auto c = reg.pull(ref_of(srv.host() + "/app:v1"));
+        ASSERT_TRUE(c) << c.error().str();
+        EXPECT_EQ(c->blobs, is.img.blobs);
+    }
+    always = true;
+    oci::Registry reg(o);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto c = reg.pull(ref_of(srv.host() + "/app:v1"));
+    const auto took = std::chrono::steady_clock::now() - t0;
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().code, ExitCode::error) << c.error().str();
+    EXPECT_TRUE(contains(c.error().str(), srv.host())) << c.error().str();
+    EXPECT_LT(took, std::chrono::seconds(30));
+}
+
 TEST(OciRegistryFaults, AConnectionAlwaysDroppedEndsInAClearError) {
     TempDir d;
     ImageServer is;

@@ -217,6 +217,17 @@ void FakeServer::serve(int fd) {
         out += n + ": " + v + "\r\n";
     out += "Content-Length: " + std::to_string(rep.body.size()) + "\r\n";
     out += "Connection: close\r\n\r\n";
+    if (req.method != "HEAD" && rep.stall_after >= 0 && rep.cut_after < 0) {
+        const auto at = std::min(rep.body.size(), static_cast<std::size_t>(rep.stall_after));
+        out += rep.body.substr(0, at);
+        send_all(fd, out.data(), out.size());
+        std::this_thread::sleep_for(std::chrono::milliseconds(rep.stall_ms));
+        // The client may have given up meanwhile: the rest is sent to whoever still listens.
+        const std::string rest = rep.body.substr(at);
+        ::send(fd, rest.data(), rest.size(), MSG_NOSIGNAL);
+        ::shutdown(fd, SHUT_WR);
+        return;
+    }
     if (req.method != "HEAD") {
         if (rep.cut_after >= 0)
             out += rep.body.substr(0, static_cast<std::size_t>(rep.cut_after));

@@ -43,6 +43,10 @@ struct HttpReply {
     // Send the headers (with the whole body's Content-Length) and this many body bytes, then
     // close the connection: a transfer cut off midway.
     long cut_after = -1;
+    // Send the headers and this many body bytes, then wait `stall_ms` before the rest: a
+    // registry that stalls midway (the connection stays open).
+    long stall_after = -1;
+    int stall_ms = 0;
 
     static HttpReply text(int status, std::string body = {});
     static HttpReply json(int status, std::string body);
