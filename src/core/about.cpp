@@ -37,6 +37,7 @@ About about(bool probe_on_demand) {
     a.build_type = KPKG_BUILD_TYPE;
     a.components.push_back({"libfyaml", KPKG_LIBFYAML_VERSION, "static", ""});
     a.components.push_back({"openssl (libcrypto)", OPENSSL_VERSION_STR, "static", ""});
+    a.components.push_back({"zlib", KPKG_ZLIB_VERSION, "static", ""});
     if (probe_on_demand) {
         a.components.push_back(probe("libcurl", libcurl(), "curl_version", true));
         a.components.push_back(probe("libarchive", libarchive(), "archive_version_details", true));
