@@ -96,10 +96,6 @@ oci::LayoutRef layout_ref(const oci::Location& l) {
     return r;
 }
 
-oci::TargetPlatform target(const oci::Platform& p) {
-    return oci::TargetPlatform{p.os, p.architecture, p.variant};
-}
-
 } // namespace
 
 oci::Content read_image(const oci::Location& where, const std::optional<oci::Platform>& platform,
@@ -108,7 +104,7 @@ oci::Content read_image(const oci::Location& where, const std::optional<oci::Pla
     switch (where.kind) {
     case K::registry: {
         oci::PullOptions po;
-        if (platform) po.platform = target(*platform);
+        po.platform = platform;
         po.all_platforms = all_platforms;
         po.offline = image_flags().offline;
         return registry_client(&where.reference).pull(where.reference, po).take();

@@ -15,69 +15,12 @@
 #include "kpkg/io/go.hpp"
 #include "kpkg/io/load.hpp"
 #include "kpkg/oci/auth.hpp"
+#include "kpkg/oci/image.hpp"
 #include "kpkg/oci/media_types.hpp"
 #include "kpkg/oci/store.hpp"
 #include "kpkg/version.hpp"
 
 namespace kpkg::oci {
-
-// ------------------------------------------------------------------------------------------------
-// Platforms
-
-std::string TargetPlatform::str() const {
-    std::string s = os + "/" + architecture;
-    if (!variant.empty()) s += "/" + variant;
-    return s;
-}
-
-TargetPlatform host_target_platform() {
-    TargetPlatform p{"linux", "amd64", ""};
-    struct utsname u {};
-    if (::uname(&u) == 0) {
-        const std::string m = u.machine;
-        if (m == "x86_64")
-            p.architecture = "amd64";
-        else if (m == "aarch64" || m == "arm64")
-            p.architecture = "arm64";
-        else if (m == "ppc64le")
-            p.architecture = "ppc64le";
-        else if (m == "s390x")
-            p.architecture = "s390x";
-        else if (m == "i386" || m == "i686")
-            p.architecture = "386";
-        else if (m.rfind("armv7", 0) == 0)
-            p = {"linux", "arm", "v7"};
-        else if (m.rfind("armv6", 0) == 0)
-            p = {"linux", "arm", "v6"};
-        else if (m == "riscv64")
-            p.architecture = "riscv64";
-        else
-            p.architecture = m;
-    }
-    return p;
-}
-
-Result<TargetPlatform> parse_platform(std::string_view s) {
-    std::vector<std::string> parts;
-    std::size_t b = 0;
-    for (;;) {
-        const auto slash = s.find('/', b);
-        parts.emplace_back(s.substr(b, slash == std::string_view::npos ? s.npos : slash - b));
-        if (slash == std::string_view::npos) break;
-        b = slash + 1;
-    }
-    auto bad = [&](const std::string& why) {
-        return fail(Error::invalid("invalid platform \"" + std::string(s) + "\": " + why));
-    };
-    if (parts.size() < 2 || parts.size() > 3) return bad("expected os/architecture[/variant]");
-    for (const auto& p : parts) {
-        if (p.empty()) return bad("an empty part");
-        for (char c : p)
-            if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-'))
-                return bad("unexpected character '" + std::string(1, c) + "'");
-    }
-    return TargetPlatform{parts[0], parts[1], parts.size() == 3 ? parts[2] : ""};
-}
 
 namespace {
 
@@ -88,7 +31,7 @@ struct Desc {
     std::string media_type;
     std::string digest;
     std::optional<std::uint64_t> size;
-    std::optional<TargetPlatform> platform;
+    std::optional<Platform> platform;
 };
 
 struct Parsed {
@@ -112,7 +55,7 @@ Result<Desc> parse_desc(const io::Node& n, const std::string& what, const std::s
     if (const io::Node* s = n.get("size"))
         if (auto v = s->as_int(); v && *v >= 0) d.size = static_cast<std::uint64_t>(*v);
     if (const io::Node* p = n.get("platform"); p != nullptr && p->is_map()) {
-        TargetPlatform tp;
+        Platform tp;
         auto field = [&](const char* k) {
             const io::Node* v = p->get(k);
             return v != nullptr && v->is_string() ? v->text : std::string();
@@ -127,7 +70,7 @@ Result<Desc> parse_desc(const io::Node& n, const std::string& what, const std::s
 
 // `media_type` is what the registry or the index said the document is; an index is told by it
 // or, when it is empty, by the document's mediaType or its "manifests" list.
-Result<Parsed> parse_manifest(std::string_view bytes, std::string_view media_type,
+Result<Parsed> parse_descriptors(std::string_view bytes, std::string_view media_type,
                               const std::string& file) {
     auto docs = io::parse_json(bytes, file);
     if (!docs) return fail(std::move(docs).error());
@@ -177,13 +120,6 @@ std::string sniff_media_type(std::string_view bytes) {
     if (r.get("manifests") != nullptr) return std::string(media::oci_index);
     if (r.get("config") != nullptr) return std::string(media::oci_manifest);
     return {};
-}
-
-bool platform_matches(const TargetPlatform& want, const TargetPlatform& have) {
-    if (want.os != have.os || want.architecture != have.architecture) return false;
-    if (want.variant.empty() || want.variant == have.variant) return true;
-    // arm64 images often omit their (only) variant v8.
-    return want.architecture == "arm64" && want.variant == "v8" && have.variant.empty();
 }
 
 bool is_loopback(std::string_view registry) {
@@ -986,7 +922,7 @@ Result<std::string> Registry::push(const Reference& in, const Content& c,
     std::vector<std::string> blobs;
     auto add_manifest_blobs = [&](const std::string& digest,
                                   const std::string& type) -> Result<void> {
-        auto p = parse_manifest(c.blobs.at(digest), type, "manifest " + digest);
+        auto p = parse_descriptors(c.blobs.at(digest), type, "manifest " + digest);
         if (!p) return fail(std::move(p).error());
         if (p->index) return invalid("manifest " + digest + " is an index inside an index");
         std::vector<Desc> ds = p->layers;
@@ -1000,7 +936,7 @@ Result<std::string> Registry::push(const Reference& in, const Content& c,
         return {};
     };
     if (media::is_index(c.root_media_type)) {
-        auto p = parse_manifest(root->second, c.root_media_type, "index " + c.root_digest);
+        auto p = parse_descriptors(root->second, c.root_media_type, "index " + c.root_digest);
         if (!p) return fail(std::move(p).error());
         for (const auto& m : p->manifests) {
             if (!c.blobs.count(m.digest))
@@ -1109,11 +1045,11 @@ Result<Content> Registry::pull(const Reference& in, const PullOptions& popts) {
 
     Content out;
     std::vector<RemoteManifest> manifests; // the image manifests whose blobs are needed
-    auto parsed = parse_manifest(root.bytes, root.media_type, "manifest " + root.digest);
+    auto parsed = parse_descriptors(root.bytes, root.media_type, "manifest " + root.digest);
     if (!parsed) return fail(std::move(parsed).error());
     if (parsed->index) {
         std::vector<const Desc*> chosen;
-        const TargetPlatform want = popts.platform ? *popts.platform : host_target_platform();
+        const Platform want = popts.platform ? *popts.platform : host_platform();
         for (const auto& d : parsed->manifests) {
             if (popts.all_platforms) {
                 chosen.push_back(&d);
@@ -1160,7 +1096,7 @@ Result<Content> Registry::pull(const Reference& in, const PullOptions& popts) {
     // The configs and layers, from the cache or the registry.
     std::vector<Desc> wanted;
     for (const auto& m : manifests) {
-        auto p = parse_manifest(m.bytes, m.media_type, "manifest " + m.digest);
+        auto p = parse_descriptors(m.bytes, m.media_type, "manifest " + m.digest);
         if (!p) return fail(std::move(p).error());
         if (p->index)
             return fail(

@@ -165,7 +165,7 @@ TEST(OciRegistry, IndexesArePushedManifestsFirstAndPulledPerPlatform) {
     EXPECT_EQ(*pushed, idx.root_digest);
 
     oci::PullOptions po;
-    po.platform = oci::TargetPlatform{"linux", "arm64", ""};
+    po.platform = oci::Platform{"linux", "arm64", ""};
     auto one = client.pull(ref_of(reg.host() + "/multi:v1"), po);
     ASSERT_TRUE(one) << one.error().str();
     EXPECT_EQ(one->root_digest, arm.root_digest);

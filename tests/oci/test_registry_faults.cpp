@@ -353,7 +353,7 @@ TEST(OciRegistryFaults, APlatformIsChosenFromAnIndex) {
     });
     oci::Registry reg(quick(d));
     oci::PullOptions po;
-    po.platform = oci::TargetPlatform{"linux", "arm64", ""};
+    po.platform = oci::Platform{"linux", "arm64", ""};
     auto c = reg.pull(ref_of(srv.host() + "/app:multi"), po);
     ASSERT_TRUE(c) << c.error().str();
     EXPECT_EQ(c->root_digest, arm.root_digest);
@@ -366,7 +366,7 @@ TEST(OciRegistryFaults, APlatformIsChosenFromAnIndex) {
     EXPECT_EQ(all->blobs, idx.blobs);
 
     po.all_platforms = false;
-    po.platform = oci::TargetPlatform{"linux", "s390x", ""};
+    po.platform = oci::Platform{"linux", "s390x", ""};
     auto none = reg.pull(ref_of(srv.host() + "/app:multi"), po);
     ASSERT_FALSE(none);
     EXPECT_TRUE(contains(none.error().str(), "no manifest for the platform linux/s390x"))
@@ -543,22 +543,6 @@ TEST(OciRegistryFaults, SchemesPlainHttpOnlyForLoopbackAndInsecureRegistries) {
     EXPECT_EQ(reg.base_url("localhost:5000"), "http://localhost:5000");
     EXPECT_EQ(reg.base_url("127.0.0.1:5000"), "http://127.0.0.1:5000");
     EXPECT_EQ(reg.base_url("localhost.example.com"), "https://localhost.example.com");
-}
-
-TEST(OciRegistryFaults, PlatformsParse) {
-    auto p = oci::parse_platform("linux/arm64/v8");
-    ASSERT_TRUE(p);
-    EXPECT_EQ(*p, (oci::TargetPlatform{"linux", "arm64", "v8"}));
-    EXPECT_EQ(p->str(), "linux/arm64/v8");
-    EXPECT_EQ(oci::parse_platform("linux/amd64")->str(), "linux/amd64");
-    for (const char* bad : {"linux", "linux/", "/amd64", "a/b/c/d", "linux/am d64"}) {
-        auto r = oci::parse_platform(bad);
-        ASSERT_FALSE(r) << bad;
-        EXPECT_EQ(r.error().code, ExitCode::invalid);
-        EXPECT_TRUE(contains(r.error().message, "invalid platform")) << r.error().message;
-    }
-    EXPECT_EQ(oci::host_target_platform().os, "linux");
-    EXPECT_FALSE(oci::host_target_platform().architecture.empty());
 }
 
 TEST(OciRegistryFaults, MalformedContentIsRefusedBeforeAnyRequest) {

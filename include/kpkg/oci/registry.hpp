@@ -21,28 +21,13 @@
 
 #include "kpkg/core/result.hpp"
 #include "kpkg/oci/content.hpp"
+#include "kpkg/oci/image.hpp"
 #include "kpkg/oci/reference.hpp"
 
 namespace kpkg::oci {
 
 class Store;
 struct Credential;
-
-// The platform an image index is resolved to ("linux/amd64", "linux/arm64/v8").
-struct TargetPlatform {
-    std::string os;
-    std::string architecture;
-    std::string variant; // "" when none
-
-    friend bool operator==(const TargetPlatform&, const TargetPlatform&) = default;
-    // "os/architecture[/variant]".
-    std::string str() const;
-};
-
-// The platform kpkg runs on, as Go names it (linux/amd64, linux/arm64, ...).
-TargetPlatform host_target_platform();
-// "os/arch[/variant]"; Error::invalid ("invalid platform \"...\": ...") otherwise.
-Result<TargetPlatform> parse_platform(std::string_view s);
 
 // What a registry answers for a manifest.
 struct RemoteManifest {
@@ -98,8 +83,9 @@ struct RegistryOptions {
 };
 
 struct PullOptions {
-    // The platform an index is resolved to; empty means host_target_platform().
-    std::optional<TargetPlatform> platform;
+    // The platform an index is resolved to (image.hpp's platform_matches); empty means
+    // host_platform().
+    std::optional<Platform> platform;
     // Every manifest of an index (the index is then the root) instead of one.
     bool all_platforms = false;
     // Answer from the cache only: a digest reference from its blobs, a tag from the tag records
