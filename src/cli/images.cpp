@@ -76,27 +76,7 @@ oci::Registry& registry_client(const oci::Reference* for_ref) {
     return *client;
 }
 
-namespace {
-
-oci::LayoutRef layout_ref(const oci::Location& l) {
-    oci::LayoutRef r;
-    r.path = l.path;
-    r.tag = l.tag;
-    switch (l.kind) {
-    case oci::Location::Kind::oci_layout:
-        r.kind = oci::LayoutRef::Kind::oci_dir;
-        break;
-    case oci::Location::Kind::oci_archive:
-        r.kind = oci::LayoutRef::Kind::oci_archive;
-        break;
-    default:
-        r.kind = oci::LayoutRef::Kind::docker_archive;
-        break;
-    }
-    return r;
-}
-
-} // namespace
+namespace {} // namespace
 
 oci::Content read_image(const oci::Location& where, const std::optional<oci::Platform>& platform,
                         bool all_platforms) {
@@ -112,7 +92,7 @@ oci::Content read_image(const oci::Location& where, const std::optional<oci::Pla
     case K::oci_layout:
     case K::oci_archive:
     case K::docker_archive:
-        return oci::read_layout(layout_ref(where)).take();
+        return oci::read_layout(*oci::layout_ref(where)).take();
     case K::archive:
         throw Exception(Error::invalid(text::quote(where.path) +
                                        ": a tar archive that is neither an OCI archive (no "
@@ -130,7 +110,7 @@ void save_image(const oci::Location& dest, const oci::Content& image,
         throw Exception(
             Error::usage("--save " + text::quote(dest.given) +
                          ": write oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE"));
-    oci::LayoutRef ref = layout_ref(dest);
+    oci::LayoutRef ref = *oci::layout_ref(dest);
     // A docker archive names the image by its first reference (RepoTags).
     if (dest.kind == K::docker_archive && ref.tag.empty() && !tags.empty()) ref.tag = tags.front();
     oci::write_layout(ref, image, input_platform()).take();

@@ -507,38 +507,24 @@ Result<std::string> read_archive_file(const fs::path& file, const ReadLimits& li
 
 } // namespace
 
-Result<std::optional<LayoutRef>> parse_layout_ref(std::string_view s) {
-    struct T {
-        std::string_view prefix;
-        LayoutRef::Kind kind;
-    };
-    for (const T& t :
-         {T{"oci:", LayoutRef::Kind::oci_dir}, T{"oci-archive:", LayoutRef::Kind::oci_archive},
-          T{"docker-archive:", LayoutRef::Kind::docker_archive}}) {
-        if (s.substr(0, t.prefix.size()) != t.prefix) continue;
-        const std::string_view rest = s.substr(t.prefix.size());
-        const auto colon = rest.find(':');
-        LayoutRef r;
-        r.kind = t.kind;
-        r.path = std::string(rest.substr(0, colon));
-        if (colon != std::string_view::npos) r.tag = std::string(rest.substr(colon + 1));
-        if (r.path.empty())
-            return Error::usage("\"" + std::string(s) + "\": no path after \"" +
-                                std::string(t.prefix) + "\"");
-        if (colon != std::string_view::npos && r.tag.empty())
-            return Error::usage("\"" + std::string(s) + "\": empty tag after ':'");
-        return std::optional<LayoutRef>(std::move(r));
+std::optional<LayoutRef> layout_ref(const Location& l) {
+    LayoutRef r;
+    switch (l.kind) {
+    case Location::Kind::oci_layout:
+        r.kind = LayoutRef::Kind::oci_dir;
+        break;
+    case Location::Kind::oci_archive:
+        r.kind = LayoutRef::Kind::oci_archive;
+        break;
+    case Location::Kind::docker_archive:
+        r.kind = LayoutRef::Kind::docker_archive;
+        break;
+    default:
+        return std::nullopt;
     }
-    return std::optional<LayoutRef>();
-}
-
-std::string str(const LayoutRef& r) {
-    std::string s = r.kind == LayoutRef::Kind::oci_dir       ? "oci:"
-                    : r.kind == LayoutRef::Kind::oci_archive ? "oci-archive:"
-                                                             : "docker-archive:";
-    s += r.path.string();
-    if (!r.tag.empty()) s += ":" + r.tag;
-    return s;
+    r.path = l.path;
+    r.tag = l.tag;
+    return r;
 }
 
 Result<Content> read_oci_dir(const fs::path& dir, const std::string& tag,

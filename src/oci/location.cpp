@@ -107,10 +107,20 @@ Result<Location> parse_transport(std::string_view arg) {
         return path_and_tag(std::move(l), arg.substr(12), "oci-archive:");
     }
     if (starts_with(arg, "docker-archive:")) {
+        // FILE[:REF], split at the first ':' as skopeo splits it; REF names the image among the
+        // archive's RepoTags.
         l.kind = Location::Kind::docker_archive;
-        l.path = std::string(arg.substr(15));
+        const std::string_view rest = arg.substr(15);
+        const auto colon = rest.find(':');
+        l.path = std::string(rest.substr(0, colon));
         if (l.path.empty())
             return fail(Error::usage(text::quote(l.given) + ": no path after \"docker-archive:\""));
+        if (colon != std::string_view::npos) {
+            l.tag = std::string(rest.substr(colon + 1));
+            if (auto r = parse(l.tag); !r)
+                return fail(Error::usage(text::quote(l.given) + ": " + text::quote(l.tag) +
+                                         " is not an image reference: " + r.error().message));
+        }
         return l;
     }
     if (starts_with(arg, "docker://")) {
@@ -161,7 +171,7 @@ std::string to_string(const Location& l) {
     case Location::Kind::oci_archive:
         return "oci-archive:" + l.path + (l.tag.empty() ? "" : ":" + l.tag);
     case Location::Kind::docker_archive:
-        return "docker-archive:" + l.path;
+        return "docker-archive:" + l.path + (l.tag.empty() ? "" : ":" + l.tag);
     case Location::Kind::registry:
         return "docker://" + l.reference.str();
     }

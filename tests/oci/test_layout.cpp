@@ -119,26 +119,23 @@ Run run(const std::string& cmd) {
 
 } // namespace
 
-TEST(OciLayout, ParseLayoutRef) {
-    auto r = oci::parse_layout_ref("oci:/tmp/x:v1");
-    ASSERT_TRUE(r && *r);
-    EXPECT_EQ((*r)->kind, oci::LayoutRef::Kind::oci_dir);
-    EXPECT_EQ((*r)->path, "/tmp/x");
-    EXPECT_EQ((*r)->tag, "v1");
-    EXPECT_EQ(oci::str(**r), "oci:/tmp/x:v1");
-    r = oci::parse_layout_ref("docker-archive:a.tar:quay.io/x/y:v2");
-    ASSERT_TRUE(r && *r);
-    EXPECT_EQ((*r)->kind, oci::LayoutRef::Kind::docker_archive);
-    EXPECT_EQ((*r)->tag, "quay.io/x/y:v2");
-    r = oci::parse_layout_ref("oci-archive:b.tar");
-    ASSERT_TRUE(r && *r);
-    EXPECT_EQ((*r)->tag, "");
-    r = oci::parse_layout_ref("quay.io/x/y:v1");
+TEST(OciLayout, LayoutRefOfALocation) {
+    auto l = oci::parse_transport("docker-archive:a.tar:quay.io/x/y:v2");
+    ASSERT_TRUE(l);
+    auto r = oci::layout_ref(*l);
     ASSERT_TRUE(r);
-    EXPECT_FALSE(*r);
-    auto bad = oci::parse_layout_ref("oci:");
-    ASSERT_FALSE(bad);
-    EXPECT_EQ(bad.error().code, ExitCode::usage);
+    EXPECT_EQ(r->kind, oci::LayoutRef::Kind::docker_archive);
+    EXPECT_EQ(r->path, "a.tar");
+    EXPECT_EQ(r->tag, "quay.io/x/y:v2");
+    l = oci::parse_transport("oci:/tmp/x:v1");
+    ASSERT_TRUE(l);
+    r = oci::layout_ref(*l);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->kind, oci::LayoutRef::Kind::oci_dir);
+    EXPECT_EQ(r->tag, "v1");
+    l = oci::parse_transport("docker://quay.io/x/y:v1");
+    ASSERT_TRUE(l);
+    EXPECT_FALSE(oci::layout_ref(*l));
 }
 
 TEST(OciLayout, OciDirRoundTrip) {

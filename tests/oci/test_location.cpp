@@ -35,6 +35,12 @@ TEST(Location, TransportPrefixes) {
     ASSERT_TRUE(l);
     EXPECT_EQ(l->kind, K::docker_archive);
     EXPECT_EQ(l->path, "x.tar");
+    l = parse_transport("docker-archive:x.tar:quay.io/org/op:v1");
+    ASSERT_TRUE(l);
+    EXPECT_EQ(l->path, "x.tar");
+    EXPECT_EQ(l->tag, "quay.io/org/op:v1");
+    EXPECT_EQ(to_string(*l), "docker-archive:x.tar:quay.io/org/op:v1");
+    EXPECT_FALSE(parse_transport("docker-archive:x.tar:Not A Ref"));
 
     l = parse_transport("docker://quay.io/org/op:v1");
     ASSERT_TRUE(l);

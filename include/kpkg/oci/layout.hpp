@@ -35,6 +35,7 @@
 #include "kpkg/oci/extract.hpp"
 #include "kpkg/oci/image.hpp"
 #include "kpkg/oci/layer.hpp"
+#include "kpkg/oci/location.hpp"
 
 namespace kpkg::io {
 class MemoryTree;
@@ -53,12 +54,10 @@ struct LayoutRef {
     std::string tag; // oci: the ref.name; docker-archive: "name:tag" (RepoTags); "" when none
 };
 
-// "oci:DIR[:TAG]", "oci-archive:FILE[:TAG]", "docker-archive:FILE[:REF]" (split at the first ':'
-// after the transport, as containers/image splits it). nullopt when `s` names none of these
-// transports (an image reference, a directory); Error::usage for a transport with an empty path.
-Result<std::optional<LayoutRef>> parse_layout_ref(std::string_view s);
-// The form parse_layout_ref reads.
-std::string str(const LayoutRef& r);
+// Where a Location (location.hpp: oci:, oci-archive:, docker-archive:, and bare layout
+// directories and archives) is on disk; nullopt for a registry image or a plain path, and for a
+// bare archive that is neither kind.
+std::optional<LayoutRef> layout_ref(const Location& l);
 
 struct ReadLimits {
     // A manifest, index or config (4 MiB, as containers/image bounds manifests).

@@ -1,8 +1,9 @@
 // Where an image is: the transport names skopeo uses, and kpkg's rule for bare arguments.
 //
-//   oci:DIR[:TAG]            an OCI image layout directory (the image tagged TAG, else its only
-//   one) oci-archive:FILE[:TAG]   a tar archive of an OCI image layout docker-archive:FILE      a
-//   `docker save` archive docker://REF             an image in a registry
+// - oci:DIR[:TAG] is an OCI image layout directory (the image tagged TAG, else its only one).
+// - oci-archive:FILE[:TAG] is a tar archive of an OCI image layout.
+// - docker-archive:FILE[:REF] is a `docker save` archive (the image REF among its RepoTags).
+// - docker://REF is an image in a registry.
 //
 // A bare argument names an image when it is an existing OCI layout directory (one with an
 // oci-layout file), an existing file that is a tar archive (an OCI archive when it has an
