@@ -133,6 +133,10 @@ namespace {
 struct ExecError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
+// A limit reached: passed through calls unwrapped (one message, not one per include level).
+struct LimitError : ExecError {
+    using ExecError::ExecError;
+};
 
 enum class Flow { normal, brk, cont };
 
@@ -148,15 +152,17 @@ public:
 
     std::string run(const std::string& name, const Value& dot) override {
         const Tree* t = set_.find(name);
-        if (!t) fail("template \"" + name + "\" not defined"); // reported by the caller's node
+        if (!t)
+            throw FuncError("template: no template \"" + name + "\" associated with template \"" +
+                            set_.first_name() + "\"");
         std::string sub;
         State s(set_, sub);
         s.depth_ = depth_ + 1;
         s.steps_ = steps_;
         s.base_output_ = base_output_ + out_.size();
         if (s.depth_ > set_.options().max_depth)
-            fail("exceeded maximum template depth (" + std::to_string(set_.options().max_depth) +
-                 ")");
+            limit("exceeded maximum template depth (" + std::to_string(set_.options().max_depth) +
+                  ")");
         s.run_top(*t, dot);
         steps_ = s.steps_;
         return sub;
@@ -172,6 +178,14 @@ private:
     std::size_t depth_ = 0;
     std::uint64_t steps_ = 0;
     std::size_t base_output_ = 0; // output of the enclosing executions (include)
+
+    [[noreturn]] void limit(const std::string& msg) {
+        try {
+            fail(msg);
+        } catch (const ExecError& e) {
+            throw LimitError(e.what());
+        }
+    }
 
     [[noreturn]] void fail(const std::string& msg) {
         if (!at_ || !tree_)
@@ -190,13 +204,13 @@ private:
 
     void step() {
         if (++steps_ > set_.options().max_steps)
-            fail("exceeded the limit of " + std::to_string(set_.options().max_steps) +
-                 " evaluation steps");
+            limit("exceeded the limit of " + std::to_string(set_.options().max_steps) +
+                  " evaluation steps");
     }
 
     void write(std::string_view s) {
         if (base_output_ + out_.size() + s.size() > set_.options().max_output)
-            fail("output exceeds " + std::to_string(set_.options().max_output) + " bytes");
+            limit("output exceeds " + std::to_string(set_.options().max_output) + " bytes");
         out_.append(s);
     }
 
@@ -244,8 +258,8 @@ private:
             const Tree* t = set_.find(n.text);
             if (!t) fail("template \"" + n.text + "\" not defined");
             if (depth_ + 1 > set_.options().max_depth)
-                fail("exceeded maximum template depth (" +
-                     std::to_string(set_.options().max_depth) + ")");
+                limit("exceeded maximum template depth (" +
+                      std::to_string(set_.options().max_depth) + ")");
             State s(set_, out_);
             s.depth_ = depth_ + 1;
             s.steps_ = steps_;
@@ -524,8 +538,14 @@ private:
             for (std::size_t i = first; i < cmd.kids.size(); ++i)
                 values.push_back(arg(dot, *cmd.kids[i]));
         if (final) values.push_back(*final);
+        at_ = &cmd;
         try {
             return f->fn(*this, values);
+        } catch (const LimitError&) {
+            throw;
+        } catch (const ExecError& e) { // from a template the function ran (include)
+            at_ = &cmd;
+            fail("error calling " + name + ": " + e.what());
         } catch (const ArgError& e) {
             at_ = &cmd;
             fail(e.what());

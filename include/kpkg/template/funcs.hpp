@@ -63,6 +63,24 @@ private:
 // them and there are no Go functions to call.)
 void add_builtins(Funcs& f);
 
+// A first batch of the Sprig (v3) functions in Package Operator's allow-list, with Sprig's
+// semantics (argument order, "" for a missing get, quote's %q, b64dec's error text as result):
+//   strings   trim trimAll trimPrefix trimSuffix upper lower title untitle replace contains
+//             hasPrefix hasSuffix quote squote cat indent nindent repeat nospace trunc substr
+//             toString join split splitList
+//   defaults  default empty coalesce ternary toJson fail
+//   lists     list first last rest initial has append push prepend reverse uniq compact
+//   dicts     dict get set unset hasKey keys values pick omit (keys and values in key order)
+//   encoding  b64enc b64dec
+//   numbers   add add1 sub mul div mod max min int int64 float64 atoi (integers, as int64 in Go)
+// upper/lower/title change ASCII letters only. indent, nindent and repeat refuse a result larger
+// than the output limit.
+void add_sprig(Funcs& f);
+
+// Package Operator's include NAME DATA: the template's output as a string (to pipe into indent and
+// the like). Nesting counts towards Options::max_depth, as {{template}} does.
+void add_include(Funcs& f);
+
 // Helpers for function implementations: the argument as a string, or an ArgError in Go's words
 // ("wrong type for value; expected string; got float64").
 const std::string& arg_string(std::span<const Value> args, std::size_t i);

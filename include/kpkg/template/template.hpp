@@ -65,6 +65,7 @@ public:
     const Options& options() const { return options_; }
     const Funcs& funcs() const { return *funcs_; }
     const Tree* find(std::string_view name) const;
+    const std::string& first_name() const { return first_; }
 
 private:
     std::shared_ptr<const Funcs> funcs_;
