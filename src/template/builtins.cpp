@@ -188,9 +188,57 @@ Value slice(std::span<const Value> args) {
                             l.begin() + static_cast<std::ptrdiff_t>(e)));
 }
 
+// The operands as one string: a single string as it is, else fmt.Sprint of them.
+std::string operands(std::span<const Value> v) {
+    if (v.size() == 1 && v[0].is_string()) return v[0].as_string();
+    return sprint(v);
+}
+
+std::string html_escape(std::string_view s) {
+    std::string out;
+    for (char c : s) {
+        switch (c) {
+        case '&': out += "&amp;"; break;
+        case '\'': out += "&#39;"; break;
+        case '<': out += "&lt;"; break;
+        case '>': out += "&gt;"; break;
+        case '"': out += "&#34;"; break;
+        case '\0': out += "\xEF\xBF\xBD"; break; // U+FFFD
+        default: out += c;
+        }
+    }
+    return out;
+}
+
+// url.QueryEscape.
+std::string query_escape(std::string_view s) {
+    static const char* hex = "0123456789ABCDEF";
+    std::string out;
+    for (char ch : s) {
+        auto c = static_cast<unsigned char>(ch);
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+            c == '_' || c == '.' || c == '~') {
+            out += ch;
+        } else if (c == ' ') {
+            out += '+';
+        } else {
+            out += '%';
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    return out;
+}
+
 } // namespace
 
 void add_builtins(Funcs& f) {
+    f.add("html", 0, Func::kVariadic, [](Context&, std::span<const Value> v) {
+        return Value::string(html_escape(operands(v)));
+    });
+    f.add("urlquery", 0, Func::kVariadic, [](Context&, std::span<const Value> v) {
+        return Value::string(query_escape(operands(v)));
+    });
     constexpr auto V = Func::kVariadic;
     Func a;
     a.min_args = 1;

@@ -231,12 +231,8 @@ private:
         switch (t.type) {
         case Tok::eof:
             return "EOF";
-        case Tok::right:
-            return "<}}>"; // shown as Go shows the right delimiter
-        case Tok::left:
-            return "<{{>";
-        case Tok::space:
-            return "space";
+        case Tok::dot: // Go counts these two among the keywords
+        case Tok::nil:
         case Tok::kw_block:
         case Tok::kw_break:
         case Tok::kw_continue:

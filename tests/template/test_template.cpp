@@ -129,6 +129,12 @@ TEST(TemplateParse, GoMessages) {
     EXPECT_EQ(parse_error("{{with $x, $y := .}}{{end}}"),
               "template: t.gotmpl:1: too many declarations in with");
     EXPECT_EQ(parse_error("{{ .x \"a\"b }}"), "template: t.gotmpl:1: unexpected \"b\" in operand");
+    EXPECT_EQ(parse_error("{{template}}"),
+              "template: t.gotmpl:1: unexpected \"}}\" in template clause");
+    EXPECT_EQ(parse_error("{{define \"x\" 1}}{{end}}"),
+              "template: t.gotmpl:1: unexpected \"1\" in define clause");
+    EXPECT_EQ(parse_error("{{.x .}}{{ 1 . }}{{if}}"), "template: t.gotmpl:1: missing value for if");
+    EXPECT_EQ(parse_error("{{(1 .)nil}}"), "template: t.gotmpl:1: unexpected <nil> in operand");
     EXPECT_EQ(parse_error("{{ 0x1G }}"), "template: t.gotmpl:1: bad number syntax: \"0x1G\"");
     EXPECT_EQ(parse_error("x\n{{ .a\n }}\n{{ \"b }}"),
               "template: t.gotmpl:4: unterminated quoted string");
@@ -347,6 +353,12 @@ TEST(TemplateExec, Print) {
     EXPECT_EQ(run("{{printf \"%*d|%-*d|%.*f\" 4 1 3 2 1 3.14159}}"), "   1|2  |3.1");
     EXPECT_EQ(run("{{printf \"%T %T %T %T\" \"\" true nil .}}", json("[]")),
               "string bool <nil> []interface {}");
+}
+
+TEST(TemplateExec, HtmlAndUrlquery) {
+    EXPECT_EQ(run("{{html \"<a href='x'>&\\\"</a>\"}}"), "&lt;a href=&#39;x&#39;&gt;&amp;&#34;&lt;/a&gt;");
+    EXPECT_EQ(run("{{html 1 2}} {{\"a b\" | html}}"), "1 2 a b");
+    EXPECT_EQ(run("{{urlquery \"a b&c=d/é~\"}}"), "a+b%26c%3Dd%2F%C3%A9~");
 }
 
 TEST(TemplateExec, ArgumentErrors) {

@@ -58,9 +58,9 @@ private:
     std::map<std::string, Func, std::less<>> funcs_;
 };
 
-// text/template's builtins: and or not len index slice print printf println eq ne lt le gt ge.
-// (html, js, urlquery and call are not provided: Package Operator's templates have no use for
-// them and there are no Go functions to call.)
+// text/template's builtins: and or not len index slice print printf println eq ne lt le gt ge
+// html urlquery. Not provided: js (its escaping rules are not reproduced yet) and call (there are
+// no Go function values to call).
 void add_builtins(Funcs& f);
 
 // A first batch of the Sprig (v3) functions in Package Operator's allow-list, with Sprig's
