@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "kpkg/template/funcs.hpp"
+#include "kpkg/template/template.hpp"
 
 namespace kpkg::tmpl {
 
@@ -77,10 +78,10 @@ bool eq(std::span<const Value> args) {
                 if (a.is_nil() || b.is_nil()) {
                     truth = a.is_nil() && b.is_nil();
                 } else if (a.type() != b.type()) {
-                    throw FuncError(std::string("non-comparable types ") + go_string(a) + ": " +
-                                    a.go_type() + ", " + b.go_type() + ": " + go_string(b));
+                    throw FuncError(std::string("non-comparable types ") + go_brief(a) + ": " +
+                                    a.go_type() + ", " + b.go_type() + ": " + go_brief(b));
                 } else {
-                    throw FuncError(std::string("non-comparable type ") + go_string(b) + ": " +
+                    throw FuncError(std::string("non-comparable type ") + go_brief(b) + ": " +
                                     b.go_type());
                 }
                 break;
@@ -189,22 +190,35 @@ Value slice(std::span<const Value> args) {
 }
 
 // The operands as one string: a single string as it is, else fmt.Sprint of them.
-std::string operands(std::span<const Value> v) {
+std::string operands(std::span<const Value> v, std::size_t max) {
     if (v.size() == 1 && v[0].is_string()) return v[0].as_string();
-    return sprint(v);
+    return sprint(v, max);
 }
 
 std::string html_escape(std::string_view s) {
     std::string out;
     for (char c : s) {
         switch (c) {
-        case '&': out += "&amp;"; break;
-        case '\'': out += "&#39;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&#34;"; break;
-        case '\0': out += "\xEF\xBF\xBD"; break; // U+FFFD
-        default: out += c;
+        case '&':
+            out += "&amp;";
+            break;
+        case '\'':
+            out += "&#39;";
+            break;
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '"':
+            out += "&#34;";
+            break;
+        case '\0':
+            out += "\xEF\xBF\xBD";
+            break; // U+FFFD
+        default:
+            out += c;
         }
     }
     return out;
@@ -216,8 +230,8 @@ std::string query_escape(std::string_view s) {
     std::string out;
     for (char ch : s) {
         auto c = static_cast<unsigned char>(ch);
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-            c == '_' || c == '.' || c == '~') {
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            c == '-' || c == '_' || c == '.' || c == '~') {
             out += ch;
         } else if (c == ' ') {
             out += '+';
@@ -233,11 +247,11 @@ std::string query_escape(std::string_view s) {
 } // namespace
 
 void add_builtins(Funcs& f) {
-    f.add("html", 0, Func::kVariadic, [](Context&, std::span<const Value> v) {
-        return Value::string(html_escape(operands(v)));
+    f.add("html", 0, Func::kVariadic, [](Context& c, std::span<const Value> v) {
+        return Value::string(html_escape(operands(v, c.options().max_output)));
     });
-    f.add("urlquery", 0, Func::kVariadic, [](Context&, std::span<const Value> v) {
-        return Value::string(query_escape(operands(v)));
+    f.add("urlquery", 0, Func::kVariadic, [](Context& c, std::span<const Value> v) {
+        return Value::string(query_escape(operands(v, c.options().max_output)));
     });
     constexpr auto V = Func::kVariadic;
     Func a;
@@ -268,12 +282,14 @@ void add_builtins(Funcs& f) {
     });
     f.add("index", 1, V, [](Context&, std::span<const Value> v) { return index(v); });
     f.add("slice", 1, V, [](Context&, std::span<const Value> v) { return slice(v); });
-    f.add("print", 0, V,
-          [](Context&, std::span<const Value> v) { return Value::string(sprint(v)); });
-    f.add("println", 0, V,
-          [](Context&, std::span<const Value> v) { return Value::string(sprintln(v)); });
-    f.add("printf", 1, V, [](Context&, std::span<const Value> v) {
-        return Value::string(sprintf(arg_string(v, 0), v.subspan(1)));
+    f.add("print", 0, V, [](Context& c, std::span<const Value> v) {
+        return Value::string(sprint(v, c.options().max_output));
+    });
+    f.add("println", 0, V, [](Context& c, std::span<const Value> v) {
+        return Value::string(sprintln(v, c.options().max_output));
+    });
+    f.add("printf", 1, V, [](Context& c, std::span<const Value> v) {
+        return Value::string(sprintf(arg_string(v, 0), v.subspan(1), c.options().max_output));
     });
     f.add("eq", 1, V, [](Context&, std::span<const Value> v) { return Value::boolean(eq(v)); });
     f.add("ne", 2, 2, [](Context&, std::span<const Value> v) { return Value::boolean(!eq(v)); });

@@ -288,7 +288,13 @@ private:
             return;
         }
         std::string s;
-        append_go(s, v);
+        try {
+            append_go(s, v,
+                      set_.options().max_output -
+                          std::min(set_.options().max_output, base_output_ + out_.size()));
+        } catch (const std::length_error& e) {
+            limit(e.what());
+        }
         write(s);
     }
 
@@ -332,7 +338,7 @@ private:
         case Value::Type::integer: {
             if (decl.size() > 1) {
                 at_ = &n;
-                fail("can't use " + go_string(v) + " to iterate over more than one variable");
+                fail("can't use " + go_brief(v) + " to iterate over more than one variable");
             }
             for (std::int64_t i = 0; i < v.as_int(); ++i) {
                 any = true;
@@ -345,7 +351,7 @@ private:
             break;
         default:
             at_ = &n;
-            fail("range can't iterate over " + go_string(v));
+            fail("range can't iterate over " + go_brief(v));
         }
         Flow f = Flow::normal;
         if (!any && n.else_list) f = walk_list(dot, *n.else_list);
@@ -552,6 +558,9 @@ private:
         } catch (const FuncError& e) {
             at_ = &cmd;
             fail("error calling " + name + ": " + e.what());
+        } catch (const std::length_error& e) { // a value too large or too deep to print
+            at_ = &cmd;
+            limit("error calling " + name + ": " + e.what());
         }
     }
 };
@@ -614,6 +623,8 @@ Result<std::string> Set::execute(std::string_view name, const Value& data) const
         s.run_top(*t, data);
     } catch (const ExecError& e) {
         return Error::invalid(e.what());
+    } catch (const std::length_error& e) {
+        return Error::invalid("template: " + std::string(name) + ": " + e.what());
     }
     return out;
 }

@@ -1,6 +1,7 @@
 // Go's fmt over template Values: Sprint, Sprintln and Sprintf with the common verbs.
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
 
 #include "kpkg/io/go.hpp"
 #include "kpkg/template/funcs.hpp"
@@ -212,7 +213,12 @@ void bad_verb(std::string& out, const Value& v, char verb) {
     out += ')';
 }
 
-void format(std::string& out, const Value& v, const Spec& sp) {
+void format(std::string& out, const Value& v, const Spec& sp, std::size_t depth, std::size_t max) {
+    if (depth > kMaxNesting)
+        throw std::length_error("value nested more than " + std::to_string(kMaxNesting) +
+                                " levels deep (a map or list that contains itself?)");
+    if (out.size() > max)
+        throw std::length_error("value prints to more than " + std::to_string(max) + " bytes");
     char verb = sp.verb;
     if (verb == 'T') {
         pad(out, v.is_nil() ? "<nil>" : v.go_type(), sp, false);
@@ -336,7 +342,7 @@ void format(std::string& out, const Value& v, const Spec& sp) {
         for (const auto& i : v.items()) {
             if (!first) out += ' ';
             first = false;
-            format(out, i, inner);
+            format(out, i, inner, depth + 1, max);
         }
         out += ']';
         return;
@@ -347,9 +353,9 @@ void format(std::string& out, const Value& v, const Spec& sp) {
         for (const auto& [k, x] : v.entries()) {
             if (!first) out += ' ';
             first = false;
-            format(out, Value::string(k), sp);
+            format(out, Value::string(k), sp, depth + 1, max);
             out += ':';
-            format(out, x, sp);
+            format(out, x, sp, depth + 1, max);
         }
         out += ']';
         return;
@@ -359,29 +365,29 @@ void format(std::string& out, const Value& v, const Spec& sp) {
 
 } // namespace
 
-std::string sprint(std::span<const Value> args) {
+std::string sprint(std::span<const Value> args, std::size_t max) {
     std::string out;
     bool prev_string = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
         bool is_string = args[i].is_string();
         if (i > 0 && !is_string && !prev_string) out += ' ';
-        append_go(out, args[i]);
+        append_go(out, args[i], max);
         prev_string = is_string;
     }
     return out;
 }
 
-std::string sprintln(std::span<const Value> args) {
+std::string sprintln(std::span<const Value> args, std::size_t max) {
     std::string out;
     for (std::size_t i = 0; i < args.size(); ++i) {
         if (i > 0) out += ' ';
-        append_go(out, args[i]);
+        append_go(out, args[i], max);
     }
     out += '\n';
     return out;
 }
 
-std::string sprintf(std::string_view f, std::span<const Value> args) {
+std::string sprintf(std::string_view f, std::span<const Value> args, std::size_t max) {
     std::string out;
     std::size_t arg = 0;
     std::size_t i = 0;
@@ -474,12 +480,12 @@ std::string sprintf(std::string_view f, std::span<const Value> args) {
             if (v.is_nil())
                 out += "<nil>";
             else
-                out += v.go_type(), out += '=', append_go(out, v);
+                out += v.go_type(), out += '=', append_go(out, v, max);
             out += ')';
             continue;
         }
         sp.verb = verb[0];
-        format(out, args[arg++], sp);
+        format(out, args[arg++], sp, 0, max);
     }
     if (arg < args.size()) {
         out += "%!(EXTRA ";
@@ -491,7 +497,7 @@ std::string sprintf(std::string_view f, std::span<const Value> args) {
             }
             out += args[k].go_type();
             out += '=';
-            append_go(out, args[k]);
+            append_go(out, args[k], max);
         }
         out += ')';
     }

@@ -136,7 +136,11 @@ Value str(std::string s) {
 }
 
 // encoding/json's Marshal of a Value (map keys sorted, HTML characters escaped).
-void marshal(std::string& out, const Value& v) {
+void marshal(std::string& out, const Value& v, std::size_t depth, std::size_t max) {
+    if (depth > kMaxNesting)
+        throw FuncError("json: unsupported value: encountered a cycle via " +
+                        std::string(v.go_type()));
+    if (out.size() > max) throw FuncError("json: output exceeds " + std::to_string(max) + " bytes");
     switch (v.type()) {
     case Value::Type::nil:
         out += "null";
@@ -161,7 +165,7 @@ void marshal(std::string& out, const Value& v) {
         for (const auto& i : v.items()) {
             if (!first) out += ',';
             first = false;
-            marshal(out, i);
+            marshal(out, i, depth + 1, max);
         }
         out += ']';
         return;
@@ -174,7 +178,7 @@ void marshal(std::string& out, const Value& v) {
             first = false;
             io::go::append_string(out, k, true);
             out += ':';
-            marshal(out, x);
+            marshal(out, x, depth + 1, max);
         }
         out += '}';
         return;
@@ -379,10 +383,10 @@ void add_sprig(Funcs& f) {
         return Value();
     });
     f.add("ternary", 3, 3, [](Context&, Args a) { return arg_bool(a, 2) ? a[0] : a[1]; });
-    f.add("toJson", 1, 1, [](Context&, Args a) {
+    f.add("toJson", 1, 1, [](Context& c, Args a) {
         std::string out;
         try {
-            marshal(out, a[0]);
+            marshal(out, a[0], 0, c.options().max_output);
         } catch (const FuncError&) {
             out.clear(); // Sprig's toJson gives "" when encoding fails
         }

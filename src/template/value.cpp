@@ -1,6 +1,9 @@
 // Values, their Go type names, truth, equality, JSON conversion and fmt's %v.
 #include "kpkg/template/value.hpp"
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "kpkg/io/go.hpp"
 
 namespace kpkg::tmpl {
@@ -82,6 +85,34 @@ bool Value::truth() const {
     return false;
 }
 
+static void check_nesting(std::size_t depth) {
+    if (depth > kMaxNesting)
+        throw std::length_error("value nested more than " + std::to_string(kMaxNesting) +
+                                " levels deep (a map or list that contains itself?)");
+}
+
+static bool equal(const Value& a, const Value& b, std::size_t depth) {
+    check_nesting(depth);
+    if (a.type() != b.type()) return false;
+    if (a.is_list()) {
+        const List &x = a.items(), &y = b.items();
+        if (&x == &y) return true;
+        if (x.size() != y.size()) return false;
+        for (std::size_t i = 0; i < x.size(); ++i)
+            if (!equal(x[i], y[i], depth + 1)) return false;
+        return true;
+    }
+    if (a.is_dict()) {
+        const Dict &x = a.entries(), &y = b.entries();
+        if (&x == &y) return true;
+        if (x.size() != y.size()) return false;
+        for (auto i = x.begin(), j = y.begin(); i != x.end(); ++i, ++j)
+            if (i->first != j->first || !equal(i->second, j->second, depth + 1)) return false;
+        return true;
+    }
+    return a == b;
+}
+
 bool operator==(const Value& a, const Value& b) {
     if (a.type_ != b.type_) return false;
     switch (a.type_) {
@@ -96,9 +127,8 @@ bool operator==(const Value& a, const Value& b) {
     case Value::Type::string:
         return a.s_ == b.s_;
     case Value::Type::list:
-        return a.l_ == b.l_ || *a.l_ == *b.l_;
     case Value::Type::dict:
-        return a.d_ == b.d_ || *a.d_ == *b.d_;
+        return equal(a, b, 0);
     }
     return false;
 }
@@ -131,10 +161,13 @@ Value from_json(const io::Node& node) {
     return {};
 }
 
-static void append_v(std::string& out, const Value& v, bool top) {
+static void append_v(std::string& out, const Value& v, std::size_t depth, std::size_t max) {
+    check_nesting(depth);
+    if (out.size() > max)
+        throw std::length_error("value prints to more than " + std::to_string(max) + " bytes");
     switch (v.type()) {
     case Value::Type::nil:
-        out += top ? "<nil>" : "<nil>";
+        out += "<nil>";
         return;
     case Value::Type::boolean:
         out += v.as_bool() ? "true" : "false";
@@ -154,7 +187,7 @@ static void append_v(std::string& out, const Value& v, bool top) {
         for (const auto& i : v.items()) {
             if (!first) out += ' ';
             first = false;
-            append_v(out, i, false);
+            append_v(out, i, depth + 1, max);
         }
         out += ']';
         return;
@@ -167,7 +200,7 @@ static void append_v(std::string& out, const Value& v, bool top) {
             first = false;
             out += k;
             out += ':';
-            append_v(out, x, false);
+            append_v(out, x, depth + 1, max);
         }
         out += ']';
         return;
@@ -175,13 +208,24 @@ static void append_v(std::string& out, const Value& v, bool top) {
     }
 }
 
-void append_go(std::string& out, const Value& v) {
-    append_v(out, v, true);
+void append_go(std::string& out, const Value& v, std::size_t max_bytes) {
+    append_v(out, v, 0, max_bytes);
 }
 
-std::string go_string(const Value& v) {
+std::string go_string(const Value& v, std::size_t max_bytes) {
     std::string s;
-    append_go(s, v);
+    append_go(s, v, max_bytes);
+    return s;
+}
+
+std::string go_brief(const Value& v) {
+    std::string s;
+    try {
+        append_go(s, v, 200);
+    } catch (const std::length_error&) {
+        s.resize(std::min<std::size_t>(s.size(), 200));
+        s += "...";
+    }
     return s;
 }
 

@@ -5,7 +5,9 @@
 #include "kpkg/io/load.hpp"
 #include "kpkg/template/template.hpp"
 
+#include <random>
 #include <string>
+#include <vector>
 
 namespace t = kpkg::tmpl;
 using t::Value;
@@ -153,6 +155,135 @@ b: 2{{end}}x:{{include "h" 1 | nindent 2}})"),
     EXPECT_EQ(run(R"({{repeat 100000 "x"}})", "null", small),
               "ERROR: template: t:1:2: executing \"t\" at <repeat 100000 \"x\">: error calling "
               "repeat: result exceeds 1000 bytes");
+}
+
+TEST(TemplateSprig, SelfContainingMapsEndWithAnError) {
+    const std::string self = R"({{$d := dict}}{{$_ := set $d "self" $d}})";
+    std::string r = run(self + "{{$d}}");
+    EXPECT_NE(r.find("executing \"t\" at <{{$d}}>: value nested more than 1000 levels deep"),
+              std::string::npos)
+        << r.substr(0, 300);
+    r = run(self + R"({{printf "%v" $d}})");
+    EXPECT_NE(r.find("error calling printf: value nested more than 1000"), std::string::npos)
+        << r.substr(0, 300);
+    // Sprig's toJson gives "" when encoding fails.
+    EXPECT_EQ(run(self + R"([{{toJson $d}}])"), "[]");
+    // Two maps, each inside the other: comparing them does not recurse forever.
+    r = run(R"({{$a := dict}}{{$b := dict}}{{$_ := set $a "x" $b}}{{$_ := set $b "x" $a}})"
+            R"({{has $a (list $b)}})");
+    EXPECT_NE(r.find("error calling has: value nested more than 1000"), std::string::npos)
+        << r.substr(0, 300);
+    // A list holding one list twice, 40 times over: 2^40 leaves to print, stopped by the output
+    // limit (also inside printf and toJson).
+    std::string wide = R"({{$a := list "xxxxxxxxxx"}})";
+    for (int i = 0; i < 40; ++i)
+        wide += "{{$a = list $a $a}}";
+    t::Options o;
+    o.max_output = 1 << 16;
+    r = run(wide + "{{$a}}", "null", o);
+    EXPECT_NE(r.find("at <{{$a}}>: value prints to more than"), std::string::npos)
+        << r.substr(0, 300);
+    r = run(wide + R"({{printf "%v" $a}})", "null", o);
+    EXPECT_NE(r.find("error calling printf: value prints to more than"), std::string::npos)
+        << r.substr(0, 300);
+    EXPECT_EQ(run(wide + "[{{toJson $a}}]", "null", o), "[]");
+}
+
+// Random templates made of the language's pieces: each parses or fails with a message, and each
+// that parses executes or fails with a message, within the limits; nothing crashes or hangs.
+TEST(TemplateSprig, TokenSoup) {
+    const std::vector<std::string> pieces = {"{{",
+                                             "}}",
+                                             "{{-",
+                                             "-}}",
+                                             " ",
+                                             "\n",
+                                             "if",
+                                             "else",
+                                             "end",
+                                             "range",
+                                             "with",
+                                             "define",
+                                             "template",
+                                             "block",
+                                             "break",
+                                             "continue",
+                                             "$",
+                                             "$x",
+                                             ":=",
+                                             "=",
+                                             ",",
+                                             "|",
+                                             "(",
+                                             ")",
+                                             ".",
+                                             ".a",
+                                             ".a.b",
+                                             "\"s\"",
+                                             "`r`",
+                                             "'c'",
+                                             "1",
+                                             "-2",
+                                             "0x1F",
+                                             "1.5",
+                                             "1e3",
+                                             "true",
+                                             "nil",
+                                             "eq",
+                                             "and",
+                                             "or",
+                                             "not",
+                                             "len",
+                                             "index",
+                                             "printf",
+                                             "\"%v %d\"",
+                                             "print",
+                                             "slice",
+                                             "list",
+                                             "dict",
+                                             "set",
+                                             "include",
+                                             "\"t\"",
+                                             "\"d\"",
+                                             "default",
+                                             "indent",
+                                             "repeat",
+                                             "toJson",
+                                             "/*",
+                                             "*/",
+                                             "{{/* c */}}",
+                                             "{{define \"d\"}}",
+                                             "{{end}}",
+                                             "{{template \"d\" .}}",
+                                             "x"};
+    std::mt19937 rng(12345);
+    t::Options o;
+    o.max_steps = 20000;
+    o.max_output = 1 << 16;
+    o.max_depth = 50;
+    int parsed = 0, executed = 0;
+    for (int i = 0; i < 20000; ++i) {
+        std::string text;
+        int n = 1 + static_cast<int>(rng() % 14);
+        for (int k = 0; k < n; ++k)
+            text += pieces[rng() % pieces.size()];
+        t::Set set(funcs(), o);
+        auto p = set.parse("t", text);
+        if (!p) {
+            EXPECT_EQ(p.error().message.rfind("template: t:", 0), 0u) << text;
+            continue;
+        }
+        ++parsed;
+        auto r = set.execute(
+            "t",
+            t::from_json(kpkg::io::parse_json(R"({"a": {"b": [1, 2]}})", "d").take().at(0).root));
+        if (r)
+            ++executed;
+        else
+            EXPECT_EQ(r.error().message.rfind("template: ", 0), 0u) << text;
+    }
+    EXPECT_GT(parsed, 100);
+    EXPECT_GT(executed, 50);
 }
 
 } // namespace

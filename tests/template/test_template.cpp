@@ -356,7 +356,8 @@ TEST(TemplateExec, Print) {
 }
 
 TEST(TemplateExec, HtmlAndUrlquery) {
-    EXPECT_EQ(run("{{html \"<a href='x'>&\\\"</a>\"}}"), "&lt;a href=&#39;x&#39;&gt;&amp;&#34;&lt;/a&gt;");
+    EXPECT_EQ(run("{{html \"<a href='x'>&\\\"</a>\"}}"),
+              "&lt;a href=&#39;x&#39;&gt;&amp;&#34;&lt;/a&gt;");
     EXPECT_EQ(run("{{html 1 2}} {{\"a b\" | html}}"), "1 2 a b");
     EXPECT_EQ(run("{{urlquery \"a b&c=d/é~\"}}"), "a+b%26c%3Dd%2F%C3%A9~");
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <span>
@@ -89,8 +90,10 @@ const std::string& arg_string(std::span<const Value> args, std::size_t i);
 // %x %X %o %b %c %T %%, flags + - # 0 space, width and precision (also '*'). Wrong types, missing
 // and extra operands are reported inline as fmt does (%!d(string=x), %!s(MISSING),
 // %!(EXTRA int=1)).
-std::string sprintf(std::string_view format, std::span<const Value> args);
-std::string sprint(std::span<const Value> args);
-std::string sprintln(std::span<const Value> args);
+// Output beyond max_bytes (and values nested beyond kMaxNesting) throw std::length_error.
+std::string sprintf(std::string_view format, std::span<const Value> args,
+                    std::size_t max_bytes = SIZE_MAX);
+std::string sprint(std::span<const Value> args, std::size_t max_bytes = SIZE_MAX);
+std::string sprintln(std::span<const Value> args, std::size_t max_bytes = SIZE_MAX);
 
 } // namespace kpkg::tmpl

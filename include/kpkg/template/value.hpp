@@ -4,6 +4,7 @@
 // references: copying a Value copies a pointer.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -70,9 +71,17 @@ private:
 // a float64 (integers included), objects are maps, arrays lists, null is nil.
 Value from_json(const io::Node& node);
 
+// Maps and lists nested deeper than this cannot be printed, compared or encoded (a map can be
+// made to contain itself with Sprig's set): std::length_error, as for output beyond a limit.
+inline constexpr std::size_t kMaxNesting = 1000;
+
 // fmt's %v (and Fprint) of v: maps as map[k:v ...] in key order, lists as [a b], nil inside a
-// container as <nil>, floats in %g's shortest form (1e+06), strings unquoted.
-void append_go(std::string& out, const Value& v);
-std::string go_string(const Value& v);
+// container as <nil>, floats in %g's shortest form (1e+06), strings unquoted. Throws
+// std::length_error past kMaxNesting or when `out` grows beyond max_bytes.
+void append_go(std::string& out, const Value& v, std::size_t max_bytes = SIZE_MAX);
+// The same as a string, refused (std::length_error) beyond max_bytes.
+std::string go_string(const Value& v, std::size_t max_bytes = std::size_t{64} << 20);
+// For messages: at most about 200 bytes, cut with "...".
+std::string go_brief(const Value& v);
 
 } // namespace kpkg::tmpl
