@@ -158,6 +158,7 @@ public:
         std::string sub;
         State s(set_, sub);
         s.depth_ = depth_ + 1;
+        s.nest_ = nest_;
         s.steps_ = steps_;
         s.base_output_ = base_output_ + out_.size();
         if (s.depth_ > set_.options().max_depth)
@@ -178,6 +179,22 @@ private:
     std::size_t depth_ = 0;
     std::uint64_t steps_ = 0;
     std::size_t base_output_ = 0; // output of the enclosing executions (include)
+    // Nodes being evaluated, across template calls: bounds the C++ stack the execution uses.
+    std::size_t own_nest_ = 0;
+    std::size_t* nest_ = &own_nest_;
+
+    struct Nest {
+        State& s;
+        explicit Nest(State& st) : s(st) {
+            if (++*s.nest_ > s.set_.options().max_nesting)
+                s.limit("exceeded the nesting limit of " +
+                        std::to_string(s.set_.options().max_nesting) +
+                        " (templates, controls and pipelines within each other)");
+        }
+        ~Nest() { --*s.nest_; }
+        Nest(const Nest&) = delete;
+        Nest& operator=(const Nest&) = delete;
+    };
 
     [[noreturn]] void limit(const std::string& msg) {
         try {
@@ -222,8 +239,28 @@ private:
         return Flow::normal;
     }
 
+    // {{template}}: out of walk() so that walk's frame stays small (it recurses).
+    [[gnu::noinline]] Flow call_template(const Value& dot, const Node& n) {
+        Value v = n.pipe ? pipeline(dot, *n.pipe) : Value();
+        at_ = &n;
+        const Tree* t = set_.find(n.text);
+        if (!t) fail("template \"" + n.text + "\" not defined");
+        if (depth_ + 1 > set_.options().max_depth)
+            limit("exceeded maximum template depth (" + std::to_string(set_.options().max_depth) +
+                  ")");
+        State s(set_, out_);
+        s.depth_ = depth_ + 1;
+        s.nest_ = nest_;
+        s.steps_ = steps_;
+        s.base_output_ = base_output_;
+        s.run_top(*t, v);
+        steps_ = s.steps_;
+        return Flow::normal;
+    }
+
     Flow walk(const Value& dot, const Node& n) {
         step();
+        Nest nest(*this);
         at_ = &n;
         switch (n.kind) {
         case NodeKind::list:
@@ -252,22 +289,8 @@ private:
         }
         case NodeKind::range:
             return range(dot, n);
-        case NodeKind::template_: {
-            Value v = n.pipe ? pipeline(dot, *n.pipe) : Value();
-            at_ = &n;
-            const Tree* t = set_.find(n.text);
-            if (!t) fail("template \"" + n.text + "\" not defined");
-            if (depth_ + 1 > set_.options().max_depth)
-                limit("exceeded maximum template depth (" +
-                      std::to_string(set_.options().max_depth) + ")");
-            State s(set_, out_);
-            s.depth_ = depth_ + 1;
-            s.steps_ = steps_;
-            s.base_output_ = base_output_;
-            s.run_top(*t, v);
-            steps_ = s.steps_;
-            return Flow::normal;
-        }
+        case NodeKind::template_:
+            return call_template(dot, n);
         case NodeKind::brk:
             return Flow::brk;
         case NodeKind::cont:
@@ -298,7 +321,7 @@ private:
         write(s);
     }
 
-    Flow range(const Value& dot, const Node& n) {
+    [[gnu::noinline]] Flow range(const Value& dot, const Node& n) {
         std::size_t mark = vars_.size();
         Value v = pipeline(dot, *n.pipe);
         const auto& decl = n.pipe->decl;
@@ -375,6 +398,7 @@ private:
     }
 
     Value pipeline(const Value& dot, const Node& p) {
+        Nest nest(*this);
         std::optional<Value> v;
         for (const auto& cmd : p.kids)
             v = command(dot, *cmd, v ? &*v : nullptr);

@@ -396,6 +396,28 @@ TEST(TemplateLimits, SelfRecursionEndsWithAnError) {
               "template depth (10)");
 }
 
+TEST(TemplateLimits, DeepNestingInsideRecursionStaysOnTheStack) {
+    // 900 ifs around a self-call: 900 x 1000 levels unless the nesting limit stops it first.
+    std::string ifs, ends;
+    for (int i = 0; i < 900; ++i)
+        ifs += "{{if 1}}", ends += "{{end}}";
+    std::string r = run("{{define \"a\"}}" + ifs + "{{template \"a\"}}" + ends + "{{end}}" +
+                        "{{template \"a\"}}");
+    EXPECT_NE(r.find("exceeded the nesting limit of 2500"), std::string::npos) << r.substr(0, 300);
+    // The same in parentheses within pipelines.
+    std::string parens = std::string(900, '(') + "include \"b\" ." + std::string(900, ')');
+    t::Options o;
+    auto f = std::make_shared<t::Funcs>();
+    t::add_builtins(*f);
+    t::add_include(*f);
+    t::Set set(f, o);
+    ASSERT_TRUE(set.parse("t", "{{define \"b\"}}{{" + parens + "}}{{end}}"));
+    auto e = set.execute("b", Value());
+    ASSERT_FALSE(e);
+    EXPECT_NE(e.error().message.find("exceeded the nesting limit of 2500"), std::string::npos)
+        << e.error().message.substr(0, 300);
+}
+
 TEST(TemplateLimits, HugeRangeAndOutput) {
     t::Options o;
     o.max_steps = 100000;

@@ -34,6 +34,9 @@ struct Options {
     // Nesting of {{template}}, {{block}} and include calls. Go allows 100000; kpkg stops earlier
     // so that a self-calling template ends with an error long before the stack does.
     std::size_t max_depth = 1000;
+    // Nodes being evaluated within each other at once, across template calls (what the stack
+    // holds: a template at depth 1000 nested in 1000 ifs would otherwise exhaust it).
+    std::size_t max_nesting = 2500;
     // Nodes evaluated in one execution (a guard against endless ranges).
     std::uint64_t max_steps = 50'000'000;
     // Bytes of output of one execution.
