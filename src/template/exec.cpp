@@ -455,8 +455,10 @@ private:
         at_ = &first;
         if (args) not_a_function(cmd, first);
         switch (first.kind) {
-        case NodeKind::boolean:
         case NodeKind::number:
+            if (first.overflows) fail(first.text + " overflows int");
+            return first.constant;
+        case NodeKind::boolean:
         case NodeKind::string:
             return first.constant;
         case NodeKind::dot:
@@ -525,8 +527,10 @@ private:
             Value recv = arg(dot, *n.pipe);
             return field_chain(dot, recv, n, n.idents, 0, n, nullptr);
         }
-        case NodeKind::boolean:
         case NodeKind::number:
+            if (n.overflows) fail(n.text + " overflows int");
+            return n.constant;
+        case NodeKind::boolean:
         case NodeKind::string:
             return n.constant;
         default:

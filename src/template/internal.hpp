@@ -93,6 +93,7 @@ struct Node {
     std::unique_ptr<Node> list, else_list;
     std::vector<std::string> decl; // pipe: declared or assigned variables
     bool assign = false;           // pipe: '=' rather than ':='
+    bool overflows = false;        // number: an integer above int64's range (an error when used)
     Value constant;                // boolean, number, string
     // Go's String() of the node, for "at <...>" in execution errors.
     std::string str() const;

@@ -675,10 +675,11 @@ private:
                     n->constant = Value::integer(static_cast<std::int64_t>(0 - *u));
                     return n;
                 }
-                n->constant =
-                    Value::floating(neg ? -static_cast<double>(*u) : static_cast<double>(*u));
+                if (neg) error("integer overflow: \"" + t.val + "\"");
+                n->overflows = true; // Go reports it when the value is used
                 return n;
             }
+            if (!prefixed && io::go::parse_float(d)) error("integer overflow: \"" + t.val + "\"");
             error("illegal number syntax: \"" + t.val + "\"");
         }
         std::string_view d = digits;

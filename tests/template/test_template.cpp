@@ -168,6 +168,15 @@ TEST(TemplateParse, Numbers) {
     EXPECT_EQ(run("{{printf \"%T %T %T\" 1 1.0 'x'}}"), "int float64 int");
     EXPECT_EQ(run("{{\"a\\tb\\u00e9\\x41\\101\"}}|{{`raw\\n`}}"), "a\tbéAA|raw\\n");
     EXPECT_EQ(run("{{ - }}"), "PARSE: template: t:1: illegal number syntax: \"-\"");
+    EXPECT_EQ(run("{{9223372036854775807}} {{-9223372036854775808}}"),
+              "9223372036854775807 -9223372036854775808");
+    EXPECT_EQ(run("{{ 9223372036854775808 }}"),
+              "ERROR: template: t:1:3: executing \"t\" at <9223372036854775808>: "
+              "9223372036854775808 overflows int");
+    EXPECT_EQ(run("{{ 99999999999999999999 }}"),
+              "PARSE: template: t:1: integer overflow: \"99999999999999999999\"");
+    EXPECT_EQ(run("{{ -9223372036854775809 }}"),
+              "PARSE: template: t:1: integer overflow: \"-9223372036854775809\"");
 }
 
 // ------------------------------------------------------------------------------------------------
