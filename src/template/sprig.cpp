@@ -204,6 +204,20 @@ std::string title(std::string_view s, bool upper) {
     return out;
 }
 
+// reflect.Kind's name, as Sprig's kindOf spells it.
+const char* kind_of(const Value& v) {
+    switch (v.type()) {
+    case Value::Type::nil:
+        return "invalid";
+    case Value::Type::list:
+        return "slice";
+    case Value::Type::dict:
+        return "map";
+    default:
+        return v.go_type();
+    }
+}
+
 } // namespace
 
 void add_sprig(Funcs& f) {
@@ -446,6 +460,62 @@ void add_sprig(Funcs& f) {
             if (v.truth()) out.push_back(v);
         return Value::list(std::move(out));
     });
+
+    // Sprig's slice replaces text/template's: lists only, indexes converted as cast.ToInt does.
+    f.add("slice", 1, V, [](Context&, Args a) {
+        const Value& l = a[0];
+        if (!l.is_list())
+            throw FuncError(std::string("list should be type of slice or array but ") +
+                            (l.is_nil()    ? "invalid"
+                             : l.is_dict() ? "map"
+                                           : l.go_type()));
+        auto n = static_cast<std::int64_t>(l.items().size());
+        if (n == 0) return Value();
+        std::int64_t b = a.size() > 1 ? to_int64(a[1]) : 0;
+        std::int64_t e = a.size() > 2 ? to_int64(a[2]) : n;
+        if (b < 0 || e < b || e > n) throw FuncError("reflect: slice index out of range");
+        return Value::list(List(l.items().begin() + b, l.items().begin() + e));
+    });
+    f.add("sortAlpha", 1, 1, [](Context&, Args a) {
+        auto s = strslice(a[0]);
+        std::sort(s.begin(), s.end());
+        List out;
+        for (auto& x : s)
+            out.push_back(str(std::move(x)));
+        return Value::list(std::move(out));
+    });
+    f.add("until", 1, 1, [](Context& c, Args a) {
+        std::int64_t n = arg_int(a, 0);
+        std::int64_t step = n < 0 ? -1 : 1;
+        if ((n < 0 ? -n : n) > static_cast<std::int64_t>(c.options().max_steps))
+            throw FuncError("until: " + std::to_string(n) + " items is over the step limit");
+        List out;
+        for (std::int64_t i = 0; i != n; i += step)
+            out.push_back(Value::integer(i));
+        return Value::list(std::move(out));
+    });
+    f.add("dig", 2, V, [](Context&, Args a) {
+        // dig KEY... DEFAULT DICT: the value at the path of keys, or the default.
+        Value cur = arg_dict(a, a.size() - 1);
+        for (std::size_t i = 0; i + 2 < a.size(); ++i) {
+            const std::string& k = arg_string(a, i);
+            if (!cur.is_dict()) return a[a.size() - 2];
+            auto it = cur.entries().find(k);
+            if (it == cur.entries().end()) return a[a.size() - 2];
+            Value next = it->second;
+            cur = std::move(next);
+        }
+        return cur;
+    });
+
+    // Types
+    f.add("typeOf", 1, 1, [](Context&, Args a) { return str(a[0].go_type()); });
+    f.add("kindOf", 1, 1, [](Context&, Args a) { return str(kind_of(a[0])); });
+    f.add("typeIs", 2, 2,
+          [](Context&, Args a) { return Value::boolean(arg_string(a, 0) == a[1].go_type()); });
+    f.add("kindIs", 2, 2,
+          [](Context&, Args a) { return Value::boolean(arg_string(a, 0) == kind_of(a[1])); });
+    f.add("deepEqual", 2, 2, [](Context&, Args a) { return Value::boolean(a[0] == a[1]); });
 
     // Dicts (maps are shared: set and unset change the map they are given, as in Go)
     f.add("dict", 0, V, [](Context&, Args a) {

@@ -99,6 +99,26 @@ TEST(TemplateSprig, Lists) {
               "Cannot find first on type string");
 }
 
+TEST(TemplateSprig, SliceSortUntilDigTypes) {
+    // Sprig's slice: float indexes from JSON are converted; strings are refused.
+    EXPECT_EQ(run(R"({{slice .l 1}}|{{slice .l .one 2}}|{{slice .l}}|{{slice .e}})",
+                  R"({"l": [1, 2, 3], "one": 1, "e": []})"),
+              "[2 3]|[2]|[1 2 3]|<no value>");
+    EXPECT_EQ(run(R"({{slice "abc" 1}})"),
+              "ERROR: template: t:1:2: executing \"t\" at <slice \"abc\" 1>: error calling slice: "
+              "list should be type of slice or array but string");
+    EXPECT_EQ(run(R"({{sortAlpha .}}|{{until 3}}|{{until -2}})", R"(["b", "a", 10, "C"])"),
+              "[10 C a b]|[0 1 2]|[0 -1]");
+    EXPECT_EQ(
+        run(R"({{dig "a" "b" "none" .}}|{{dig "a" "x" "none" .}}|{{dig "a" "b" "c" "none" .}})",
+            R"({"a": {"b": "found"}})"),
+        "found|none|none");
+    EXPECT_EQ(
+        run(R"({{typeOf .}} {{kindOf .}} {{kindOf .l}} {{typeOf .n}} {{kindIs "map" .}} {{typeIs "string" .s}} {{deepEqual .l .l2}})",
+            R"({"l": [1], "l2": [1], "n": 1, "s": "x"})"),
+        "map[string]interface {} map slice float64 true true true");
+}
+
 TEST(TemplateSprig, Dicts) {
     EXPECT_EQ(
         run(R"({{$d := dict "b" 1 "a" "x" "odd"}}{{$d}}|{{get $d "a"}}|{{get $d "zz"}}|{{hasKey $d "b"}})"),

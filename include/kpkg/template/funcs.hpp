@@ -71,6 +71,8 @@ void add_builtins(Funcs& f);
 //             toString join split splitList
 //   defaults  default empty coalesce ternary toJson fail
 //   lists     list first last rest initial has append push prepend reverse uniq compact
+//             slice (Sprig's, which replaces the builtin: lists only) sortAlpha until dig
+//   types     typeOf kindOf typeIs kindIs deepEqual
 //   dicts     dict get set unset hasKey keys values pick omit (keys and values in key order)
 //   encoding  b64enc b64dec
 //   numbers   add add1 sub mul div mod max min int int64 float64 atoi (integers, as int64 in Go)
