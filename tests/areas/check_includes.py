@@ -12,6 +12,7 @@ ALLOWED = {
     "core": [],
     "io": ["core"],
     "cel": ["core", "io"],
+    "template": ["core", "io", "cel"],
     "model": ["core", "io", "cel"],
     "oci": ["core", "io", "cel", "model"],
     "bundle": ["core", "io", "cel", "model"],
