@@ -23,6 +23,13 @@ std::string normal_variant(const std::string& arch, const std::string& variant) 
     return variant;
 }
 
+// "an integer", "a string": the kind with its article.
+std::string article(std::string_view kind) {
+    const bool vowel =
+        !kind.empty() && std::string_view("aeiou").find(kind.front()) != std::string_view::npos;
+    return (vowel ? "an " : "a ") + std::string(kind);
+}
+
 // Parsing: every check throws kpkg::Exception with the document's name and the node's position.
 struct Doc {
     const std::string& name;
@@ -42,12 +49,11 @@ struct Doc {
             return nullptr;
         }
         if (v->kind != kind)
-            fail_at(*v,
-                    where + "." + std::string(key) + " must be " +
-                        (kind == io::Kind::mapping    ? std::string("an object")
-                         : kind == io::Kind::sequence ? std::string("a list")
-                                                      : std::string("a ") + io::kind_name(kind)) +
-                        ", not " + io::kind_name(v->kind));
+            fail_at(*v, where + "." + std::string(key) + " must be " +
+                            (kind == io::Kind::mapping    ? std::string("an object")
+                             : kind == io::Kind::sequence ? std::string("a list")
+                                                          : article(io::kind_name(kind))) +
+                            ", not " + io::kind_name(v->kind));
         return v;
     }
     std::string string(const io::Node& obj, std::string_view key, const std::string& where,

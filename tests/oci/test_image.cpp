@@ -102,6 +102,7 @@ TEST(OciImage, ManifestErrorsNameTheBlobAndPosition) {
         {"{", "blob m:"},
         {"[]", "must be an object"},
         {R"({"schemaVersion":1})", "schemaVersion must be 2"},
+        {R"({"schemaVersion":"2"})", "schemaVersion must be an integer, not string"},
         {R"({"schemaVersion":2,"mediaType":"text/plain"})", "unknown manifest media type"},
         {R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json"})",
          "an image index"},
