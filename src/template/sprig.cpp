@@ -280,7 +280,9 @@ void add_sprig(Funcs& f) {
         for (const auto& v : a) {
             if (v.is_nil()) continue;
             if (!out.empty()) out += ' ';
-            out += "'" + strval(v) + "'";
+            out += '\'';
+            out += strval(v);
+            out += '\'';
         }
         return str(out);
     });
@@ -380,8 +382,11 @@ void add_sprig(Funcs& f) {
     f.add("split", 2, 2, [split](Context&, Args a) {
         Dict d;
         std::size_t i = 0;
-        for (auto& p : split(arg_string(a, 0), arg_string(a, 1)))
-            d["_" + std::to_string(i++)] = str(std::move(p));
+        for (auto& p : split(arg_string(a, 0), arg_string(a, 1))) {
+            std::string key = "_";
+            key += std::to_string(i++);
+            d[std::move(key)] = str(std::move(p));
+        }
         return Value::dict(std::move(d));
     });
 
