@@ -154,24 +154,7 @@ ImageView view_image(const oci::Content& image, const oci::Platform& platform,
 
 std::unique_ptr<io::MemoryTree> image_subtree(const ImageView& v, std::string_view prefix,
                                               const std::string& display) {
-    auto tree = std::make_unique<io::MemoryTree>(display);
-    std::string pre = prefix.empty() ? std::string() : std::string(prefix) + "/";
-    for (const auto& [path, node] : v.fs.nodes()) {
-        if (!pre.empty() && path.compare(0, pre.size(), pre) != 0) continue;
-        std::string rel = path.substr(pre.size());
-        if (rel.empty()) continue;
-        switch (node.kind) {
-        case oci::Rootfs::Node::Kind::file:
-            tree->add_file(rel, node.data);
-            break;
-        case oci::Rootfs::Node::Kind::dir:
-            tree->add_dir(rel);
-            break;
-        case oci::Rootfs::Node::Kind::link:
-            tree->add_link(rel, node.data);
-            break;
-        }
-    }
+    auto tree = v.fs.to_tree(display, prefix);
     io::Identity id;
     id.kind = io::Identity::Kind::immutable;
     id.key = v.manifest_digest;

@@ -25,7 +25,8 @@ Input open_impl(const std::string& argument, Want want) {
                                                                           : oci::to_string(*where);
     if (where->kind == oci::Location::Kind::registry) in.reference = where->reference.str();
     ImageView v = view_image(image, platform, name);
-    auto cls = plan::classify(v.config.labels, *image_subtree(v, "", name + ":/"), name);
+    auto root = image_subtree(v, "", name + ":/");
+    auto cls = plan::classify(v.config.labels, *root, name);
     if (!cls) throw Exception(std::move(cls).error());
     const bool ok = want == Want::any ||
                     (want == Want::bundle && cls->kind == plan::ImageKind::bundle) ||
@@ -40,8 +41,9 @@ Input open_impl(const std::string& argument, Want want) {
                                        wanted + " image"));
     }
     in.bundle = cls->kind == plan::ImageKind::bundle;
-    in.tree = cls->root.empty() ? image_subtree(v, "", name + ":/")
-                                : image_subtree(v, cls->root, name + ":/" + cls->root);
+    // A bundle image is read from its root, already made for the classification.
+    in.tree =
+        cls->root.empty() ? std::move(root) : image_subtree(v, cls->root, name + ":/" + cls->root);
     return in;
 }
 

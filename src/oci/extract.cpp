@@ -175,18 +175,25 @@ std::optional<std::string> link_target(const std::string& path, std::string_view
 
 } // namespace
 
-std::unique_ptr<io::MemoryTree> Rootfs::to_tree(std::string display_root) const {
+std::unique_ptr<io::MemoryTree> Rootfs::to_tree(std::string display_root,
+                                                std::string_view prefix) const {
     auto t = std::make_unique<io::MemoryTree>(std::move(display_root));
-    for (const auto& [path, node] : nodes_) {
+    const std::string pre = prefix.empty() ? std::string() : std::string(prefix) + "/";
+    // The map is sorted: what is below `prefix` is one run from its lower bound.
+    for (auto it = nodes_.lower_bound(pre);
+         it != nodes_.end() && it->first.compare(0, pre.size(), pre) == 0; ++it) {
+        const std::string rel = it->first.substr(pre.size());
+        if (rel.empty()) continue;
+        const Node& node = it->second;
         switch (node.kind) {
         case Node::Kind::dir:
-            t->add_dir(path);
+            t->add_dir(rel);
             break;
         case Node::Kind::file:
-            t->add_file(path, node.data);
+            t->add_file(rel, node.data);
             break;
         case Node::Kind::link:
-            t->add_link(path, node.data);
+            t->add_link(rel, node.data);
             break;
         }
     }

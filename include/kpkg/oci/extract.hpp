@@ -76,7 +76,9 @@ public:
     }
 
     // The files, directories and links as a MemoryTree shown as `display_root`.
-    std::unique_ptr<io::MemoryTree> to_tree(std::string display_root) const;
+    // With `prefix` ("configs"), only what is below that directory, named relative to it.
+    std::unique_ptr<io::MemoryTree> to_tree(std::string display_root,
+                                            std::string_view prefix = {}) const;
 
 private:
     friend Result<std::string> apply_layer(Rootfs&, std::string_view, const std::string&,
