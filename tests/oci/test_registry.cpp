@@ -18,16 +18,8 @@ using namespace kpkg::test;
 
 namespace {
 
-oci::Reference ref_of(const std::string& s) {
-    return oci::parse(s).take();
-}
-
 oci::RegistryOptions quick(const TempDir& d) {
-    oci::RegistryOptions o;
-    o.retries = 1;
-    o.backoff = std::chrono::milliseconds(10);
-    o.auth_files = {(d / "no-auth.json").string()};
-    return o;
+    return quick_options(d, 1);
 }
 
 #define KPKG_REQUIRE_REGISTRY(var, ...)                                                            \

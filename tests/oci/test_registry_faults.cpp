@@ -15,18 +15,9 @@ using namespace kpkg::test;
 
 namespace {
 
-oci::Reference ref_of(const std::string& s) {
-    return oci::parse(s).take();
-}
-
 // Fast retries, no credentials from the user's files.
 oci::RegistryOptions quick(const TempDir& d) {
-    oci::RegistryOptions o;
-    o.retries = 2;
-    o.backoff = std::chrono::milliseconds(10);
-    o.connect_timeout = std::chrono::milliseconds(2000);
-    o.auth_files = {(d / "no-auth.json").string()};
-    return o;
+    return quick_options(d, 2);
 }
 
 // Serves one image: manifests by tag "v1" and digest, blobs by digest.

@@ -20,10 +20,6 @@ using namespace kpkg::test;
 
 namespace {
 
-oci::Reference ref_of(const std::string& s) {
-    return oci::normalize(oci::parse(s).take());
-}
-
 void set_mtime(const fs::path& p, std::chrono::system_clock::time_point t) {
     const auto s = std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
     timeval tv[2] = {{static_cast<time_t>(s), 0}, {static_cast<time_t>(s), 0}};

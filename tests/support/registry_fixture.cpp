@@ -246,6 +246,19 @@ void FakeServer::serve(int fd) {
 
 // ------------------------------------------------------------------------------------------------
 
+oci::Reference ref_of(const std::string& s) {
+    return oci::parse(s).take();
+}
+
+oci::RegistryOptions quick_options(const TempDir& d, int retries) {
+    oci::RegistryOptions o;
+    o.retries = retries;
+    o.backoff = std::chrono::milliseconds(10);
+    o.connect_timeout = std::chrono::milliseconds(2000);
+    o.auth_files = {(d / "no-auth.json").string()};
+    return o;
+}
+
 int free_port() {
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in a{};

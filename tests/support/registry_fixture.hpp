@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "kpkg/oci/content.hpp"
+#include "kpkg/oci/reference.hpp"
+#include "kpkg/oci/registry.hpp"
 #include "support.hpp"
 
 namespace kpkg::test {
@@ -118,6 +120,15 @@ int free_port();
 bool http_answers(int port);
 // Runs a shell command; its exit status, and its standard output in `out` when given.
 int run_command(const std::string& cmd, std::string* out = nullptr);
+
+// ---- clients ----
+
+// The reference `s` (which must parse).
+oci::Reference ref_of(const std::string& s);
+
+// Registry options for tests: fast retries (`retries` of them, 10 ms apart), a short connect
+// timeout, and no credentials from the user's files (an auth file in `d` that does not exist).
+oci::RegistryOptions quick_options(const TempDir& d, int retries);
 
 // ---- images built by hand ----
 
