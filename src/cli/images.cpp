@@ -125,30 +125,27 @@ ImageView view_image(const oci::Content& image, const oci::Platform& platform,
         throw Exception(std::move(e));
     }
     ImageView v;
-    v.manifest_digest = info->manifest_digest;
-    v.manifest = std::move(info->manifest);
-    v.config = std::move(info->config);
     // Unpacked before: the tree is read back (checked against its own digest) and no layer is
     // read at all. The manifest digest names the layers, so the tree cannot differ.
     const oci::Store* store = image_store();
-    if (store != nullptr) {
-        if (auto fs = store->get_tree(v.manifest_digest)) {
-            v.fs = std::move(*fs);
-            return v;
+    std::optional<oci::Rootfs> cached;
+    if (store != nullptr) cached = store->get_tree(info->manifest_digest);
+    if (cached) {
+        v.fs = std::move(*cached);
+    } else {
+        auto fs = oci::unpack(image, *info);
+        if (!fs) {
+            Error e = std::move(fs).error();
+            e.message = name + ": " + e.message;
+            throw Exception(std::move(e));
         }
+        v.fs = std::move(*fs);
+        // A cache that cannot be written only costs the next run the unpacking.
+        if (store != nullptr) (void)store->put_tree(info->manifest_digest, v.fs);
     }
-    for (std::size_t i = 0; i < v.manifest.layers.size(); ++i) {
-        const auto& l = v.manifest.layers[i];
-        auto it = image.blobs.find(l.digest);
-        if (it == image.blobs.end())
-            throw Exception(Error::invalid(name + ": layer " + l.digest + " is missing"));
-        std::string diff_id = oci::apply_layer(v.fs, it->second, l.digest).take();
-        if (i < v.config.diff_ids.size() && v.config.diff_ids[i] != diff_id)
-            throw Exception(Error::invalid(name + ": layer " + l.digest + " unpacks to " + diff_id +
-                                           ", but the config says " + v.config.diff_ids[i]));
-    }
-    // A cache that cannot be written only costs the next run the unpacking.
-    if (store != nullptr) (void)store->put_tree(v.manifest_digest, v.fs);
+    v.manifest_digest = std::move(info->manifest_digest);
+    v.manifest = std::move(info->manifest);
+    v.config = std::move(info->config);
     return v;
 }
 

@@ -903,24 +903,32 @@ Result<ImageInfo> image_info(const Content& content, const Platform& platform) {
     return info;
 }
 
+Result<Rootfs> unpack(const Content& content, const ImageInfo& info, const ExtractLimits& limits) {
+    Rootfs rootfs;
+    for (std::size_t i = 0; i < info.manifest.layers.size(); ++i) {
+        const Descriptor& l = info.manifest.layers[i];
+        auto it = content.blobs.find(l.digest);
+        if (it == content.blobs.end())
+            return Error::invalid("blob " + l.digest + " (named by manifest " +
+                                  info.manifest_digest + ") is missing");
+        auto diff_id = apply_layer(rootfs, it->second, l.digest, limits);
+        if (!diff_id) return std::move(diff_id).error();
+        // image_info checked that there is one diff_id per layer.
+        if (*diff_id != info.config.diff_ids[i])
+            return Error::invalid("layer " + l.digest + " has digest " + *diff_id +
+                                  " uncompressed, but the config's diff_ids[" + std::to_string(i) +
+                                  "] is " + info.config.diff_ids[i]);
+    }
+    return rootfs;
+}
+
 Result<ImageTree> image_tree(const Content& content, const Platform& platform,
                              const ExtractLimits& limits, std::string display_root) {
     auto info = image_info(content, platform);
     if (!info) return std::move(info).error();
-    Rootfs rootfs;
-    for (std::size_t i = 0; i < info->manifest.layers.size(); ++i) {
-        const Descriptor& l = info->manifest.layers[i];
-        auto it = content.blobs.find(l.digest);
-        if (it == content.blobs.end())
-            return Error::invalid("blob " + l.digest + " (named by manifest " +
-                                  info->manifest_digest + ") is missing");
-        auto diff_id = apply_layer(rootfs, it->second, l.digest, limits);
-        if (!diff_id) return std::move(diff_id).error();
-        if (*diff_id != info->config.diff_ids[i])
-            return Error::invalid("layer " + l.digest + " has digest " + *diff_id +
-                                  " uncompressed, but the config's diff_ids[" + std::to_string(i) +
-                                  "] is " + info->config.diff_ids[i]);
-    }
+    auto unpacked = unpack(content, *info, limits);
+    if (!unpacked) return std::move(unpacked).error();
+    const Rootfs& rootfs = *unpacked;
     ImageTree out;
     out.tree =
         rootfs.to_tree(display_root.empty() ? info->manifest_digest : std::move(display_root));

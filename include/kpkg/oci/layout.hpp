@@ -118,6 +118,12 @@ struct ImageInfo {
 // platform, a config whose diff_ids do not pair with the layers.
 Result<ImageInfo> image_info(const Content& content, const Platform& platform = host_platform());
 
+// The layers of the image `info` describes (blobs of `content`), applied in order with
+// apply_layer. Errors (3): a layer missing from content, one refused by apply_layer, one whose
+// uncompressed digest is not its config diff_id.
+Result<Rootfs> unpack(const Content& content, const ImageInfo& info,
+                      const ExtractLimits& limits = {});
+
 // The merged file system of an image's layers (applied in order with apply_layer), shown as
 // `display_root` ("" names it by the manifest digest), whose Identity is immutable, keyed by the
 // manifest digest. Each layer's uncompressed digest must be its config diff_id (3).
