@@ -19,6 +19,14 @@ const Func* Funcs::find(std::string_view name) const {
     return it == funcs_.end() ? nullptr : &it->second;
 }
 
+std::vector<std::string> Funcs::names() const {
+    std::vector<std::string> out;
+    out.reserve(funcs_.size());
+    for (const auto& [n, _] : funcs_)
+        out.push_back(n);
+    return out;
+}
+
 const std::string& arg_string(std::span<const Value> args, std::size_t i) {
     const Value& v = args[i];
     if (!v.is_string()) {

@@ -5,12 +5,10 @@
 #include "kpkg/io/go.hpp"
 #include "kpkg/template/funcs.hpp"
 #include "kpkg/template/template.hpp"
+#include "sprig_util.hpp"
 
 namespace kpkg::tmpl {
-namespace {
-
-using Args = std::span<const Value>;
-constexpr auto V = Func::kVariadic;
+namespace sprig {
 
 // Sprig's strval: strings as they are, anything else as fmt's %v.
 std::string strval(const Value& v) {
@@ -122,6 +120,25 @@ std::string replace_all(std::string s, std::string_view from, std::string_view t
     return out;
 }
 
+bool b64_decode(const std::string& in, std::string& out, std::size_t& at) {
+    if (io::go::decode_base64(in, &out, at)) return true;
+    if (at >= in.size()) { // ended early: Go names the start of the unfinished quantum
+        std::size_t n = 0;
+        for (char c : in)
+            n += c != '\r' && c != '\n';
+        std::size_t want = n / 4 * 4, seen = 0;
+        at = in.size();
+        for (std::size_t i = 0; i < in.size(); ++i) {
+            if (in[i] == '\r' || in[i] == '\n') continue;
+            if (seen++ == want) {
+                at = i;
+                break;
+            }
+        }
+    }
+    return false;
+}
+
 const List& list_arg(const Value& v, const char* fn) {
     if (!v.is_list())
         throw FuncError(std::string("Cannot find ") + fn + " on type " +
@@ -136,7 +153,7 @@ Value str(std::string s) {
 }
 
 // encoding/json's Marshal of a Value (map keys sorted, HTML characters escaped).
-void marshal(std::string& out, const Value& v, std::size_t depth, std::size_t max) {
+void marshal(std::string& out, const Value& v, std::size_t depth, std::size_t max, bool html) {
     if (depth > kMaxNesting)
         throw FuncError("json: unsupported value: encountered a cycle via " +
                         std::string(v.go_type()));
@@ -157,7 +174,7 @@ void marshal(std::string& out, const Value& v, std::size_t depth, std::size_t ma
         io::go::append_float(out, v.as_float());
         return;
     case Value::Type::string:
-        io::go::append_string(out, v.as_string(), true);
+        io::go::append_string(out, v.as_string(), html);
         return;
     case Value::Type::list: {
         out += '[';
@@ -165,7 +182,7 @@ void marshal(std::string& out, const Value& v, std::size_t depth, std::size_t ma
         for (const auto& i : v.items()) {
             if (!first) out += ',';
             first = false;
-            marshal(out, i, depth + 1, max);
+            marshal(out, i, depth + 1, max, html);
         }
         out += ']';
         return;
@@ -176,9 +193,9 @@ void marshal(std::string& out, const Value& v, std::size_t depth, std::size_t ma
         for (const auto& [k, x] : v.entries()) {
             if (!first) out += ',';
             first = false;
-            io::go::append_string(out, k, true);
+            io::go::append_string(out, k, html);
             out += ':';
-            marshal(out, x, depth + 1, max);
+            marshal(out, x, depth + 1, max, html);
         }
         out += '}';
         return;
@@ -218,6 +235,11 @@ const char* kind_of(const Value& v) {
     }
 }
 
+} // namespace sprig
+
+namespace {
+using namespace sprig;
+constexpr auto V = Func::kVariadic;
 } // namespace
 
 void add_sprig(Funcs& f) {
@@ -405,7 +427,7 @@ void add_sprig(Funcs& f) {
     f.add("toJson", 1, 1, [](Context& c, Args a) {
         std::string out;
         try {
-            marshal(out, a[0], 0, c.options().max_output);
+            marshal(out, a[0], 0, c.options().max_output, true);
         } catch (const FuncError&) {
             out.clear(); // Sprig's toJson gives "" when encoding fails
         }
@@ -587,27 +609,11 @@ void add_sprig(Funcs& f) {
         return str(out);
     });
     f.add("b64dec", 1, 1, [](Context&, Args a) {
+        // Sprig returns the decoder's error text as the result.
         std::string out;
         std::size_t at = 0;
-        // Sprig returns the decoder's error text as the result.
-        const std::string& in = arg_string(a, 0);
-        if (!io::go::decode_base64(in, &out, at)) {
-            if (at >= in.size()) { // ended early: Go names the start of the unfinished quantum
-                std::size_t n = 0;
-                for (char c : in)
-                    n += c != '\r' && c != '\n';
-                std::size_t want = n / 4 * 4, seen = 0;
-                at = in.size();
-                for (std::size_t i = 0; i < in.size(); ++i) {
-                    if (in[i] == '\r' || in[i] == '\n') continue;
-                    if (seen++ == want) {
-                        at = i;
-                        break;
-                    }
-                }
-            }
+        if (!b64_decode(arg_string(a, 0), out, at))
             return str("illegal base64 data at input byte " + std::to_string(at));
-        }
         return str(out);
     });
 
@@ -657,6 +663,7 @@ void add_sprig(Funcs& f) {
     f.add("atoi", 1, 1, [](Context&, Args a) {
         return Value::integer(io::go::parse_int(arg_string(a, 0), false).value_or(0));
     });
+    add_sprig_more(f);
 }
 
 void add_include(Funcs& f) {

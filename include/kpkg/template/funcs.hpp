@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kpkg/template/value.hpp"
 
@@ -54,6 +56,7 @@ public:
     void add(std::string name, Func f) { funcs_[std::move(name)] = std::move(f); }
     const Func* find(std::string_view name) const;
     bool has(std::string_view name) const { return find(name) != nullptr; }
+    std::vector<std::string> names() const; // sorted
 
 private:
     std::map<std::string, Func, std::less<>> funcs_;
@@ -64,25 +67,75 @@ private:
 // no Go function values to call).
 void add_builtins(Funcs& f);
 
-// A first batch of the Sprig (v3) functions in Package Operator's allow-list, with Sprig's
-// semantics (argument order, "" for a missing get, quote's %q, b64dec's error text as result):
-//   strings   trim trimAll trimPrefix trimSuffix upper lower title untitle replace contains
-//             hasPrefix hasSuffix quote squote cat indent nindent repeat nospace trunc substr
-//             toString join split splitList
-//   defaults  default empty coalesce ternary toJson fail
-//   lists     list first last rest initial has append push prepend reverse uniq compact
-//             slice (Sprig's, which replaces the builtin: lists only) sortAlpha until dig
-//   types     typeOf kindOf typeIs kindIs deepEqual
-//   dicts     dict get set unset hasKey keys values pick omit (keys and values in key order)
-//   encoding  b64enc b64dec
-//   numbers   add add1 sub mul div mod max min int int64 float64 atoi (integers, as int64 in Go)
-// upper/lower/title change ASCII letters only. indent, nindent and repeat refuse a result larger
-// than the output limit.
+// The Sprig (v3.3) functions in Package Operator's allow-list (internal/transform/
+// transformfiles_funcs.go: "all sprig functions except dates, random, crypto, os, network and
+// filepath"), 164 names, each with Sprig's semantics (argument order, "" or nil versus an error,
+// quote's %q, b64dec's and b32dec's error text as the result):
+//   strings   hello abbrev abbrevboth trunc trim upper lower title untitle substr repeat trimAll
+//             trimSuffix trimPrefix nospace initials swapcase snakecase camelcase kebabcase wrap
+//             wrapWith contains hasPrefix hasSuffix quote squote cat indent nindent replace plural
+//             sha1sum sha256sum adler32sum toString
+//   convert   atoi int64 int float64 seq toDecimal split splitList splitn toStrings until
+//             untilStep
+//   numbers   add1 add sub div mod mul max biggest min (int64) add1f addf subf divf mulf (exact
+//             decimals, as shopspring/decimal; divf to 16 places) maxf minf ceil floor round
+//   lists     join sortAlpha list tuple first rest last initial append push prepend reverse uniq
+//             without has slice (Sprig's: replaces the builtin, lists only) concat chunk compact
+//             and their must* forms (mustFirst ... mustChunk, mustCompact: the same functions,
+//             Sprig's non-must forms fail the same way)
+//   defaults  default empty coalesce all any ternary fail
+//   JSON      toJson toPrettyJson toRawJson ("" when the value has no JSON form) fromJson (nil on
+//             bad input) mustToJson mustToPrettyJson mustToRawJson mustFromJson (errors)
+//   types     typeOf typeIs typeIsLike kindOf kindIs deepEqual deepCopy mustDeepCopy
+//   dicts     dict get set unset hasKey pluck keys values pick omit dig merge mustMerge
+//             mergeOverwrite mustMergeOverwrite (mergo's rules: empty destination values are
+//             filled, maps merge recursively in place) (keys and values in key order)
+//   paths     base dir clean ext isAbs (package path, '/' only)
+//   encoding  b64enc b64dec b32enc b32dec
+//   semver    semver (a map of Major Minor Patch Prerelease Metadata Original: there are no
+//             methods here) semverCompare (Masterminds/semver v3 constraints)
+//   regex     regexMatch (false on a bad expression) regexFind regexFindAll regexReplaceAll
+//             regexReplaceAllLiteral regexSplit (an error on a bad expression, as MustCompile's
+//             panic) and their must* forms, regexQuoteMeta; Go RE2 syntax (see regex.hpp)
+//   urls      urlParse urlJoin (net/url's Parse and URL.String)
+// Not in the list, hence not provided: dates, random strings and shuffle, crypto, uuidv4, env,
+// expandenv, getHostByName, os* paths, the deprecated trimall. Case conversion (upper, lower,
+// title, swapcase, the *case functions) changes ASCII letters only. Functions that build large
+// strings (indent, nindent, repeat, wrapWith, regexReplaceAll) refuse a result larger than the
+// output limit; until, untilStep and seq stop at the step limit.
 void add_sprig(Funcs& f);
 
 // Package Operator's include NAME DATA: the template's output as a string (to pipe into indent and
 // the like). Nesting counts towards Options::max_depth, as {{template}} does.
 void add_include(Funcs& f);
+
+// What Package Operator's own functions need from the package being rendered. Paths are relative
+// to the package root, '/'-separated ("manifest.yaml", "files/cm.yaml"), as PKO keys its file map.
+struct PackageHooks {
+    // getFile: the content of the file at `path` exactly, or nothing when there is none.
+    std::function<std::optional<std::string>(std::string_view path)> file;
+    // getFileGlob: every path `file` knows (the glob is matched here).
+    std::function<std::vector<std::string>()> paths;
+    // cel: the value of a CEL expression, which must be a bool; throw FuncError for a compile or
+    // evaluation error or another result type (PKO's message: "invalid return type: ...").
+    std::function<bool(std::string_view expression)> cel;
+};
+
+// Exactly the functions Package Operator gives its *.gotmpl templates, nothing else:
+// text/template's builtins (add_builtins), the allowed Sprig functions (add_sprig), include, and
+//   toYAML V      sigs.k8s.io/yaml's Marshal (through JSON, keys sorted, yaml.v2's style) with
+//                 the trailing newline trimmed
+//   fromYAML S    sigs.k8s.io/yaml's Unmarshal of the first document into interface{}: maps,
+//                 lists, strings, bools, nil and float64 numbers; an error on invalid YAML or a
+//                 non-string argument
+//   b64decMap M   the map's string values base64-decoded (other values dropped); an error naming
+//                 the key of a bad value
+//   getFile P     the file's content; "file not found" when there is none
+//   getFileGlob G a map path -> content of the files whose path matches the gobwas/glob pattern G
+//                 (separator '/': * and ? stop at '/', ** crosses it; {a,b} [a-z] [!a-z])
+//   cel E         the CEL expression's bool value (hooks.cel)
+// A missing hook makes its function fail when called.
+void add_package_operator(Funcs& f, PackageHooks hooks);
 
 // Helpers for function implementations: the argument as a string, or an ArgError in Go's words
 // ("wrong type for value; expected string; got float64").
