@@ -91,7 +91,13 @@ void add_package_operator(Funcs& f, PackageHooks hooks) {
         std::size_t total = 0;
         if (shared->paths && shared->file) {
             for (const auto& p : shared->paths()) {
-                if (!glob->match(p)) continue;
+                bool hit = false;
+                try {
+                    hit = glob->match(p);
+                } catch (const re::LimitError& e) {
+                    throw FuncError(e.what());
+                }
+                if (!hit) continue;
                 auto content = shared->file(p);
                 if (!content) continue;
                 total += content->size();

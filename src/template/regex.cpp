@@ -116,6 +116,7 @@ private:
     std::string_view s_;
     std::size_t i_ = 0;
     Flags f_;
+    bool flags_only_ = false; // the last atom was a (?flags) group
 
     bool eof() const { return i_ >= s_.size(); }
     char peek() const { return s_[i_]; }
@@ -176,7 +177,7 @@ private:
                 if (last_repeat)
                     fail("invalid nested repetition operator",
                          s_.substr(last_repeat_at, i_ - last_repeat_at));
-                if (cat.subs.empty() || cat.subs.back().op == Op::empty)
+                if (cat.subs.empty() || cat.subs.back().op == Op::empty || flags_only_)
                     fail("missing argument to repetition operator", op_text);
                 if (mn > kMaxRepeat || mx > kMaxRepeat || (mx >= 0 && mn > mx))
                     fail("invalid repeat count", op_text);
@@ -192,6 +193,7 @@ private:
                 continue;
             }
             last_repeat = false;
+            flags_only_ = false;
             atom(cat, depth);
         }
         if (cat.subs.size() == 1) return std::move(cat.subs[0]);
@@ -298,7 +300,8 @@ private:
                             neg = true;
                             any = false;
                         } else if (fch == ')' && !(neg && !any)) {
-                            return; // flags for the rest of the group
+                            flags_only_ = true; // nothing to repeat
+                            return;             // flags for the rest of the group
                         } else if (fch == ':' && !(neg && !any)) {
                             break;
                         } else {
@@ -726,8 +729,13 @@ struct ThreadList {
 
 class Vm {
 public:
-    Vm(const Program& p, std::string_view s) : p_(p), s_(s), ncap_(2 * p.names.size()) {
+    // ncap: the capture slots to track (2: the match's bounds only; 0: none).
+    Vm(const Program& p, std::string_view s, std::size_t ncap)
+        : p_(p), s_(s), ncap_(std::min(ncap, 2 * p.names.size())) {
         mark_.assign(p.code.size(), 0);
+        // One search costs at most (input + 1) x program steps; a call gets 8 times that plus a
+        // fixed allowance, so that repeated searches (FindAll) cannot go quadratic without end.
+        budget_ = 10'000'000 + 8 * (static_cast<std::uint64_t>(s.size()) + 1) * p.code.size();
     }
 
     // The leftmost-first match at or after `from`; with `first`, any match will do (stops at the
@@ -828,6 +836,8 @@ private:
                 if (m == gen_) break;
                 m = gen_;
                 const Inst& in = p_.code[static_cast<std::size_t>(pc)];
+                if (budget_-- == 0)
+                    throw LimitError("regexp: matching takes too many steps for this input");
                 if (in.op == I::jmp) {
                     pc = in.x;
                 } else if (in.op == I::split) {
@@ -856,6 +866,7 @@ private:
     std::size_t ncap_;
     std::vector<std::uint32_t> mark_;
     std::uint32_t gen_ = 0;
+    std::uint64_t budget_ = 0;
     struct StackFrame {
         int pc;
         int slot; // >= 0: restores caps[slot] = old
@@ -877,6 +888,9 @@ Regex::Regex(std::string_view pattern) : prog_(std::make_unique<Program>()) {
     c.emit(Inst{I::save, 1, 0, kBeginText});
     c.emit(Inst{I::match, 0, 0, kBeginText});
     prog_->start = 0;
+    // Threads carry their capture slots: bound what a list of them can hold.
+    if (prog_->code.size() * prog_->names.size() > 20'000'000)
+        throw SyntaxError("error parsing regexp: expression too large");
 }
 
 Regex::~Regex() = default;
@@ -891,13 +905,13 @@ const std::vector<std::string>& Regex::names() const {
 }
 
 bool Regex::search(std::string_view s, std::size_t from, std::vector<std::ptrdiff_t>& caps) const {
-    Vm vm(*prog_, s);
+    Vm vm(*prog_, s, SIZE_MAX);
     return vm.run(from, caps, false);
 }
 
 bool Regex::matches(std::string_view s) const {
     std::vector<std::ptrdiff_t> caps;
-    Vm vm(*prog_, s);
+    Vm vm(*prog_, s, 0);
     return vm.run(0, caps, true);
 }
 
@@ -907,7 +921,7 @@ std::vector<std::vector<std::ptrdiff_t>> Regex::find_all(std::string_view s, std
     std::size_t pos = 0;
     std::ptrdiff_t prev_end = -1;
     std::vector<std::ptrdiff_t> caps;
-    Vm vm(*prog_, s);
+    Vm vm(*prog_, s, 2);
     while (static_cast<std::int64_t>(out.size()) < n && pos <= s.size()) {
         if (!vm.run(pos, caps, false)) break;
         bool accept = true;
@@ -925,11 +939,13 @@ std::vector<std::vector<std::ptrdiff_t>> Regex::find_all(std::string_view s, std
     return out;
 }
 
-std::string Regex::replace_all(std::string_view s, std::string_view repl, bool literal) const {
+std::string Regex::replace_all(std::string_view s, std::string_view repl, bool literal,
+                               std::size_t max_bytes) const {
     std::string out;
     std::size_t last = 0, pos = 0;
     std::vector<std::ptrdiff_t> caps;
-    Vm vm(*prog_, s);
+    const bool groups = !literal && repl.find('$') != std::string_view::npos;
+    Vm vm(*prog_, s, groups ? SIZE_MAX : 2);
     const auto& names = prog_->names;
     auto group = [&](std::size_t g) -> std::string_view {
         if (2 * g + 1 >= caps.size() || caps[2 * g] < 0) return {};
@@ -987,6 +1003,8 @@ std::string Regex::replace_all(std::string_view s, std::string_view repl, bool l
         auto b = static_cast<std::size_t>(caps[0]), e = static_cast<std::size_t>(caps[1]);
         out.append(s, last, b - last);
         if (e > last || b == 0) expand();
+        if (out.size() > max_bytes)
+            throw LimitError("regexp: the result exceeds " + std::to_string(max_bytes) + " bytes");
         last = e;
         std::size_t w = 1;
         if (pos < s.size()) decode(s, pos, w);

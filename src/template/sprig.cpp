@@ -120,6 +120,10 @@ std::string replace_all(std::string s, std::string_view from, std::string_view t
     return out;
 }
 
+std::size_t max_list_items(const Context& c) {
+    return static_cast<std::size_t>(std::min<std::uint64_t>(c.options().max_steps, kMaxListItems));
+}
+
 bool b64_decode(const std::string& in, std::string& out, std::size_t& at) {
     if (io::go::decode_base64(in, &out, at)) return true;
     if (at >= in.size()) { // ended early: Go names the start of the unfinished quantum
@@ -514,8 +518,10 @@ void add_sprig(Funcs& f) {
     f.add("until", 1, 1, [](Context& c, Args a) {
         std::int64_t n = arg_int(a, 0);
         std::int64_t step = n < 0 ? -1 : 1;
-        if ((n < 0 ? -n : n) > static_cast<std::int64_t>(c.options().max_steps))
-            throw FuncError("until: " + std::to_string(n) + " items is over the step limit");
+        if (n > static_cast<std::int64_t>(max_list_items(c)) ||
+            n < -static_cast<std::int64_t>(max_list_items(c)))
+            throw FuncError("until: " + std::to_string(n) + " items is over the limit of " +
+                            std::to_string(max_list_items(c)));
         List out;
         for (std::int64_t i = 0; i != n; i += step)
             out.push_back(Value::integer(i));

@@ -1060,9 +1060,10 @@ Value string_list(std::vector<std::string> v) {
 // Sprig's int lists (until, untilStep) with the step limit as a guard.
 Value until_step(Context& c, std::int64_t start, std::int64_t stop, std::int64_t step) {
     List out;
-    auto limit = c.options().max_steps;
+    auto limit = max_list_items(c);
     auto push = [&](std::int64_t i) {
-        if (out.size() >= limit) throw FuncError("untilStep: more items than the step limit");
+        if (out.size() >= limit)
+            throw FuncError("untilStep: more than " + std::to_string(limit) + " items");
         out.push_back(Value::integer(i));
     };
     if (stop < start) {
@@ -1083,7 +1084,8 @@ std::vector<std::int64_t> until_ints(std::int64_t start, std::int64_t stop, std:
                                      std::size_t limit) {
     std::vector<std::int64_t> out;
     auto push = [&](std::int64_t i) {
-        if (out.size() >= limit) throw FuncError("seq: more items than the step limit");
+        if (out.size() >= limit)
+            throw FuncError("seq: more than " + std::to_string(limit) + " items");
         out.push_back(i);
     };
     if (stop < start) {
@@ -1126,6 +1128,16 @@ Value from_json_text(const std::string& text) {
     if (docs->empty()) throw FuncError("unexpected end of JSON input");
     if (docs->size() > 1) throw FuncError("invalid character after top-level value");
     return from_json(docs->front().root);
+}
+
+// f(), with the regex engine's refusals as function errors.
+template <class F>
+auto limited(F f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const re::LimitError& e) {
+        throw FuncError(e.what());
+    }
 }
 
 void must_alias(Funcs& f, const char* alias, const char* name) {
@@ -1215,7 +1227,7 @@ void add_sprig_more(Funcs& f) {
         for (std::size_t i = 0; i < a.size(); ++i)
             p.push_back(arg_int(a, i));
         std::vector<std::int64_t> v;
-        auto lim = static_cast<std::size_t>(c.options().max_steps);
+        auto lim = max_list_items(c);
         if (p.size() == 1) {
             std::int64_t inc = p[0] < 1 ? -1 : 1;
             v = until_ints(1, p[0] + inc, inc, lim);
@@ -1459,15 +1471,20 @@ void add_sprig_more(Funcs& f) {
             return Value::boolean(re::Regex(arg_string(a, 0)).matches(arg_string(a, 1)));
         } catch (const re::SyntaxError&) {
             return Value::boolean(false);
+        } catch (const re::LimitError& e) {
+            throw FuncError(e.what());
         }
     });
     f.add("mustRegexMatch", 2, 2, [rx](Context&, Args a) {
-        return Value::boolean(rx(arg_string(a, 0)).matches(arg_string(a, 1)));
+        const re::Regex r = rx(arg_string(a, 0));
+        return Value::boolean(limited([&] { return r.matches(arg_string(a, 1)); }));
     });
     auto find_all = [rx](Context&, Args a) {
         const std::string& s = arg_string(a, 1);
+        const std::int64_t n = arg_int(a, 2);
+        const re::Regex r = rx(arg_string(a, 0));
         std::vector<std::string> out;
-        for (const auto& m : rx(arg_string(a, 0)).find_all(s, arg_int(a, 2)))
+        for (const auto& m : limited([&] { return r.find_all(s, n); }))
             out.push_back(
                 s.substr(static_cast<std::size_t>(m[0]), static_cast<std::size_t>(m[1] - m[0])));
         return string_list(std::move(out));
@@ -1476,8 +1493,9 @@ void add_sprig_more(Funcs& f) {
     f.add("mustRegexFindAll", 3, 3, find_all);
     auto find = [rx](Context&, Args a) {
         const std::string& s = arg_string(a, 1);
+        const re::Regex r = rx(arg_string(a, 0));
         std::vector<std::ptrdiff_t> caps;
-        if (!rx(arg_string(a, 0)).search(s, 0, caps)) return str("");
+        if (!limited([&] { return r.search(s, 0, caps); })) return str("");
         return str(s.substr(static_cast<std::size_t>(caps[0]),
                             static_cast<std::size_t>(caps[1] - caps[0])));
     };
@@ -1485,12 +1503,11 @@ void add_sprig_more(Funcs& f) {
     f.add("mustRegexFind", 2, 2, find);
     auto replace = [rx](bool literal) {
         return [rx, literal](Context& c, Args a) {
-            std::string out =
-                rx(arg_string(a, 0)).replace_all(arg_string(a, 1), arg_string(a, 2), literal);
-            if (out.size() > c.options().max_output)
-                throw FuncError("result exceeds " + std::to_string(c.options().max_output) +
-                                " bytes");
-            return str(std::move(out));
+            const re::Regex r = rx(arg_string(a, 0));
+            return str(limited([&] {
+                return r.replace_all(arg_string(a, 1), arg_string(a, 2), literal,
+                                     c.options().max_output);
+            }));
         };
     };
     f.add("regexReplaceAll", 3, 3, replace(false));
@@ -1498,7 +1515,9 @@ void add_sprig_more(Funcs& f) {
     f.add("regexReplaceAllLiteral", 3, 3, replace(true));
     f.add("mustRegexReplaceAllLiteral", 3, 3, replace(true));
     auto split = [rx](Context&, Args a) {
-        return string_list(rx(arg_string(a, 0)).split(arg_string(a, 1), arg_int(a, 2)));
+        const re::Regex r = rx(arg_string(a, 0));
+        const std::int64_t n = arg_int(a, 2);
+        return string_list(limited([&] { return r.split(arg_string(a, 1), n); }));
     };
     f.add("regexSplit", 3, 3, split);
     f.add("mustRegexSplit", 3, 3, split);

@@ -32,6 +32,11 @@ std::vector<std::string> strslice(const Value& v);
 bool is_space(unsigned char c);
 std::string trim_space(std::string_view s);
 std::string replace_all(std::string s, std::string_view from, std::string_view to);
+// Lists built from a count (until, untilStep, seq) stop here (and at the step limit): a million
+// items, some 100 MB of values.
+inline constexpr std::size_t kMaxListItems = std::size_t{1} << 20;
+std::size_t max_list_items(const Context& c);
+
 // base64.StdEncoding.DecodeString; false with Go's error offset in `at`.
 bool b64_decode(const std::string& in, std::string& out, std::size_t& at);
 // The list argument of a list function; FuncError "Cannot find FN on type T" otherwise.

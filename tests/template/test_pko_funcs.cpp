@@ -347,6 +347,25 @@ TEST(TemplatePkoFuncs, RegexHostileInputStaysLinear) {
     EXPECT_TRUE(has_error(
         run(R"T({{mustRegexMatch (printf "%s%s" (repeat 5000 "(") (repeat 5000 ")")) "x"}})T"),
         "expression nests too deeply"));
+    // Repeated searches that would go quadratic (each FindAll search scans to the end before
+    // settling for the short match) stop at the step budget instead of running for minutes.
+    start = std::chrono::steady_clock::now();
+    EXPECT_TRUE(has_error(run(R"T({{regexFindAll "(a+)c|a" (repeat 200000 "a") -1 | len}})T"),
+                          "error calling regexFindAll: regexp: matching takes too many steps"));
+    EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::steady_clock::now() - start)
+                  .count(),
+              10000);
+    // a replacement cannot grow the output beyond the limit
+    t::Options small;
+    small.max_output = 1000;
+    EXPECT_TRUE(
+        has_error(run(R"({{regexReplaceAll "" (repeat 100 "a") (repeat 100 "b")}})", "null", small),
+                  "exceeds 1000 bytes"));
+    EXPECT_TRUE(has_error(run(R"({{untilStep 0 100000000 1 | len}})"), "more than 1048576 items"));
+    EXPECT_TRUE(has_error(run(R"({{seq 100000000}})"), "more than 1048576 items"));
+    EXPECT_TRUE(has_error(run(R"({{until 100000000 | len}})"), "over the limit of 1048576"));
+    EXPECT_THROW(t::re::Regex("a(?i)*"), t::re::SyntaxError);
     EXPECT_THROW(t::re::Regex(std::string(5000, '(') + std::string(5000, ')')), t::re::SyntaxError);
     EXPECT_THROW(t::re::Regex("(a{1000}){1000}"), t::re::SyntaxError);
     EXPECT_THROW(t::re::Regex("a{1001}"), t::re::SyntaxError);

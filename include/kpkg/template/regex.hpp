@@ -25,6 +25,12 @@ struct SyntaxError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// Matching refused for its cost: more steps than a linear scan of the input would need several
+// times over (repeated searches going quadratic), or a result beyond the given size.
+struct LimitError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
 struct Program;
 
 class Regex {
@@ -40,6 +46,7 @@ public:
     // The name of each group ("" when unnamed), index 0 for the whole match.
     const std::vector<std::string>& names() const;
 
+    // All matching throws LimitError past its step budget (see LimitError).
     // The leftmost-first match starting at or after byte `from`: caps gets 2*groups() offsets
     // (-1 for a group that did not take part). False when there is none.
     bool search(std::string_view s, std::size_t from, std::vector<std::ptrdiff_t>& caps) const;
@@ -49,8 +56,10 @@ public:
     // non-overlapping matches, an empty match right after a previous one skipped. With caps, each
     // entry is a full capture vector.
     std::vector<std::vector<std::ptrdiff_t>> find_all(std::string_view s, std::int64_t n) const;
-    // ReplaceAllString (with $1 ${name} expansion) or ReplaceAllLiteralString.
-    std::string replace_all(std::string_view s, std::string_view repl, bool literal) const;
+    // ReplaceAllString (with $1 ${name} expansion) or ReplaceAllLiteralString; LimitError when
+    // the result grows beyond max_bytes.
+    std::string replace_all(std::string_view s, std::string_view repl, bool literal,
+                            std::size_t max_bytes = SIZE_MAX) const;
     // Split(s, n).
     std::vector<std::string> split(std::string_view s, std::int64_t n) const;
 
