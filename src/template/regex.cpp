@@ -605,6 +605,7 @@ struct Program {
     std::vector<Ranges> classes;
     std::vector<std::string> names;
     int start = 0;
+    bool empty_expr = false; // the expression's text is ""
 };
 
 namespace {
@@ -878,6 +879,7 @@ private:
 } // namespace
 
 Regex::Regex(std::string_view pattern) : prog_(std::make_unique<Program>()) {
+    prog_->empty_expr = pattern.empty();
     Parser parser(pattern);
     Node root = parser.parse();
     prog_->names = parser.names;
@@ -1022,8 +1024,8 @@ std::string Regex::replace_all(std::string_view s, std::string_view repl, bool l
 std::vector<std::string> Regex::split(std::string_view s, std::int64_t n) const {
     std::vector<std::string> out;
     if (n == 0) return out;
-    if (s.empty()) {
-        // Go: an expression that can match something splits "" into [""]
+    if (s.empty() && !prog_->empty_expr) {
+        // Go: a non-empty expression splits "" into [""]
         out.emplace_back();
         return out;
     }

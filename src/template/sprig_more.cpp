@@ -1130,6 +1130,22 @@ Value from_json_text(const std::string& text) {
     return from_json(docs->front().root);
 }
 
+// regexp's quote(): the expression in backquotes when strconv.CanBackquote, else %q.
+std::string backquoted(const std::string& s) {
+    bool ok = true;
+    for (std::size_t i = 0; i < s.size() && ok;) {
+        std::size_t w = 0;
+        char32_t r = decode_rune(s, i, w);
+        if ((r == 0xFFFD && w == 1) || r == '`' || r == 0xFEFF || (r < 0x20 && r != '\t') ||
+            r == 0x7F)
+            ok = false;
+        i += w;
+    }
+    if (ok) return "`" + s + "`";
+    Value v = str(s);
+    return sprintf("%q", std::span<const Value>(&v, 1));
+}
+
 // f(), with the regex engine's refusals as function errors.
 template <class F>
 auto limited(F f) -> decltype(f()) {
@@ -1459,11 +1475,14 @@ void add_sprig_more(Funcs& f) {
     });
 
     // Regular expressions (Go's RE2 syntax)
-    auto rx = [](const std::string& p) {
+    // A bad expression: the must* forms return Go's error; the others (Sprig calls MustCompile)
+    // fail with its panic's text.
+    auto rx = [](const std::string& p, bool must) {
         try {
             return re::Regex(p);
         } catch (const re::SyntaxError& e) {
-            throw FuncError(e.what());
+            if (must) throw FuncError(e.what());
+            throw FuncError("regexp: Compile(" + backquoted(p) + "): " + e.what());
         }
     };
     f.add("regexMatch", 2, 2, [](Context&, Args a) {
@@ -1476,51 +1495,57 @@ void add_sprig_more(Funcs& f) {
         }
     });
     f.add("mustRegexMatch", 2, 2, [rx](Context&, Args a) {
-        const re::Regex r = rx(arg_string(a, 0));
+        const re::Regex r = rx(arg_string(a, 0), true);
         return Value::boolean(limited([&] { return r.matches(arg_string(a, 1)); }));
     });
-    auto find_all = [rx](Context&, Args a) {
-        const std::string& s = arg_string(a, 1);
-        const std::int64_t n = arg_int(a, 2);
-        const re::Regex r = rx(arg_string(a, 0));
-        std::vector<std::string> out;
-        for (const auto& m : limited([&] { return r.find_all(s, n); }))
-            out.push_back(
-                s.substr(static_cast<std::size_t>(m[0]), static_cast<std::size_t>(m[1] - m[0])));
-        return string_list(std::move(out));
+    auto find_all = [rx](bool must) {
+        return [rx, must](Context&, Args a) {
+            const std::string& s = arg_string(a, 1);
+            const std::int64_t n = arg_int(a, 2);
+            const re::Regex r = rx(arg_string(a, 0), must);
+            std::vector<std::string> out;
+            for (const auto& m : limited([&] { return r.find_all(s, n); }))
+                out.push_back(s.substr(static_cast<std::size_t>(m[0]),
+                                       static_cast<std::size_t>(m[1] - m[0])));
+            return string_list(std::move(out));
+        };
     };
-    f.add("regexFindAll", 3, 3, find_all);
-    f.add("mustRegexFindAll", 3, 3, find_all);
-    auto find = [rx](Context&, Args a) {
-        const std::string& s = arg_string(a, 1);
-        const re::Regex r = rx(arg_string(a, 0));
-        std::vector<std::ptrdiff_t> caps;
-        if (!limited([&] { return r.search(s, 0, caps); })) return str("");
-        return str(s.substr(static_cast<std::size_t>(caps[0]),
-                            static_cast<std::size_t>(caps[1] - caps[0])));
+    f.add("regexFindAll", 3, 3, find_all(false));
+    f.add("mustRegexFindAll", 3, 3, find_all(true));
+    auto find = [rx](bool must) {
+        return [rx, must](Context&, Args a) {
+            const std::string& s = arg_string(a, 1);
+            const re::Regex r = rx(arg_string(a, 0), must);
+            std::vector<std::ptrdiff_t> caps;
+            if (!limited([&] { return r.search(s, 0, caps); })) return str("");
+            return str(s.substr(static_cast<std::size_t>(caps[0]),
+                                static_cast<std::size_t>(caps[1] - caps[0])));
+        };
     };
-    f.add("regexFind", 2, 2, find);
-    f.add("mustRegexFind", 2, 2, find);
-    auto replace = [rx](bool literal) {
-        return [rx, literal](Context& c, Args a) {
-            const re::Regex r = rx(arg_string(a, 0));
+    f.add("regexFind", 2, 2, find(false));
+    f.add("mustRegexFind", 2, 2, find(true));
+    auto replace = [rx](bool literal, bool must) {
+        return [rx, literal, must](Context& c, Args a) {
+            const re::Regex r = rx(arg_string(a, 0), must);
             return str(limited([&] {
                 return r.replace_all(arg_string(a, 1), arg_string(a, 2), literal,
                                      c.options().max_output);
             }));
         };
     };
-    f.add("regexReplaceAll", 3, 3, replace(false));
-    f.add("mustRegexReplaceAll", 3, 3, replace(false));
-    f.add("regexReplaceAllLiteral", 3, 3, replace(true));
-    f.add("mustRegexReplaceAllLiteral", 3, 3, replace(true));
-    auto split = [rx](Context&, Args a) {
-        const re::Regex r = rx(arg_string(a, 0));
-        const std::int64_t n = arg_int(a, 2);
-        return string_list(limited([&] { return r.split(arg_string(a, 1), n); }));
+    f.add("regexReplaceAll", 3, 3, replace(false, false));
+    f.add("mustRegexReplaceAll", 3, 3, replace(false, true));
+    f.add("regexReplaceAllLiteral", 3, 3, replace(true, false));
+    f.add("mustRegexReplaceAllLiteral", 3, 3, replace(true, true));
+    auto split = [rx](bool must) {
+        return [rx, must](Context&, Args a) {
+            const re::Regex r = rx(arg_string(a, 0), must);
+            const std::int64_t n = arg_int(a, 2);
+            return string_list(limited([&] { return r.split(arg_string(a, 1), n); }));
+        };
     };
-    f.add("regexSplit", 3, 3, split);
-    f.add("mustRegexSplit", 3, 3, split);
+    f.add("regexSplit", 3, 3, split(false));
+    f.add("mustRegexSplit", 3, 3, split(true));
     f.add("regexQuoteMeta", 1, 1,
           [](Context&, Args a) { return str(re::quote_meta(arg_string(a, 0))); });
 

@@ -317,8 +317,13 @@ TEST(TemplatePkoFuncs, Regex) {
                   R"({{regexSplit "," "" -1 | len}}|{{regexSplit "," "a,b" 0 | len}})"),
               "[pi a]|[ b b c cadaaae]|1|0");
     EXPECT_EQ(run(R"({{regexQuoteMeta "1.2.3+[x]"}})"), R"(1\.2\.3\+\[x\])");
-    EXPECT_TRUE(
-        has_error(run(R"({{regexFind "a**" "x"}})"), "invalid nested repetition operator: `**`"));
+    // Sprig's non-must forms panic in regexp.MustCompile; text/template reports the panic
+    EXPECT_TRUE(has_error(run(R"({{regexFind "a**" "x"}})"),
+                          "error calling regexFind: regexp: Compile(`a**`): error parsing regexp: "
+                          "invalid nested repetition operator: `**`"));
+    EXPECT_TRUE(has_error(run(R"({{mustRegexFind "a**" "x"}})"),
+                          "error calling mustRegexFind: error parsing regexp: invalid nested"));
+    EXPECT_EQ(run(R"({{regexSplit "" "" -1 | len}}|{{regexSplit "" "ab" -1}})"), "0|[a b]");
     EXPECT_TRUE(has_error(run(R"({{regexReplaceAll "\\pL" "x" ""}})"), "not supported"));
     // Go syntax: (?i), \b, lazy repetition, non-capturing groups, POSIX classes, \Q..\E
     EXPECT_EQ(

@@ -102,7 +102,10 @@ void add_builtins(Funcs& f);
 // expandenv, getHostByName, os* paths, the deprecated trimall. Case conversion (upper, lower,
 // title, swapcase, the *case functions) changes ASCII letters only. Functions that build large
 // strings (indent, nindent, repeat, wrapWith, regexReplaceAll) refuse a result larger than the
-// output limit; until, untilStep and seq stop at the step limit.
+// output limit; until, untilStep and seq stop at a million items (or the step limit); regex
+// matching has a step budget of a few linear scans of its input per call (Go's FindAll can go
+// quadratic). Values are kpkg's: every list is a []interface {} to typeOf (Go's regexFindAll,
+// splitList, keys... give []string), integers are int (Sprig's arithmetic gives int64).
 void add_sprig(Funcs& f);
 
 // Package Operator's include NAME DATA: the template's output as a string (to pipe into indent and
