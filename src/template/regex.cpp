@@ -679,15 +679,28 @@ public:
         }
         case Op::repeat: {
             const Node& sub = n.subs[0];
-            for (int k = 0; k < n.min; ++k)
-                compile(sub);
-            if (n.max < 0) { // star
-                int split = emit(Inst{I::split, 0, 0, kBeginText});
-                compile(sub);
-                emit(Inst{I::jmp, split, 0, kBeginText});
-                set_split(split, split + 1, static_cast<int>(p_.code.size()), n.greedy);
+            if (n.max < 0) {
+                // As Go simplifies and compiles them: x{n,} is n-1 copies and x+; x* is a loop,
+                // or (x+)? when x can match empty (Go's fix for golang.org/issue/46123, which
+                // makes captures of such loops come out as in Perl).
+                for (int k = 1; k < n.min; ++k)
+                    compile(sub);
+                if (n.min >= 1) {
+                    plus(sub, n.greedy);
+                } else if (nullable(sub)) {
+                    int split = emit(Inst{I::split, 0, 0, kBeginText});
+                    plus(sub, n.greedy);
+                    set_split(split, split + 1, static_cast<int>(p_.code.size()), n.greedy);
+                } else {
+                    int split = emit(Inst{I::split, 0, 0, kBeginText});
+                    compile(sub);
+                    emit(Inst{I::jmp, split, 0, kBeginText});
+                    set_split(split, split + 1, static_cast<int>(p_.code.size()), n.greedy);
+                }
                 return;
             }
+            for (int k = 0; k < n.min; ++k)
+                compile(sub);
             std::vector<int> splits;
             for (int k = n.min; k < n.max; ++k) {
                 splits.push_back(emit(Inst{I::split, 0, 0, kBeginText}));
@@ -701,6 +714,34 @@ public:
     }
 
 private:
+    // x+: x, then a split back to x or on.
+    void plus(const Node& sub, bool greedy) {
+        int body = static_cast<int>(p_.code.size());
+        compile(sub);
+        int split = emit(Inst{I::split, 0, 0, kBeginText});
+        set_split(split, body, split + 1, greedy);
+    }
+
+    static bool nullable(const Node& n) {
+        switch (n.op) {
+        case Op::empty:
+        case Op::assert_:
+            return true;
+        case Op::chars:
+        case Op::any:
+            return false;
+        case Op::concat:
+            return std::all_of(n.subs.begin(), n.subs.end(), nullable);
+        case Op::alt:
+            return std::any_of(n.subs.begin(), n.subs.end(), nullable);
+        case Op::repeat:
+            return n.min == 0 || nullable(n.subs[0]);
+        case Op::capture:
+            return nullable(n.subs[0]);
+        }
+        return true;
+    }
+
     void set_split(int at, int body, int out, bool greedy) {
         auto& in = p_.code[static_cast<std::size_t>(at)];
         in.x = greedy ? body : out;

@@ -487,3 +487,26 @@ TEST(TemplatePkoFuncs, GlobUnit) {
     EXPECT_FALSE(lit.match("xay+z"));
     EXPECT_THROW(t::re::Glob("{a,b"), t::re::SyntaxError);
 }
+
+TEST(TemplatePkoFuncs, RegexCapturesAsGo) {
+    auto caps = [](const char* re, const char* s) {
+        std::vector<std::ptrdiff_t> c;
+        if (!t::re::Regex(re).search(s, 0, c)) return std::string("none");
+        std::string out;
+        for (auto x : c)
+            out += std::to_string(x) + " ";
+        return out;
+    };
+    // x* over an x that can match empty is compiled as (x+)? (golang.org/issue/46123): the
+    // group takes part with an empty match
+    EXPECT_EQ(caps("(x?)*", "bb"), "0 0 0 0 ");
+    EXPECT_EQ(caps("(x?)*|b", "bb"), "0 0 0 0 ");
+    EXPECT_EQ(caps("(a*)+", "b"), "0 0 0 0 ");
+    // a second, empty iteration of + is not taken (RE2, unlike Perl)
+    EXPECT_EQ(caps("(([ab])?)+", "bb"), "0 2 1 2 1 2 ");
+    EXPECT_EQ(caps("(a|ab)(c|bcd)(d*)", "abcd"), "0 4 0 1 1 4 4 4 ");
+    EXPECT_EQ(caps("(a+)(b+)?", "aab"), "0 3 0 2 2 3 ");
+    EXPECT_EQ(caps("(a+)(b+)?", "aa"), "0 2 0 2 -1 -1 ");
+    EXPECT_EQ(caps("(a+?)(a*?)$", "aaa"), "0 3 0 1 1 3 ");
+    EXPECT_EQ(caps("b", "aaa"), "none");
+}
