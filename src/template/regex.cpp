@@ -20,8 +20,9 @@ constexpr char32_t kMaxRune = 0x10FFFF;
     throw SyntaxError("error parsing regexp: " + code + ": `" + std::string(arg) + "`");
 }
 
-// One rune of s at i (invalid UTF-8: U+FFFD, one byte).
-char32_t decode(std::string_view s, std::size_t i, std::size_t& width) {
+} // namespace
+
+char32_t decode_rune(std::string_view s, std::size_t i, std::size_t& width) {
     auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
     unsigned char c = b(i);
     width = 1;
@@ -38,6 +39,12 @@ char32_t decode(std::string_view s, std::size_t i, std::size_t& width) {
     if (r < kMin[n] || r > kMaxRune || (r >= 0xD800 && r <= 0xDFFF)) return 0xFFFD;
     width = static_cast<std::size_t>(n) + 1;
     return r;
+}
+
+namespace {
+
+char32_t decode(std::string_view s, std::size_t i, std::size_t& width) {
+    return decode_rune(s, i, width);
 }
 
 bool is_word(char32_t c) {

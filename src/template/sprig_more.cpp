@@ -2,7 +2,6 @@
 // (goutils' and xstrings'), conversions, decimal float arithmetic, JSON, paths, base32, hashes,
 // data structures (merge and friends), semver, regular expressions and URLs.
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -24,24 +23,7 @@ constexpr auto V = Func::kVariadic;
 
 // ---- runes (ASCII case rules; other runes have no case here)
 
-char32_t decode_rune(std::string_view s, std::size_t i, std::size_t& w) {
-    auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-    unsigned char c = b(i);
-    w = 1;
-    if (c < 0x80) return c;
-    int n = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : -1;
-    if (n < 0 || c > 0xF4 || i + static_cast<std::size_t>(n) >= s.size()) return 0xFFFD;
-    char32_t r = c & (0x3F >> n);
-    for (int k = 1; k <= n; ++k) {
-        unsigned char d = b(i + static_cast<std::size_t>(k));
-        if ((d & 0xC0) != 0x80) return 0xFFFD;
-        r = (r << 6) | (d & 0x3F);
-    }
-    static constexpr char32_t kMin[] = {0, 0x80, 0x800, 0x10000};
-    if (r < kMin[n] || r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) return 0xFFFD;
-    w = static_cast<std::size_t>(n) + 1;
-    return r;
-}
+using re::decode_rune;
 
 void put_rune(std::string& out, char32_t r) {
     if (r < 0x80) {
@@ -726,10 +708,6 @@ void merge_into(const Value& dst, const Value& src, bool over, std::size_t depth
         }
         if (over || it == d.end() || !it->second.truth()) d.insert_or_assign(k, sv);
     }
-}
-
-const char* reflect_kind(const Value& v) {
-    return kind_of(v);
 }
 
 // ---- semver
@@ -1443,7 +1421,7 @@ void add_sprig_more(Funcs& f) {
         List out;
         for (const auto& l : a) {
             if (!l.is_list())
-                throw FuncError(std::string("Cannot concat type ") + reflect_kind(l) + " as list");
+                throw FuncError(std::string("Cannot concat type ") + kind_of(l) + " as list");
             out.insert(out.end(), l.items().begin(), l.items().end());
         }
         return Value::list(std::move(out));
@@ -1451,7 +1429,7 @@ void add_sprig_more(Funcs& f) {
     f.add("chunk", 2, 2, [](Context&, Args a) {
         std::int64_t size = arg_int(a, 0);
         const Value& l = a[1];
-        if (!l.is_list()) throw FuncError(std::string("Cannot chunk type ") + reflect_kind(l));
+        if (!l.is_list()) throw FuncError(std::string("Cannot chunk type ") + kind_of(l));
         if (size <= 0) throw FuncError("runtime error: makeslice: len out of range");
         const List& items = l.items();
         List out;

@@ -113,7 +113,11 @@ void add_sprig(Funcs& f);
 void add_include(Funcs& f);
 
 // What Package Operator's own functions need from the package being rendered. Paths are relative
-// to the package root, '/'-separated ("manifest.yaml", "files/cm.yaml"), as PKO keys its file map.
+// to the package root, '/'-separated ("manifest.yaml", "files/cm.yaml"), as PKO keys its file map:
+// every file of the package, templates under their .gotmpl names. (PKO stores each rendered
+// output into that same map while it renders, in Go's random map order, so whether getFile sees
+// another template's output is left to chance there; serving the files as loaded is the
+// deterministic choice.)
 struct PackageHooks {
     // getFile: the content of the file at `path` exactly, or nothing when there is none.
     std::function<std::optional<std::string>(std::string_view path)> file;

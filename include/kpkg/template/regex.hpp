@@ -67,6 +67,10 @@ private:
     std::unique_ptr<Program> prog_;
 };
 
+// The rune of UTF-8 text `s` at byte i and its width; invalid UTF-8 is U+FFFD, one byte wide (as
+// Go's utf8.DecodeRuneInString).
+char32_t decode_rune(std::string_view s, std::size_t i, std::size_t& width);
+
 // regexp.QuoteMeta: every byte of `\.+*?()|[]{}^$` escaped with a backslash.
 std::string quote_meta(std::string_view s);
 
