@@ -1108,6 +1108,19 @@ Value from_json_text(const std::string& text) {
     return from_json(docs->front().root);
 }
 
+// A result count n (negative: all) capped one past the list limit, so that check_count can tell
+// an over-long result without the engine producing all of it.
+std::int64_t capped_count(const Context& c, std::int64_t n, const char*) {
+    auto cap = static_cast<std::int64_t>(max_list_items(c)) + 1;
+    return n < 0 || n > cap ? cap : n;
+}
+
+void check_count(const Context& c, std::size_t n, const char* fn) {
+    if (n > max_list_items(c))
+        throw FuncError(std::string(fn) + ": more than " + std::to_string(max_list_items(c)) +
+                        " items");
+}
+
 // regexp's quote(): the expression in backquotes when strconv.CanBackquote, else %q.
 std::string backquoted(const std::string& s) {
     bool ok = true;
@@ -1264,10 +1277,13 @@ void add_sprig_more(Funcs& f) {
     });
 
     // Split
-    f.add("splitn", 3, 3, [](Context&, Args a) {
+    f.add("splitn", 3, 3, [](Context& c, Args a) {
         Dict d;
         std::size_t i = 0;
-        for (auto& p : go_split_n(arg_string(a, 2), arg_string(a, 0), arg_int(a, 1)))
+        auto parts = go_split_n(arg_string(a, 2), arg_string(a, 0),
+                                capped_count(c, arg_int(a, 1), "splitn"));
+        check_count(c, parts.size(), "splitn");
+        for (auto& p : parts)
             d["_" + std::to_string(i++)] = str(std::move(p));
         return Value::dict(std::move(d));
     });
@@ -1477,12 +1493,14 @@ void add_sprig_more(Funcs& f) {
         return Value::boolean(limited([&] { return r.matches(arg_string(a, 1)); }));
     });
     auto find_all = [rx](bool must) {
-        return [rx, must](Context&, Args a) {
+        return [rx, must](Context& c, Args a) {
             const std::string& s = arg_string(a, 1);
-            const std::int64_t n = arg_int(a, 2);
+            const std::int64_t n = capped_count(c, arg_int(a, 2), "regexFindAll");
             const re::Regex r = rx(arg_string(a, 0), must);
             std::vector<std::string> out;
-            for (const auto& m : limited([&] { return r.find_all(s, n); }))
+            auto all = limited([&] { return r.find_all(s, n); });
+            check_count(c, all.size(), "regexFindAll");
+            for (const auto& m : all)
                 out.push_back(s.substr(static_cast<std::size_t>(m[0]),
                                        static_cast<std::size_t>(m[1] - m[0])));
             return string_list(std::move(out));
@@ -1516,10 +1534,12 @@ void add_sprig_more(Funcs& f) {
     f.add("regexReplaceAllLiteral", 3, 3, replace(true, false));
     f.add("mustRegexReplaceAllLiteral", 3, 3, replace(true, true));
     auto split = [rx](bool must) {
-        return [rx, must](Context&, Args a) {
+        return [rx, must](Context& c, Args a) {
             const re::Regex r = rx(arg_string(a, 0), must);
-            const std::int64_t n = arg_int(a, 2);
-            return string_list(limited([&] { return r.split(arg_string(a, 1), n); }));
+            const std::int64_t n = capped_count(c, arg_int(a, 2), "regexSplit");
+            auto parts = limited([&] { return r.split(arg_string(a, 1), n); });
+            check_count(c, parts.size(), "regexSplit");
+            return string_list(std::move(parts));
         };
     };
     f.add("regexSplit", 3, 3, split(false));
