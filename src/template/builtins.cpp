@@ -1,7 +1,9 @@
 // The registry of functions and text/template's builtins.
 #include <cmath>
+#include <cstdio>
 
 #include "kpkg/template/funcs.hpp"
+#include "kpkg/template/regex.hpp"
 #include "kpkg/template/template.hpp"
 
 namespace kpkg::tmpl {
@@ -203,6 +205,72 @@ std::string operands(std::span<const Value> v, std::size_t max) {
     return sprint(v, max);
 }
 
+// unicode.IsPrint for a rune above ASCII, approximately: Go's tables are not reproduced; the
+// controls, format characters, non-ASCII spaces, line and paragraph separators and private-use
+// runes are what it refuses in practice.
+bool printable_rune(char32_t r) {
+    if (r <= 0xA0 || r == 0xAD || r == 0x1680 || r == 0x3000 || r == 0xFEFF) return false;
+    if ((r >= 0x2000 && r <= 0x200F) || (r >= 0x2028 && r <= 0x202F) ||
+        (r >= 0x205F && r <= 0x206F) || (r >= 0xFFF9 && r <= 0xFFFB) || r == 0xFFFE ||
+        r == 0xFFFF || (r >= 0xE000 && r <= 0xF8FF) || r >= 0xF0000)
+        return false;
+    return true;
+}
+
+// template.JSEscapeString.
+std::string js_escape(std::string_view s) {
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        auto c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x80) {
+            std::size_t w = 0;
+            char32_t r = re::decode_rune(s, i, w);
+            if (r == 0xFFFD || printable_rune(r)) { // a bad byte decodes to U+FFFD: kept
+                out.append(s, i, w);
+            } else {
+                char buf[16];
+                std::snprintf(buf, sizeof buf, "\\u%04X", static_cast<unsigned>(r));
+                out += buf;
+            }
+            i += w - 1;
+            continue;
+        }
+        switch (c) {
+        case '\\':
+            out += "\\\\";
+            break;
+        case '\'':
+            out += "\\'";
+            break;
+        case '"':
+            out += "\\\"";
+            break;
+        case '<':
+            out += "\\u003C";
+            break;
+        case '>':
+            out += "\\u003E";
+            break;
+        case '&':
+            out += "\\u0026";
+            break;
+        case '=':
+            out += "\\u003D";
+            break;
+        default:
+            if (c < ' ') {
+                out += "\\u00";
+                out += kHex[c >> 4];
+                out += kHex[c & 15];
+            } else {
+                out += static_cast<char>(c);
+            }
+        }
+    }
+    return out;
+}
+
 std::string html_escape(std::string_view s) {
     std::string out;
     for (char c : s) {
@@ -260,6 +328,15 @@ void add_builtins(Funcs& f) {
     });
     f.add("urlquery", 0, Func::kVariadic, [](Context& c, std::span<const Value> v) {
         return Value::string(query_escape(operands(v, c.options().max_output)));
+    });
+    f.add("js", 0, Func::kVariadic, [](Context& c, std::span<const Value> v) {
+        return Value::string(js_escape(operands(v, c.options().max_output)));
+    });
+    // call FUNC ARGS...: values here are data, never functions, so every call fails as Go's does
+    // for a non-function (the name exists so that templates using it parse as in Go).
+    f.add("call", 1, Func::kVariadic, [](Context&, std::span<const Value> v) -> Value {
+        if (v[0].is_nil()) throw FuncError("call of nil");
+        throw FuncError(std::string("non-function of type ") + v[0].go_type());
     });
     constexpr auto V = Func::kVariadic;
     Func a;

@@ -122,6 +122,17 @@ TEST(TemplatePkoFuncs, ExactlyPackageOperatorsSet) {
     }
 }
 
+TEST(TemplatePkoFuncs, JsAndCallBuiltins) {
+    // template.JSEscapeString
+    EXPECT_EQ(run(R"({{js "a'b\"c\\d<e>&f=g\n\x01"}})"),
+              R"(a\'b\"c\\d\u003Ce\u003E\u0026f\u003Dg\u000A\u0001)");
+    EXPECT_EQ(run(R"({{js "é\u2028x"}}|{{js 1 "a"}})"), "é\\u2028x|1a");
+    // call parses, and fails when run: there are no function values
+    EXPECT_TRUE(has_error(run(R"({{call .}})", R"({"a": 1})"),
+                          "error calling call: non-function of type map[string]interface {}"));
+    EXPECT_TRUE(has_error(run(R"({{call nil}})"), "call of nil"));
+}
+
 TEST(TemplatePkoFuncs, GoutilsStrings) {
     EXPECT_EQ(run(R"({{abbrev 5 "hello world"}}|{{abbrev 3 "hello"}}|{{abbrev 20 "hello"}})"),
               "he...|hello|hello");

@@ -63,8 +63,9 @@ private:
 };
 
 // text/template's builtins: and or not len index slice print printf println eq ne lt le gt ge
-// html urlquery. Not provided: js (its escaping rules are not reproduced yet) and call (there are
-// no Go function values to call).
+// html urlquery js call. js escapes as JSEscapeString (which runes above ASCII count as
+// printable is approximated); call exists for parsing, and fails when run, as Go's does on a
+// non-function (values here are data: there are no Go function values to call).
 void add_builtins(Funcs& f);
 
 // The Sprig (v3.3) functions in Package Operator's allow-list (internal/transform/
