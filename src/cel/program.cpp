@@ -46,6 +46,11 @@ Env& Env::semver_compare(bool on) {
     return *this;
 }
 
+Env& Env::dyn_result(bool on) {
+    dyn_result_ = on;
+    return *this;
+}
+
 Env& Env::noun(std::string what) {
     noun_ = std::move(what);
     return *this;
@@ -156,7 +161,8 @@ Result<std::shared_ptr<const Program>> Program::compile(std::string_view rule, c
                                        std::to_string(max_rule_chars) + " (as in cel-go)"));
         impl->root = parse(lex(src), impl->exprs);
         const Checked checked = check(impl->exprs, impl->root, env);
-        if (checked.type->k != Type::K::boolean)
+        if (checked.type->k != Type::K::boolean &&
+            !(checked.type->k == Type::K::dyn && env.allows_dyn_result()))
             fail_at(0, "the rule is of type " + type_name(checked.type) + "; " + env.noun() +
                            " must be of type bool");
         impl->slots = checked.slots;

@@ -74,6 +74,7 @@ void classify(const fs::path& p, const fs::file_status& ls, const fs::path& root
         e.kind = Entry::Kind::dir;
         return;
     }
+    if (fs::is_symlink(ls)) e.link = true;
     if (!fs::is_symlink(ls)) {
         if (!fs::is_regular_file(ls))
             e.problem = Problem{Problem::Kind::not_regular, {}, {}, 0, false};
@@ -689,6 +690,7 @@ Entry MemoryTree::entry_of(const std::string& rel, const Node& node) const {
         e.problem = Problem{Problem::Kind::not_regular, {}, {}, 0, false};
         break;
     case Kind::link: {
+        e.link = true;
         Problem why;
         why.link = true;
         why.target = node.data;

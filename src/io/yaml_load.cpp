@@ -814,7 +814,15 @@ public:
     void key(const ScalarEvent& k) override {
         Frame& f = frames_.back();
         std::string key(k.text);
+        f.replace = false;
         if (duplicate(f, key)) {
+            if (last_wins_) {
+                // yaml.v2 (sigs.k8s.io/yaml) without strict mode: the later value wins.
+                f.replace = true;
+                f.key = std::move(key);
+                f.key_mark = k.mark;
+                return;
+            }
             std::string shown = key.size() > 80 ? key.substr(0, 80) + "..." : key;
             Error e =
                 Error::invalid("duplicate key \"" + shown + "\"", pos_of(file_, k.mark, index_));
@@ -838,13 +846,14 @@ public:
         complete(std::move(n));
     }
 
-    explicit NodeBuilder(const std::string& file) : file_(file) {}
+    NodeBuilder(const std::string& file, bool last_wins) : file_(file), last_wins_(last_wins) {}
 
 private:
     struct Frame {
         Node node;
         std::string key;
         Mark key_mark;
+        bool replace = false; // the key is a duplicate whose value replaces the first one's
         // Keys seen so far, once the mapping is big enough for linear search to hurt.
         std::unique_ptr<std::unordered_set<std::string>> keys;
     };
@@ -887,11 +896,22 @@ private:
             f.node.items.push_back(std::move(n));
             return;
         }
+        if (f.replace) {
+            for (MapEntry& e : f.node.fields)
+                if (e.key == f.key) {
+                    e.value = std::move(n);
+                    break;
+                }
+            f.replace = false;
+            f.key.clear();
+            return;
+        }
         f.node.fields.push_back(MapEntry{std::move(f.key), f.key_mark, std::move(n)});
         f.key.clear();
     }
 
     const std::string& file_;
+    bool last_wins_ = false;
     int index_ = 0;
     std::vector<Frame> frames_;
     Node root_;
@@ -1325,7 +1345,7 @@ Result<std::vector<Document>> parse_yaml(std::string_view text, const std::strin
     // A byte order mark is taken off here so that positions count from the first character.
     if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
     try {
-        NodeBuilder b(file);
+        NodeBuilder b(file, limits.duplicate_keys_last_wins);
         if (auto r = parse(text, file, limits, b, {}); !r) return fail(std::move(r).error());
         return std::move(b.docs);
     } catch (const std::bad_alloc&) {

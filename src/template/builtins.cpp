@@ -152,7 +152,9 @@ Value index(std::span<const Value> args) {
                                 "; should be string");
             }
             auto it = item.entries().find(ix.as_string());
-            Value next = it == item.entries().end() ? Value() : it->second;
+            Value next = it != item.entries().end() ? it->second
+                         : item.is_string_dict()    ? Value::string("")
+                                                    : Value();
             item = std::move(next);
             break;
         }

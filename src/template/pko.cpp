@@ -35,7 +35,9 @@ std::string to_yaml(Context& c, const Value& v) {
 Value from_yaml(const Value& arg) {
     if (!arg.is_string())
         throw FuncError("fromYAML requires string or []byte as input: invalid type");
-    auto docs = io::parse_yaml(arg.as_string(), "fromYAML argument");
+    io::Limits lim;
+    lim.duplicate_keys_last_wins = true; // yaml.v2 without strict mode
+    auto docs = io::parse_yaml(arg.as_string(), "fromYAML argument", lim);
     if (!docs) throw FuncError("error converting YAML to JSON: " + docs.error().message);
     if (docs->empty() || docs->front().index != 0) return {}; // an empty first document: null
     std::string json;

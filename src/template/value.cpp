@@ -45,7 +45,14 @@ Value Value::dict(Dict entries) {
     return v;
 }
 
+Value Value::string_dict(Dict entries) {
+    Value v = dict(std::move(entries));
+    v.string_dict_ = true;
+    return v;
+}
+
 const char* Value::go_type() const {
+    if (string_dict_) return "map[string]string";
     switch (type_) {
     case Type::nil:
         return "<nil>";

@@ -56,15 +56,20 @@ public:
     Env& semver_compare(bool on = true);
     // What a program is called in the message about a result that is not bool.
     Env& noun(std::string what);
+    // Accepts a program of type dyn (`config.enabled`), as cel-go's Compile does: whether it is
+    // a bool is then decided when it is evaluated (another value is an evaluation error).
+    Env& dyn_result(bool on = true);
 
     const std::vector<Variable>& variables() const { return vars_; }
     std::optional<std::size_t> find(std::string_view name) const;
     bool has_semver_compare() const { return semver_compare_; }
+    bool allows_dyn_result() const { return dyn_result_; }
     const std::string& noun() const { return noun_; }
 
 private:
     std::vector<Variable> vars_;
     bool semver_compare_ = false;
+    bool dyn_result_ = false;
     std::string noun_ = "a rule";
 };
 

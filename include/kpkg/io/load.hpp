@@ -21,6 +21,9 @@ struct Limits {
     std::size_t max_depth = 512;
     // Nodes produced by expanding YAML aliases, in total per file ("billion laughs" guard).
     std::size_t max_alias_nodes = 1'000'000;
+    // A key repeated in a mapping: an error (kpkg's default), or the later value replaces the
+    // earlier one, as gopkg.in/yaml.v2 decodes without strict mode (Package Operator's objects).
+    bool duplicate_keys_last_wins = false;
 };
 
 // A YAML stream of zero or more documents ("---" separated). Empty documents are skipped,

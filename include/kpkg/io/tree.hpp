@@ -58,6 +58,8 @@ struct Entry {
     std::string rel;     // relative to the root, '/' separated; "" for the root directory
     std::string display; // in messages: root/rel as the root was given, "<stdin>", the file's path
     std::optional<Problem> problem;
+    // A symbolic link (followed or not): some consumers leave links out whatever they point to.
+    bool link = false;
 
     bool is_dir() const { return kind == Kind::dir; }
     // The last component of rel.

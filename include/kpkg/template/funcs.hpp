@@ -135,8 +135,8 @@ struct PackageHooks {
 //                 the trailing newline trimmed
 //   fromYAML S    sigs.k8s.io/yaml's Unmarshal of the first document into interface{}: maps,
 //                 lists, strings, bools, nil and float64 numbers (scalars typed as yaml.v2 types
-//                 them); an error on invalid YAML or a non-string argument. Unlike Go, where
-//                 the last of duplicate keys wins, a duplicate key is an error (kpkg's reader).
+//                 them); an error on invalid YAML or a non-string argument; of duplicate keys
+//                 the last wins, as in Go.
 //   b64decMap M   the map's string values base64-decoded (other values dropped); an error naming
 //                 the key of a bad value
 //   getFile P     the file's content; "file not found" when there is none

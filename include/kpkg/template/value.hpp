@@ -31,6 +31,10 @@ public:
     static Value string(std::string s);
     static Value list(List items = {});
     static Value dict(Dict entries = {});
+    // A Go map[string]string (what Package Operator puts in place of missing labels and
+    // annotations): `index` of a missing key gives "" (the zero value), not nil.
+    static Value string_dict(Dict entries = {});
+    bool is_string_dict() const { return string_dict_; }
 
     Type type() const { return type_; }
     bool is_nil() const { return type_ == Type::nil; }
@@ -60,6 +64,7 @@ public:
 private:
     Type type_ = Type::nil;
     bool b_ = false;
+    bool string_dict_ = false;
     std::int64_t i_ = 0;
     double f_ = 0;
     std::string s_;

@@ -1,0 +1,363 @@
+// Validating a package: structure, manifest and lock fields, lock consistency, then every test
+// case rendered, its objects checked and compared with the fixtures.
+#include "kpkg/pko/validate.hpp"
+
+#include <set>
+
+#include "kpkg/core/semver.hpp"
+#include "kpkg/pko/util.hpp"
+
+namespace kpkg::pko {
+namespace {
+
+std::string idx(const std::string& path, std::size_t i) {
+    return path + "[" + std::to_string(i) + "]";
+}
+
+// A field error as a violation of the manifest (or lock) file.
+Violation field_violation(const std::string& rel, const std::string& file, std::string message,
+                          const io::Mark& mark, const std::string& component) {
+    Violation v;
+    v.reason = std::move(message);
+    v.pos = io::pos_of(file, mark);
+    (void)rel;
+    v.component = component;
+    return v;
+}
+
+// apimachinery's IsConfigMapKey.
+std::vector<std::string> config_map_key_errors(const std::string& value) {
+    std::vector<std::string> out;
+    if (value.size() > 253) out.push_back("must be no more than 253 characters");
+    bool ok = !value.empty();
+    for (char c : value)
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '.' || c == '_'))
+            ok = false;
+    if (!ok)
+        out.push_back("a valid config key must consist of alphanumeric characters, '-', '_' or "
+                      "'.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for "
+                      "validation is '[-._a-zA-Z0-9]+')");
+    if (value == ".")
+        out.push_back("must not be '.'");
+    else if (value == "..")
+        out.push_back("must not be '..'");
+    else if (value.size() >= 2 && value.compare(0, 2, "..") == 0)
+        out.push_back("must not start with '..'");
+    return out;
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+    std::string s;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        if (i) s += sep;
+        s += v[i];
+    }
+    return s;
+}
+
+const io::Node* at(const io::Node* n, std::string_view key) {
+    return n && n->is_map() ? n->get(key) : nullptr;
+}
+
+} // namespace
+
+std::vector<Violation> check_manifest(const Package& pkg) {
+    const Manifest& m = pkg.manifest;
+    std::vector<Violation> out;
+    auto add = [&](std::string msg, const io::Mark& mark) {
+        out.push_back(field_violation(m.rel, m.file, std::move(msg), mark, pkg.component));
+    };
+    const io::Node* spec = m.doc.get("spec");
+    const io::Mark spec_mark = spec ? spec->mark : m.doc.mark;
+    if (m.name.empty()) {
+        const io::Node* md = m.doc.get("metadata");
+        add("metadata.name: Required value", md ? md->mark : m.doc.mark);
+    }
+    if (m.scopes.empty())
+        add("spec.scopes: Required value",
+            at(spec, "scopes") ? at(spec, "scopes")->mark : spec_mark);
+    if (m.phases.empty())
+        add("spec.phases: Required value",
+            at(spec, "phases") ? at(spec, "phases")->mark : spec_mark);
+    {
+        std::set<std::string> seen;
+        const io::Node* phases = at(spec, "phases");
+        for (std::size_t i = 0; i < m.phases.size(); ++i)
+            if (!seen.insert(m.phases[i].name).second)
+                add(idx("spec.phases", i) + ".name: Invalid value: " + go_quote(m.phases[i].name) +
+                        ": must be unique",
+                    phases && i < phases->items.size() ? phases->items[i].mark : spec_mark);
+    }
+    if (const io::Node* probes = at(spec, "availabilityProbes"); probes && probes->is_seq())
+        for (std::size_t i = 0; i < probes->items.size(); ++i) {
+            const io::Node* p = at(&probes->items[i], "probes");
+            if (!p || !p->is_seq() || p->items.empty())
+                add(idx("spec.availabilityProbes", i) + ".probes: Required value",
+                    probes->items[i].mark);
+        }
+    {
+        std::set<std::string> seen;
+        const io::Node* images = at(spec, "images");
+        for (std::size_t i = 0; i < m.images.size(); ++i) {
+            const io::Mark mark =
+                images && i < images->items.size() ? images->items[i].mark : spec_mark;
+            const std::string p = idx("spec.images", i);
+            if (m.images[i].name.empty())
+                add(p + ".name: Invalid value: \"\": must be non empty", mark);
+            else if (!seen.insert(m.images[i].name).second)
+                add(p + ".name: Invalid value: " + go_quote(m.images[i].name) + ": must be unique",
+                    mark);
+            if (m.images[i].image.empty())
+                add(p + ".image: Invalid value: \"\": must be non empty", mark);
+        }
+    }
+    if (const io::Node* cs = m.constraints(); cs && cs->is_seq())
+        for (std::size_t i = 0; i < cs->items.size(); ++i) {
+            const io::Node* pv = at(&cs->items[i], "platformVersion");
+            if (!pv) continue;
+            const std::string p = idx("spec.constraints", i) + ".platformVersion";
+            const io::Node* name = at(pv, "name");
+            const io::Node* range = at(pv, "range");
+            if (!name || !name->is_string() || name->text.empty())
+                add(p + ".name: Required value", pv->mark);
+            if (!range || !range->is_string() || range->text.empty())
+                add(p + ".range: Required value", pv->mark);
+            else if (!semver::Constraint::parse(range->text))
+                add(p + ".range: Invalid value: " + go_quote(range->text) + ": improper constraint",
+                    range->mark);
+        }
+    // The configuration schema, then each test case's configuration against it.
+    bool schema_ok = true;
+    if (m.schema()) {
+        const std::vector<std::string> errs = check_schema(m);
+        for (const std::string& e : errs)
+            add(e, m.schema()->mark);
+        schema_ok = errs.empty();
+    }
+    const io::Node* tests = at(at(&m.doc, "test"), "template");
+    for (std::size_t i = 0; i < m.tests.size(); ++i) {
+        const TestCase& tc = m.tests[i];
+        const std::string p = idx("test.template", i);
+        if (auto errs = config_map_key_errors(tc.name); !errs.empty())
+            add(p + ".name: Invalid value: " + go_quote(tc.name) + ": " + join(errs, ", "),
+                tc.mark);
+        if (schema_ok && m.schema()) {
+            const io::Node* cfg = tc.context.get("config");
+            const Admitted a = admit_config(m, cfg ? *cfg : io::Node::map(), p + ".context.config");
+            for (const std::string& e : a.errors)
+                add(e, cfg ? cfg->mark : tc.mark);
+        }
+    }
+    (void)tests;
+    if (const io::Node* kc = at(at(&m.doc, "test"), "kubeconform")) {
+        const io::Node* v = at(kc, "kubernetesVersion");
+        if (!v || !v->is_string() || v->text.empty())
+            add("test.kubeconform.kubernetesVersion: Required value", kc->mark);
+    }
+    if (pkg.lock) {
+        const Lock& l = *pkg.lock;
+        const io::Node* images = at(at(&l.doc, "spec"), "images");
+        for (std::size_t i = 0; i < l.images.size(); ++i) {
+            const io::Mark mark =
+                images && i < images->items.size() ? images->items[i].mark : l.doc.mark;
+            const std::string p = idx("spec.images", i);
+            for (const auto& [field, value] :
+                 {std::pair<const char*, const std::string*>{"name", &l.images[i].name},
+                  {"image", &l.images[i].image},
+                  {"digest", &l.images[i].digest}})
+                if (value->empty()) {
+                    Violation v = field_violation(
+                        l.rel, l.file, p + "." + field + ": Invalid value: \"\": must be non empty",
+                        mark, pkg.component);
+                    out.push_back(std::move(v));
+                }
+        }
+    }
+    return out;
+}
+
+std::vector<Violation> check_lock(const Package& pkg) {
+    const Manifest& m = pkg.manifest;
+    std::vector<Violation> out;
+    const std::string hint = "Try running: kpkg package update";
+    if (!pkg.lock) {
+        if (!m.images.empty()) {
+            Violation v;
+            v.reason =
+                "Missing image in manifest.lock.yaml, but using PackageManifest.spec.images. " +
+                hint;
+            v.path = "manifest.lock.yaml";
+            v.pos = m.pos("spec.images");
+            out.push_back(std::move(v));
+        }
+        return out;
+    }
+    std::map<std::string, std::string> want, have;
+    for (const auto& i : m.images)
+        want[i.name] = i.image;
+    for (const auto& i : pkg.lock->images)
+        have[i.name] = i.image;
+    for (const auto& [name, image] : want) {
+        const auto it = have.find(name);
+        Violation v;
+        v.pos = io::pos_of(pkg.lock->file, pkg.lock->doc.mark);
+        if (it == have.end()) {
+            v.reason = "Image specified in manifest but missing from lockfile. " + hint;
+            v.details = name;
+            out.push_back(std::move(v));
+        } else if (it->second != image) {
+            v.reason = "Image specified in manifest does not match with lockfile. " + hint;
+            v.details = go_quote(name) + ": " + go_quote(image) + " vs " + go_quote(it->second);
+            out.push_back(std::move(v));
+        }
+    }
+    for (const auto& [name, image] : have)
+        if (!want.count(name)) {
+            Violation v;
+            v.reason = "Image specified in manifest does not match with lockfile. " + hint;
+            v.details = name;
+            v.pos = io::pos_of(pkg.lock->file, pkg.lock->doc.mark);
+            out.push_back(std::move(v));
+        }
+    return out;
+}
+
+namespace {
+
+// One render of a package (a test case, or the defaults) and its fixtures.
+void run_case(const Package& pkg, const RenderContext& ctx, const std::string& case_name,
+              bool compare, const ValidateOptions& opts, Report& report) {
+    ++report.renders;
+    RenderResult r = render(pkg, ctx);
+    for (Violation& v : r.violations) {
+        if (v.component.empty()) v.component = pkg.component;
+        if (!case_name.empty() && r.failed)
+            v.reason = "Testcase \"" + case_name + "\": " + v.reason;
+        report.violations.push_back(std::move(v));
+    }
+    if (r.failed || !compare) return;
+
+    const std::string dir = ".test-fixtures/" + case_name + "/";
+    const std::string where = pkg.prefix + dir;
+    // What the fixtures should hold: every YAML file that is not a template source, with the
+    // documents its conditions dropped left out; nothing for what renders empty.
+    std::map<std::string, std::string> actual;
+    for (const auto& [path, text] : r.rendered.files) {
+        (void)text;
+        if (is_template(path) || !is_yaml(path)) continue;
+        std::string t = fixture_text(r.rendered, path);
+        if (!t.empty()) actual[path] = std::move(t);
+    }
+    std::map<std::string, const File*> fixtures;
+    for (const auto& [rel, f] : pkg.fixtures)
+        if (rel.compare(0, dir.size(), dir) == 0) fixtures[rel.substr(dir.size())] = &f;
+
+    if (fixtures.empty() && !opts.update_fixtures) {
+        Violation v;
+        v.reason = "Testcase \"" + case_name + "\": no fixtures in " + where;
+        v.details = "kpkg package validate --update-fixtures writes them";
+        v.component = pkg.component;
+        report.violations.push_back(std::move(v));
+        return;
+    }
+    for (const auto& [path, f] : fixtures)
+        if (!actual.count(path)) {
+            if (opts.update_fixtures) {
+                report.fixture_changes.push_back({where + path, {}, true});
+                continue;
+            }
+            Violation v;
+            v.reason = "file " + where + path +
+                       " should not exist, filtered or empty after template render";
+            v.pos.file = f->display;
+            v.component = pkg.component;
+            report.violations.push_back(std::move(v));
+        }
+    for (const auto& [path, text] : actual) {
+        const auto it = fixtures.find(path);
+        if (it == fixtures.end()) {
+            if (opts.update_fixtures) {
+                report.fixture_changes.push_back({where + path, text, false});
+                continue;
+            }
+            Violation v;
+            v.reason = "file " + where + path + " not found in fixtures folder";
+            v.details = "Testcase \"" + case_name + "\"";
+            v.component = pkg.component;
+            report.violations.push_back(std::move(v));
+            continue;
+        }
+        if (it->second->bytes == text) continue;
+        if (opts.update_fixtures) {
+            report.fixture_changes.push_back({where + path, text, false});
+            continue;
+        }
+        const auto slash = path.rfind('/');
+        const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+        Violation v;
+        v.reason = "File mismatch against fixture";
+        v.path = path;
+        v.details = "Testcase \"" + case_name + "\"\n" +
+                    unified_diff(it->second->bytes, text, "FIXTURE/" + base, "ACTUAL/" + base);
+        v.pos.file = it->second->display;
+        v.component = pkg.component;
+        report.violations.push_back(std::move(v));
+    }
+}
+
+void validate_package(const Package& pkg, const ValidateOptions& opts, Report& report) {
+    std::vector<Violation> fields = check_manifest(pkg);
+    const bool manifest_ok = fields.empty();
+    for (Violation& v : fields)
+        report.violations.push_back(std::move(v));
+    if (!manifest_ok) return; // templates would only repeat what is wrong with the manifest
+    const Manifest& m = pkg.manifest;
+    if (m.tests.empty()) {
+        // kubectl-package never renders the templates of such a package; kpkg renders them once
+        // with the schema's defaults so that their errors do not wait for a cluster.
+        RenderContext ctx;
+        ctx.config = admit_config(m, io::Node::map(), "spec.config").config;
+        for (const auto& im : m.images)
+            ctx.images[im.name] = std::string(kStaticImage);
+        TestCase none;
+        none.context = io::Node::map();
+        RenderContext base = test_context(m, none);
+        ctx.images = base.images;
+        ctx.dependencies = base.dependencies;
+        run_case(pkg, ctx, "", false, opts, report);
+        return;
+    }
+    for (const TestCase& tc : m.tests) {
+        RenderContext ctx = test_context(m, tc);
+        ctx.config = admit_config(m, ctx.config.is_map() ? ctx.config : io::Node::map(),
+                                  "test.template.context.config")
+                         .config;
+        run_case(pkg, ctx, tc.name, true, opts, report);
+    }
+}
+
+} // namespace
+
+Report validate(const Loaded& loaded, const ValidateOptions& options) {
+    Report report;
+    report.violations = loaded.violations;
+    if (!loaded.violations.empty()) return report;
+    const Package& pkg = loaded.package;
+    for (const Package& c : pkg.components)
+        validate_package(c, options, report);
+    validate_package(pkg, options, report);
+    for (Violation& v : check_lock(pkg))
+        report.violations.push_back(std::move(v));
+    // The same finding from several test cases is reported once.
+    std::vector<Violation> unique;
+    std::set<std::string> seen;
+    for (Violation& v : report.violations) {
+        const std::string key = v.text() + "\n" + v.pos.str();
+        if (seen.insert(key).second) unique.push_back(std::move(v));
+    }
+    report.violations = std::move(unique);
+    return report;
+}
+
+} // namespace kpkg::pko
