@@ -1367,24 +1367,24 @@ private:
     std::size_t max_depth_;
 };
 
-// ValidateDefaults: each default validates against its schema and has nothing pruning drops.
+// ValidateDefaults: each default carries nothing pruning drops and validates against its own
+// schema (a validator rooted there, so the name in kube-openapi's text is empty). Defaults under
+// additionalProperties are not followed (the structural checks forbid them there).
 void check_defaults(const Node& s, const Path& p, std::vector<FieldError>& out, int depth) {
     if (!s.is_map() || depth > 256) return;
     if (const Node* def = kw(s, "default")) {
         const Path dp = p.child("default");
-        Validator v(out, dp.s, 512);
-        v.validate(s, *def, "", 0);
         Node pruned = *def;
-        prune(pruned, &s, false, 512);
+        prune(pruned, &s, kw_true(s, "x-kubernetes-embedded-resource"), 512);
         if (!json_equal(pruned, *def))
             Errors(out).invalid(dp, value_text(*def), "must not have unknown fields", def->mark);
+        Validator v(out, dp.s, 512);
+        v.validate(s, *def, "", 0);
     }
     if (const Node* it = items_schema(s)) check_defaults(*it, p.child("items"), out, depth + 1);
     if (const Node* props = kw_map(s, "properties"))
         for (const auto& e : props->fields)
             check_defaults(e.value, p.child("properties").key(e.key), out, depth + 1);
-    if (const Node* ap = ap_schema(s))
-        check_defaults(*ap, p.child("additionalProperties"), out, depth + 1);
 }
 
 std::string parent_of(std::string_view schema_path) {
