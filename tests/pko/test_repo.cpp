@@ -5,6 +5,7 @@
 #include "kpkg/oci/layout.hpp"
 #include "kpkg/pko/repo.hpp"
 #include "kpkg/plan/image.hpp"
+#include "support/registry_fixture.hpp"
 #include "support/support.hpp"
 
 namespace {
@@ -264,7 +265,9 @@ spec:
     EXPECT_EQ(kpkg::test::read_file(file), before);
     auto bad_version =
         run_kpkg({"package", "repo", "add", file, image, "one", "--image", "q.io/x"});
-    EXPECT_EQ(bad_version.exit_code, 3) << bad_version.err;
+    EXPECT_EQ(bad_version.exit_code, 2) << bad_version.err;
+    EXPECT_TRUE(contains(bad_version.err, "VERSION: invalid semantic version \"one\""))
+        << bad_version.err;
     EXPECT_EQ(kpkg::test::read_file(file), before);
 
     auto rm = run_kpkg({"package", "repo", "remove", file, image});
@@ -287,6 +290,47 @@ spec:
                   "v1.0.0", "--image", "q.io/x"});
     EXPECT_EQ(not_pkg.exit_code, 3) << not_pkg.err;
     EXPECT_TRUE(contains(not_pkg.err, "not a Package Operator package image")) << not_pkg.err;
+}
+
+TEST(PkoRepoCli, AddAndRemoveFromARegistry) {
+    if (kpkg::test::RegistryProcess::binary().empty()) GTEST_SKIP() << "no docker-registry";
+    kpkg::test::RegistryProcess reg;
+    ASSERT_TRUE(reg.running()) << reg.error();
+    TempDir dir;
+    const std::vector<std::string> env = {"KPKG_CACHE_DIR=" + (dir / "cache").string()};
+    const std::string layout =
+        package_layout(dir, "pkg", R"(apiVersion: manifests.package-operator.run/v1alpha1
+kind: PackageManifest
+metadata:
+  name: frompush
+spec:
+  scopes: [Cluster]
+  phases: [{name: deploy}]
+)");
+    const std::string ref = reg.host() + "/acme/frompush:v2";
+    auto push = run_kpkg({"push", layout, ref}, {}, env);
+    ASSERT_EQ(push.exit_code, 0) << push.err;
+    const auto at = push.out.find("sha256:");
+    ASSERT_NE(at, std::string::npos) << push.out;
+    const std::string digest = push.out.substr(at + 7, 64);
+
+    const auto file = (dir / "index.yaml").string();
+    ASSERT_EQ(run_kpkg({"package", "repo", "init", file, "r"}, {}, env).exit_code, 0);
+    auto add = run_kpkg({"package", "repo", "add", file, ref, "v2.0.0"}, {}, env);
+    ASSERT_EQ(add.exit_code, 0) << add.err;
+    auto idx = load_repository(kpkg::test::read_file(file), file);
+    ASSERT_TRUE(idx.ok()) << idx.error().str();
+    ASSERT_EQ(idx->entries.size(), 1u);
+    // The repository without the tag, and the manifest digest as hex.
+    EXPECT_EQ(idx->entries[0].image, reg.host() + "/acme/frompush");
+    EXPECT_EQ(idx->entries[0].digest, digest);
+    EXPECT_EQ(idx->entries[0].entry_name(), "frompush." + digest);
+
+    auto rm = run_kpkg({"package", "repo", "remove", file, ref}, {}, env);
+    ASSERT_EQ(rm.exit_code, 0) << rm.err;
+    auto after = load_repository(kpkg::test::read_file(file), file);
+    ASSERT_TRUE(after.ok());
+    EXPECT_TRUE(after->entries.empty());
 }
 
 } // namespace

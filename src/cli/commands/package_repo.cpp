@@ -5,6 +5,7 @@
 #include "command.hpp"
 #include "images.hpp"
 #include "kpkg/core/atomic_file.hpp"
+#include "kpkg/core/semver.hpp"
 #include "kpkg/core/text.hpp"
 #include "kpkg/io/load.hpp"
 #include "kpkg/oci/location.hpp"
@@ -54,7 +55,11 @@ PackageImage read_package_image(const std::string& arg, const std::string& image
     if (!image_name.empty()) {
         out.entry.image = image_name;
     } else if (where.kind == oci::Location::Kind::registry) {
-        out.entry.image = oci::normalize(where.reference).name();
+        // go-containerregistry's Repository.Name(), which kubectl-package writes: Docker Hub's
+        // registry is spelled index.docker.io.
+        oci::Reference r = oci::normalize(where.reference);
+        if (r.domain == "docker.io") r.domain = "index.docker.io";
+        out.entry.image = r.name();
     } else if (need_image) {
         throw Exception(Error::usage(text::quote(arg) +
                                      ": a local image has no repository name: give it with "
@@ -98,7 +103,14 @@ int run_init(const RepoOptions& o) {
 }
 
 int run_add(const RepoOptions& o) {
-    auto idx = load_index(o.file); // before the pull: a bad file fails fast
+    // The arguments first, then the file, then the pull: what is wrong fails before any download.
+    for (const auto& v : o.versions) {
+        std::string_view sv = v;
+        if (!sv.empty() && sv[0] == 'v') sv.remove_prefix(1);
+        if (auto parsed = semver::Version::parse(sv); !parsed)
+            throw Exception(Error::usage("VERSION: " + parsed.error().message));
+    }
+    auto idx = load_index(o.file);
     auto pkg = read_package_image(o.image, o.image_name);
     pkg.entry.versions = o.versions;
     if (auto r = idx.add(std::move(pkg.entry)); !r) {
