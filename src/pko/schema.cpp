@@ -1122,7 +1122,7 @@ public:
             const char* have = jtype_name(d.type);
             const bool integral = d.type == JType::number && std::isfinite(d.num) &&
                                   d.num == std::floor(d.num) &&
-                                  std::fabs(d.num) < 9007199254740992.0;
+                                  std::fabs(d.num) <= 9007199254740992.0;
             const bool ok = has_type(have) || (integral && has_type("integer"));
             if (!ok)
                 e.invalid(path_of(name), quote(have),

@@ -367,6 +367,12 @@ TEST(PkoAdmission, TypesAsGoDecodesThem) {
     EXPECT_EQ(messages(d.violations),
               std::vector<std::string>{"spec.config.name: Invalid value: \"null\": name in body "
                                        "must be of type string: \"null\""});
+    // Up to 2^53 a float64 without a fraction counts as an integer (swag.IsFloat64AJSONInteger).
+    const Node ints = yaml("type: object\nproperties:\n  n: {type: integer}\n");
+    EXPECT_TRUE(admit_config(&ints, yaml("n: 9007199254740992\n")).violations.empty());
+    EXPECT_EQ(messages(admit_config(&ints, yaml("n: 9007199254740994.0\n")).violations),
+              std::vector<std::string>{"spec.config.n: Invalid value: \"number\": n in body must "
+                                       "be of type integer: \"number\""});
     // Large numbers print as Go's %v does.
     auto e = admit_config(&schema, yaml("name: abc\nreplicas: 1000000\n"));
     EXPECT_EQ(messages(e.violations),
