@@ -284,6 +284,11 @@ bool is_int_or_string_anyof(const Node* anyof) {
 
 enum class Level { root, item, field };
 
+// The fields of a Kubernetes object's root, which pruning keeps and defaults may not touch.
+bool meta_field(std::string_view k) {
+    return k == "apiVersion" || k == "kind" || k == "metadata";
+}
+
 struct KeywordKind {
     std::string_view key;
     enum K { string, boolean, number, integer, map, seq, strings, map_or_bool, map_or_seq } kind;
@@ -415,7 +420,9 @@ public:
     }
 
     // validateCustomResourceDefinitionOpenAPISchema: every schema node, structural or not.
-    void openapi(const Node& s, const Path& p, int depth) {
+    // `no_default`: why a default is not allowed here ("" when it is): under the root's
+    // apiVersion, kind and metadata ("in top-level metadata").
+    void openapi(const Node& s, const Path& p, int depth, const std::string& no_default = {}) {
         if (depth > 256) {
             oa_.forbidden(p, "schema nests too deeply", s.mark);
             return;
@@ -427,6 +434,8 @@ public:
         const io::Mark tm = kw(s, "type") ? kw(s, "type")->mark : s.mark;
         if (!type.empty() && std::find(types.begin(), types.end(), type) == types.end())
             oa_.not_supported(p.child("type"), quote(type), types, tm);
+        if (kw(s, "default") && !no_default.empty())
+            oa_.forbidden(p.child("default"), "must not be set " + no_default);
         if (kw(s, "id")) oa_.forbidden(p.child("id"), "id is not supported");
         if (kw(s, "additionalItems"))
             oa_.forbidden(p.child("additionalItems"), "additionalItems is not supported");
@@ -451,19 +460,21 @@ public:
             (ap_schema(s) || kw_false(s, "additionalProperties")))
             oa_.forbidden(p.child("additionalProperties"),
                           "additionalProperties and properties are mutual exclusive");
-        if (const Node* ap = ap_schema(s)) openapi(*ap, p.child("additionalProperties"), depth + 1);
+        if (const Node* ap = ap_schema(s))
+            openapi(*ap, p.child("additionalProperties"), depth + 1, no_default);
         if (props)
             for (const auto& e : props->fields)
-                openapi(e.value, p.child("properties").key(e.key), depth + 1);
-        if (const Node* n = kw_map(s, "not")) openapi(*n, p.child("not"), depth + 1);
+                openapi(e.value, p.child("properties").key(e.key), depth + 1,
+                        depth == 0 && meta_field(e.key) ? "in top-level " + e.key : no_default);
+        if (const Node* n = kw_map(s, "not")) openapi(*n, p.child("not"), depth + 1, no_default);
         for (const char* junctor : {"allOf", "oneOf", "anyOf"})
             if (const Node* l = kw_seq(s, junctor))
                 for (std::size_t i = 0; i < l->items.size(); ++i)
-                    openapi(l->items[i], p.child(junctor).index(i), depth + 1);
-        if (const Node* it = items_schema(s)) openapi(*it, p.child("items"), depth + 1);
+                    openapi(l->items[i], p.child(junctor).index(i), depth + 1, no_default);
+        if (const Node* it = items_schema(s)) openapi(*it, p.child("items"), depth + 1, no_default);
         if (const Node* it = kw_seq(s, "items"))
             for (std::size_t i = 0; i < it->items.size(); ++i)
-                openapi(it->items[i], p.child("items").index(i), depth + 1);
+                openapi(it->items[i], p.child("items").index(i), depth + 1, no_default);
 
         if (kw_false(s, "x-kubernetes-preserve-unknown-fields"))
             oa_.invalid(p.child("x-kubernetes-preserve-unknown-fields"), "false",
@@ -750,10 +761,6 @@ private:
 
 // ------------------------------------------------------------------------------------------------
 // Pruning and defaulting (apiextensions' pruning.Prune and defaulting.Default)
-
-bool meta_field(std::string_view k) {
-    return k == "apiVersion" || k == "kind" || k == "metadata";
-}
 
 void prune(Node& x, const Node* s, bool resource_root, std::size_t depth);
 

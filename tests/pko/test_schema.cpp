@@ -195,6 +195,30 @@ additionalProperties: true
     EXPECT_EQ(errs, want);
 }
 
+TEST(PkoSchema, RootObjectFields) {
+    // A config is admitted as a resource root: apiVersion, kind and metadata are special there.
+    auto errs = messages(check_schema(yaml(R"(
+type: object
+properties:
+  kind: {type: string, default: x}
+  metadata:
+    type: object
+    properties:
+      labels: {type: object}
+  nested:
+    type: object
+    properties:
+      kind: {type: string, default: fine}
+)")));
+    const std::vector<std::string> want = {
+        "spec.config.openAPIV3Schema.properties[metadata]: Forbidden: must not specify anything "
+        "other than name and generateName, but metadata is implicitly specified",
+        "spec.config.openAPIV3Schema.properties[kind].default: Forbidden: must not be set in "
+        "top-level kind",
+    };
+    EXPECT_EQ(errs, want);
+}
+
 TEST(PkoSchema, IntOrStringPatternIsAllowed) {
     EXPECT_TRUE(check_schema(yaml(R"(
 type: object
