@@ -1,5 +1,7 @@
 // pko/regex: the regular expressions of OpenAPI `pattern` (Go's regexp, RE2 syntax), matched in
 // time linear in the input (a Pike VM: no backtracking), so a hostile pattern cannot hang.
+// Differences from Go: (?i) folds ASCII letters only, and Unicode classes (\pL, \p{Greek}) are
+// refused rather than approximated.
 #pragma once
 
 #include <cstdint>

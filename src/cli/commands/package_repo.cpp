@@ -44,6 +44,11 @@ PackageImage read_package_image(const std::string& arg, const std::string& image
                                 bool need_image = true) {
     auto where = oci::locate(arg).take();
     if (!where.is_image()) {
+        std::error_code ec;
+        if (arg == "-" || std::filesystem::exists(arg, ec))
+            throw Exception(Error::usage(text::quote(arg) +
+                                         ": not an image: a directory or file that is neither an "
+                                         "OCI layout nor an archive"));
         auto r = oci::parse(arg);
         if (!r)
             throw Exception(
