@@ -4,10 +4,12 @@
 // server words them ("spec.config.replicas: Invalid value: \"string\": replicas in body must be of
 // type integer: \"string\"").
 //
-// Not covered: x-kubernetes-validations (CEL rules) are neither compiled nor run; the
+// Not covered: x-kubernetes-validations rules are checked for an empty rule only (kubectl-package
+// also compiles them with cel-go; admission never runs them, neither upstream nor here); the
 // x-kubernetes-list-type=map key checks; string formats other than date, date-time, byte, ipv4,
 // ipv6, cidr, mac, uuid (3/4/5), hostname, email, uri and hexcolor are not checked; Unicode
-// classes (\pL) in patterns are refused.
+// classes (\pL) in patterns are refused; anyOf/oneOf/allOf/not failures are worded after
+// kube-openapi but their accompanying errors are approximated (the closest alternative's).
 #pragma once
 
 #include <string>
