@@ -455,7 +455,9 @@ Result<std::vector<LockDependency>> resolve_dependencies(const ResolveInput& in)
     auto platform_problem = [&](const Candidate& c) -> std::string {
         for (const auto& [name, need] : *scope) {
             auto it = c.platforms.find(name);
-            const std::string who = c.fqdn + "@" + c.version.str();
+            // The solver's name for a candidate.
+            const std::string who = "dependency " + c.entry->name + "@" + c.version.str() +
+                                    " for package " + in.manifest_name;
             if (it == c.platforms.end())
                 return "support for platform " + text::quote(name) + " is required but " + who +
                        " does not support it";
@@ -501,8 +503,9 @@ Result<std::vector<LockDependency>> resolve_dependencies(const ResolveInput& in)
             continue;
         }
         if (mine.empty()) {
-            failures.push_back(
-                {in.manifest_name + " requires package " + pkg + " which has no candidates", {}});
+            failures.push_back({"package " + in.manifest_name + " requires package " + pkg +
+                                    " which has no candidates",
+                                {}});
             continue;
         }
         // A single dependency whose range alone excludes every candidate: upstream's wording.
@@ -517,7 +520,7 @@ Result<std::vector<LockDependency>> resolve_dependencies(const ResolveInput& in)
                                                       c->version.patch, c->version.prerelease());
             }
             if (!any_in) {
-                failures.push_back({in.manifest_name + " requires package " + pkg +
+                failures.push_back({"package " + in.manifest_name + " requires package " + pkg +
                                         " with version constraint " + ranges[i].text() +
                                         " but no available version out of " + go_list(versions) +
                                         " satisfies this",
@@ -526,12 +529,16 @@ Result<std::vector<LockDependency>> resolve_dependencies(const ResolveInput& in)
             }
         }
         if (!worded)
-            failures.push_back({in.manifest_name + " requires package " + pkg +
+            failures.push_back({"package " + in.manifest_name + " requires package " + pkg +
                                     " but no version satisfies every constraint",
                                 notes});
     }
     if (!failures.empty()) {
-        Error e{ExitCode::unsatisfiable, "solving package deps: " + failures[0].first, {}, {}, {}};
+        Error e{ExitCode::unsatisfiable,
+                "solving package deps: constraints not satisfiable: " + failures[0].first,
+                {},
+                {},
+                {}};
         for (const auto& n : failures[0].second)
             e.note(n);
         for (std::size_t i = 1; i < failures.size(); ++i) {

@@ -122,9 +122,8 @@ TEST(PkoDeps, NoCandidates) {
     auto r = resolve_dependencies(input(""));
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().code, ExitCode::unsatisfiable);
-    EXPECT_EQ(
-        r.error().message,
-        "solving package deps: mainpkg requires package deppkg.deprepo which has no candidates");
+    EXPECT_EQ(r.error().message, "solving package deps: constraints not satisfiable: package "
+                                 "mainpkg requires package deppkg.deprepo which has no candidates");
 }
 
 TEST(PkoDeps, RangeExcludesEveryVersion) {
@@ -133,7 +132,8 @@ TEST(PkoDeps, RangeExcludesEveryVersion) {
     auto r = resolve_dependencies(in);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().code, ExitCode::unsatisfiable);
-    EXPECT_EQ(r.error().message, "solving package deps: mainpkg requires package deppkg.deprepo "
+    EXPECT_EQ(r.error().message, "solving package deps: constraints not satisfiable: package "
+                                 "mainpkg requires package deppkg.deprepo "
                                  "with version constraint >=4 but no available version out of "
                                  "[3.0.0 2.0.0 1.0.0] satisfies this");
 }
@@ -157,12 +157,13 @@ TEST(PkoDeps, PlatformNotMatchingOrNotSupported) {
     auto r = resolve_dependencies(narrow);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().code, ExitCode::unsatisfiable);
-    EXPECT_EQ(r.error().message, "solving package deps: mainpkg requires package deppkg.deprepo "
+    EXPECT_EQ(r.error().message, "solving package deps: constraints not satisfiable: package "
+                                 "mainpkg requires package deppkg.deprepo "
                                  "but no version satisfies every constraint");
     ASSERT_EQ(r.error().notes.size(), 3u);
     EXPECT_EQ(r.error().notes[0],
               "support for platform \"platform\" within range \">=4.11.x\" is required but "
-              "deppkg.deprepo@3.0.0 supports only \">=4.12.x\"");
+              "dependency deppkg@3.0.0 for package mainpkg supports only \">=4.12.x\"");
 
     auto none = input("", "- platformVersion: {name: platform, range: '>=4.11.x'}\n");
     none.repositories.push_back(repo("deprepo", {entry({"3.0.0"})}));
@@ -170,8 +171,9 @@ TEST(PkoDeps, PlatformNotMatchingOrNotSupported) {
     ASSERT_FALSE(n.ok());
     EXPECT_EQ(n.error().code, ExitCode::unsatisfiable);
     ASSERT_EQ(n.error().notes.size(), 1u);
-    EXPECT_EQ(n.error().notes[0], "support for platform \"platform\" is required but "
-                                  "deppkg.deprepo@3.0.0 does not support it");
+    EXPECT_EQ(n.error().notes[0],
+              "support for platform \"platform\" is required but "
+              "dependency deppkg@3.0.0 for package mainpkg does not support it");
 }
 
 TEST(PkoDeps, BrokenRangeIsInvalidInput) {
@@ -212,9 +214,9 @@ TEST(PkoDeps, OneVersionPerPackageAndUpstreamOrder) {
     auto u = resolve_dependencies(in);
     ASSERT_FALSE(u.ok());
     EXPECT_EQ(u.error().code, ExitCode::unsatisfiable);
-    EXPECT_EQ(u.error().message,
-              "solving package deps: main requires package a.r but no version satisfies every "
-              "constraint");
+    EXPECT_EQ(u.error().message, "solving package deps: constraints not satisfiable: package main "
+                                 "requires package a.r but no version satisfies every "
+                                 "constraint");
     EXPECT_EQ(u.error().notes.front(), "3.0.0 is outside the range \"<3\" of dependency \"a1\"");
 }
 

@@ -85,7 +85,9 @@ struct ResolveInput {
 // The lock's dependencies, ordered as upstream writes them (chosen versions newest first, then
 // package, then the manifest's order). Errors: a bad range or constraint (exit 3); a version of a
 // package listed twice across the indexes ("package repository inconsistent", exit 3); no
-// solution (exit 4), with every unsatisfied dependency and why each candidate was refused.
+// solution (exit 4), worded as upstream's solver ("solving package deps: constraints not
+// satisfiable: package <manifest> requires package <p> ..."), with every unsatisfied dependency
+// and why each candidate was refused in the notes.
 Result<std::vector<LockDependency>> resolve_dependencies(const ResolveInput& in);
 
 } // namespace kpkg::pko
