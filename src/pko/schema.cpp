@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -889,6 +890,39 @@ bool json_equal(const Node& a, const Node& b) {
     return false;
 }
 
+// One text per JSON value, equal exactly when json_equal says the values are: numbers by value,
+// keys sorted.
+std::string canonical(const Node& n) {
+    const Scalar sc = scalar(n);
+    switch (sc.type) {
+    case JType::null:
+        return "null";
+    case JType::boolean:
+        return sc.b ? "true" : "false";
+    case JType::number:
+        return sc.num == 0 ? "0" : go_float(sc.num); // -0 equals 0
+    case JType::string:
+        return quote(n.text);
+    case JType::array: {
+        std::string out = "[";
+        for (const auto& i : n.items)
+            out += canonical(i) + ",";
+        return out + "]";
+    }
+    case JType::object: {
+        std::vector<std::pair<std::string, std::string>> fields;
+        for (const auto& f : n.fields)
+            fields.emplace_back(quote(f.key), canonical(f.value));
+        std::sort(fields.begin(), fields.end());
+        std::string out = "{";
+        for (const auto& [k, v] : fields)
+            out += k + ":" + v + ",";
+        return out + "}";
+    }
+    }
+    return {};
+}
+
 std::size_t rune_count(std::string_view s) {
     std::size_t n = 0;
     for (unsigned char c : s)
@@ -1078,10 +1112,20 @@ bool check_format(std::string_view format, std::string_view v) {
     return true; // formats kpkg does not check
 }
 
+// The checks one validation has made and may make, shared by the validators of its junctors.
+struct Budget {
+    std::uint64_t used = 0;
+    std::uint64_t max = 0;
+    std::optional<FieldError> stopped; // where the budget ran out
+};
+
 class Validator {
 public:
-    Validator(std::vector<FieldError>& out, std::string fld, std::size_t max_depth)
-        : out_(out), fld_(std::move(fld)), max_depth_(max_depth) {}
+    Validator(std::vector<FieldError>& out, std::string fld, const AdmissionLimits& limits,
+              std::shared_ptr<Budget> budget = nullptr)
+        : out_(out), fld_(std::move(fld)), max_depth_(limits.max_depth), limits_(limits),
+          budget_(budget ? std::move(budget)
+                         : std::make_shared<Budget>(Budget{0, limits.max_checks, {}})) {}
 
     // The field path of an error named `name` (kube-openapi's dotted path) under fld.
     Path path_of(const std::string& name) const {
@@ -1095,6 +1139,20 @@ public:
 
     void validate(const Node& s, const Node& data, const std::string& name, std::size_t depth) {
         Errors e(out_);
+        if (budget_->used >= budget_->max) {
+            if (!budget_->stopped) {
+                const Path p = path_of(name);
+                budget_->stopped =
+                    FieldError{p.s,
+                               p.s +
+                                   ": Invalid value: \"\": validation stopped: the schema and "
+                                   "configuration need more than " +
+                                   std::to_string(budget_->max) + " checks",
+                               data.mark};
+            }
+            return;
+        }
+        ++budget_->used;
         if (depth > max_depth_) {
             e.invalid(path_of(name), "\"\"",
                       "nesting deeper than " + std::to_string(max_depth_) + " levels", data.mark);
@@ -1148,7 +1206,7 @@ private:
     void junctors(const Node& s, const Node& data, const std::string& name, std::size_t depth) {
         Errors e(out_);
         auto attempt = [&](const Node& sub, std::vector<FieldError>& errs) {
-            Validator v(errs, fld_, max_depth_);
+            Validator v(errs, fld_, limits_, budget_);
             v.validate(sub, data, name, depth);
         };
         const std::string who = name;
@@ -1291,10 +1349,11 @@ private:
                       " items",
                   data.mark);
         if (kw_true(s, "uniqueItems")) {
+            // By canonical form, not pairwise: a long list stays O(n log n).
+            std::set<std::string> seen;
             bool dup = false;
             for (std::size_t i = 0; i < data.items.size() && !dup; ++i)
-                for (std::size_t j = i + 1; j < data.items.size() && !dup; ++j)
-                    dup = json_equal(data.items[i], data.items[j]);
+                dup = !seen.insert(canonical(data.items[i])).second;
             if (dup)
                 e.invalid(path_of(name), "\"\"", body(name, "shouldn't contain duplicates"),
                           data.mark);
@@ -1372,6 +1431,8 @@ private:
     std::vector<FieldError>& out_;
     std::string fld_;
     std::size_t max_depth_;
+    AdmissionLimits limits_;
+    std::shared_ptr<Budget> budget_;
 };
 
 // ValidateDefaults: each default carries nothing pruning drops and validates against its own
@@ -1385,7 +1446,7 @@ void check_defaults(const Node& s, const Path& p, std::vector<FieldError>& out, 
         prune(pruned, &s, kw_true(s, "x-kubernetes-embedded-resource"), 512);
         if (!json_equal(pruned, *def))
             Errors(out).invalid(dp, value_text(*def), "must not have unknown fields", def->mark);
-        Validator v(out, dp.s, 512);
+        Validator v(out, dp.s, AdmissionLimits{});
         v.validate(s, *def, "", 0);
     }
     if (const Node* it = items_schema(s)) check_defaults(*it, p.child("items"), out, depth + 1);
@@ -1439,7 +1500,7 @@ std::vector<FieldError> check_schema(const io::Node& schema, std::string_view pa
 }
 
 Admission admit_config(const io::Node* schema, const io::Node& config, std::string_view path,
-                       std::size_t max_depth) {
+                       const AdmissionLimits& limits) {
     Admission a;
     a.config = config;
     if (!a.config.is_map()) {
@@ -1457,17 +1518,20 @@ Admission admit_config(const io::Node* schema, const io::Node& config, std::stri
         a.config.fields.clear();
         return a;
     }
-    prune(a.config, schema, true, max_depth);
-    apply_defaults(a.config, schema, max_depth);
-    a.violations = validate_config(*schema, a.config, path, max_depth);
+    prune(a.config, schema, true, limits.max_depth);
+    apply_defaults(a.config, schema, limits.max_depth);
+    a.violations = validate_config(*schema, a.config, path, limits);
     return a;
 }
 
 std::vector<FieldError> validate_config(const io::Node& schema, const io::Node& config,
-                                        std::string_view path, std::size_t max_depth) {
+                                        std::string_view path, const AdmissionLimits& limits) {
     std::vector<FieldError> out;
-    Validator v(out, std::string(path), max_depth);
+    auto budget = std::make_shared<Budget>(Budget{0, limits.max_checks, {}});
+    Validator v(out, std::string(path), limits, budget);
     v.validate(schema, config, "", 0);
+    // Wherever it happened (inside a junctor's alternative too), running out is reported.
+    if (budget->stopped) out.push_back(*budget->stopped);
     std::set<std::string> seen;
     std::vector<FieldError> unique;
     for (auto& e : out)

@@ -490,9 +490,45 @@ properties:
           type: object
           x-kubernetes-preserve-unknown-fields: true
 )");
-    auto d = admit_config(&deep_schema, deep, "spec.config", 2);
+    auto d = admit_config(&deep_schema, deep, "spec.config", {.max_depth = 2});
     ASSERT_FALSE(d.violations.empty());
     EXPECT_NE(d.violations[0].message.find("nesting deeper than 2 levels"), std::string::npos);
+}
+
+TEST(PkoAdmission, WorkIsBounded) {
+    // uniqueItems (which check_schema refuses, but admission may meet) on a long list.
+    const Node uniq = yaml("type: object\nproperties:\n  l: {type: array, uniqueItems: true, "
+                           "items: {type: integer}}\n");
+    Node cfg = Node::map();
+    Node& l = cfg.set("l", Node::seq());
+    for (int i = 0; i < 100000; ++i)
+        l.push(Node::integer(i));
+    auto t0 = std::chrono::steady_clock::now();
+    EXPECT_TRUE(admit_config(&uniq, cfg).violations.empty());
+    l.push(Node::integer(5));
+    auto dup = admit_config(&uniq, cfg);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+    EXPECT_EQ(messages(dup.violations),
+              std::vector<std::string>{
+                  "spec.config.l: Invalid value: \"\": l in body shouldn't contain duplicates"});
+
+    // Alternatives multiply the checks; the budget stops a validation that would run too long.
+    const Node alts = yaml(R"(
+type: object
+properties:
+  l:
+    type: array
+    items:
+      anyOf:
+      - {type: string}
+      - {type: boolean}
+      - {type: object}
+)");
+    auto limited = admit_config(&alts, cfg, "spec.config", {.max_checks = 1000});
+    ASSERT_FALSE(limited.violations.empty());
+    EXPECT_EQ(limited.violations.back().message,
+              "spec.config.l.249: Invalid value: \"\": validation stopped: the schema and "
+              "configuration need more than 1000 checks");
 }
 
 } // namespace

@@ -12,6 +12,7 @@
 // kube-openapi but their accompanying errors are approximated (the closest alternative's).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,15 @@ struct FieldError {
 std::vector<FieldError> check_schema(const io::Node& schema,
                                      std::string_view path = "spec.config.openAPIV3Schema");
 
+// Bounds on one admission or validation of a configuration.
+struct AdmissionLimits {
+    // Configuration nesting beyond this is reported, not followed.
+    std::size_t max_depth = 512;
+    // Schema-value checks (a junctor checks a value once per alternative, a list schema once per
+    // item); past this the validation stops with a violation saying so.
+    std::uint64_t max_checks = 10'000'000;
+};
+
 struct Admission {
     io::Node config;                    // pruned and defaulted
     std::vector<FieldError> violations; // empty when the configuration is admitted
@@ -43,12 +53,12 @@ struct Admission {
 // metadata stay), defaults are filled in, and the result is validated. `path` prefixes the field
 // paths ("spec.config" in the cluster; empty for kubectl-package's template tests). The schema
 // should have passed check_schema; keywords of the wrong kind are ignored here. Patterns run in
-// linear time (pko/regex); configuration nesting beyond `max_depth` is reported, not followed.
+// linear time (pko/regex); `limits` bound the rest of the work.
 Admission admit_config(const io::Node* schema, const io::Node& config,
-                       std::string_view path = "spec.config", std::size_t max_depth = 512);
+                       std::string_view path = "spec.config", const AdmissionLimits& limits = {});
 
 // Validation only (no pruning or defaulting), as the manifest's test.template configs are checked.
 std::vector<FieldError> validate_config(const io::Node& schema, const io::Node& config,
-                                        std::string_view path, std::size_t max_depth = 512);
+                                        std::string_view path, const AdmissionLimits& limits = {});
 
 } // namespace kpkg::pko
