@@ -6,12 +6,14 @@
 # (Variables rather than output: no subshell per word.)
 __kpkg_subcommands() {
     case $1 in
-        "kpkg") __kpkg_subs="bundle catalog resolve upgrade-path build push pull image cache version completion help" ;;
+        "kpkg") __kpkg_subs="bundle catalog package resolve upgrade-path build push pull image cache version completion help" ;;
         "kpkg bundle") __kpkg_subs="inspect validate render" ;;
         "kpkg catalog") __kpkg_subs="list validate render diff graph" ;;
         "kpkg catalog list") __kpkg_subs="packages channels bundles" ;;
         "kpkg image") __kpkg_subs="inspect" ;;
         "kpkg cache") __kpkg_subs="ls prune" ;;
+        "kpkg package") __kpkg_subs="repo" ;;
+        "kpkg package repo") __kpkg_subs="init add remove list" ;;
         *) __kpkg_subs= ;;
     esac
 }
@@ -33,6 +35,7 @@ __kpkg_flags() {
         "kpkg build") __kpkg_flags="$global -t --tag --save --push --label --base-image --lenient" ;;
         "kpkg pull") __kpkg_flags="$global --save --all-platforms" ;;
         "kpkg cache prune") __kpkg_flags="$global --older-than" ;;
+        "kpkg package repo add") __kpkg_flags="$global --image" ;;
         "kpkg resolve") __kpkg_flags="$global --catalog --priority --installed --starting-csv --source --upgrade --one-hop --exclude-deprecated --all-packages --lockfile --locked --debug-testcase" ;;
         *) __kpkg_flags=$global ;;
     esac

@@ -3,7 +3,7 @@
 
 # True when the command line holds no subcommand yet.
 function __kpkg_no_subcommand
-    not __fish_seen_subcommand_from bundle catalog resolve upgrade-path build push pull image cache version completion help
+    not __fish_seen_subcommand_from bundle catalog package resolve upgrade-path build push pull image cache version completion help
 end
 
 # True when the command path so far is exactly the words given (e.g. catalog list).
@@ -195,6 +195,15 @@ complete -c kpkg -n '__kpkg_path_is cache' -a ls -d 'What the cache holds: blobs
 complete -c kpkg -n '__kpkg_path_is cache' -a prune -d 'Empty the cache, or remove what is old'
 complete -c kpkg -n '__fish_seen_subcommand_from prune; and __fish_seen_subcommand_from cache' -l older-than -x -d 'Only what was last used more than DAYS days ago'
 
+# kpkg package
+complete -c kpkg -n __kpkg_no_subcommand -a package -d 'Package Operator packages: repositories'
+complete -c kpkg -n '__kpkg_path_is package' -a repo -d 'Package Operator repository index files'
+complete -c kpkg -n '__kpkg_path_is package repo' -a init -d 'Write a new, empty repository index'
+complete -c kpkg -n '__kpkg_path_is package repo' -a add -d 'Add a package image with its versions to an index'
+complete -c kpkg -n '__kpkg_path_is package repo' -a remove -d 'Remove a package image from an index'
+complete -c kpkg -n '__kpkg_path_is package repo' -a list -d 'List the packages and versions of an index'
+complete -c kpkg -n '__fish_seen_subcommand_from add; and __fish_seen_subcommand_from repo' -l image -x -d "The repository written as the entry's image"
+
 # kpkg version
 complete -c kpkg -n __kpkg_no_subcommand -a version -d 'Print the version of kpkg and its libraries'
 complete -c kpkg -n '__fish_seen_subcommand_from version' -l libraries -d 'Load the on-demand libraries and report their versions'
@@ -206,8 +215,9 @@ complete -c kpkg -n '__fish_seen_subcommand_from completion' -x -a 'bash zsh fis
 # kpkg help
 complete -c kpkg -n __kpkg_no_subcommand -a help -d 'Show the help or the man page of a command'
 complete -c kpkg -n '__fish_seen_subcommand_from help' -l man -d 'Show the man page of the command'
-complete -c kpkg -n '__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from bundle catalog resolve upgrade-path build push pull image cache version completion' -x -a 'bundle catalog resolve upgrade-path build push pull image cache version completion'
+complete -c kpkg -n '__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from bundle catalog package resolve upgrade-path build push pull image cache version completion' -x -a 'bundle catalog package resolve upgrade-path build push pull image cache version completion'
 complete -c kpkg -n '__fish_seen_subcommand_from help; and __fish_seen_subcommand_from bundle' -x -a 'inspect validate render'
 complete -c kpkg -n '__fish_seen_subcommand_from help; and __fish_seen_subcommand_from catalog' -x -a 'list validate render diff graph'
 complete -c kpkg -n '__fish_seen_subcommand_from help; and __fish_seen_subcommand_from image' -x -a 'inspect'
 complete -c kpkg -n '__fish_seen_subcommand_from help; and __fish_seen_subcommand_from cache' -x -a 'ls prune'
+complete -c kpkg -n '__fish_seen_subcommand_from help; and __fish_seen_subcommand_from package' -x -a 'repo'

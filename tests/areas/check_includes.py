@@ -19,6 +19,7 @@ ALLOWED = {
     "catalog": ["core", "io", "cel", "model", "oci", "bundle"],
     "resolve": ["core", "io", "cel", "model"],
     "plan": ["core", "io", "cel", "model", "oci", "bundle", "catalog"],
+    "pko": ["core", "io"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(?:kpkg/)?([a-z_]+)/', re.M)
 

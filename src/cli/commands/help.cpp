@@ -36,6 +36,7 @@ std::string_view man_page(const std::vector<std::string>& words) {
     if (first == "build") return embedded::man_build;
     if (first == "push") return embedded::man_push;
     if (first == "pull") return embedded::man_pull;
+    if (first == "package") return embedded::man_package;
     if (first == "image") return embedded::man_image;
     if (first == "cache") return embedded::man_cache;
     return embedded::man_kpkg;

@@ -1,0 +1,64 @@
+// pko/schema: a package's spec.config.openAPIV3Schema, checked as Package Operator checks it (a
+// CRD structural schema, apiextensions' rules) and used to admit a configuration: unknown fields
+// pruned, defaults filled in, the result validated, with violations worded as the Kubernetes API
+// server words them ("spec.config.replicas: Invalid value: \"string\": replicas in body must be of
+// type integer: \"string\"").
+//
+// Not covered: x-kubernetes-validations rules are checked for an empty rule only (kubectl-package
+// also compiles them with cel-go; admission never runs them, neither upstream nor here); the
+// x-kubernetes-list-type=map key checks; string formats other than date, date-time, byte, ipv4,
+// ipv6, cidr, mac, uuid (3/4/5), hostname, email, uri and hexcolor are not checked; Unicode
+// classes (\pL) in patterns are refused; anyOf/oneOf/allOf/not failures are worded after
+// kube-openapi but their accompanying errors are approximated (the closest alternative's).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kpkg/io/node.hpp"
+
+namespace kpkg::pko {
+
+// One violation, as field.Error.Error() prints it: "<field>: <type>[: <value>][: <detail>]".
+struct FieldError {
+    std::string field;   // e.g. "spec.config.replicas"; empty at an unnamed root
+    std::string message; // the whole line, field included
+    io::Mark mark;       // where in the schema or the configuration, when known
+};
+
+// The checks kubectl-package runs on spec.config.openAPIV3Schema (`path` names the schema in
+// messages): structural-schema invariants, forbidden keywords, types, patterns that compile,
+// defaults that validate against their schema and carry no unknown fields. Empty when valid.
+std::vector<FieldError> check_schema(const io::Node& schema,
+                                     std::string_view path = "spec.config.openAPIV3Schema");
+
+// Bounds on one admission or validation of a configuration.
+struct AdmissionLimits {
+    // Configuration nesting beyond this is reported, not followed.
+    std::size_t max_depth = 512;
+    // Schema-value checks (a junctor checks a value once per alternative, a list schema once per
+    // item); past this the validation stops with a violation saying so.
+    std::uint64_t max_checks = 10'000'000;
+};
+
+struct Admission {
+    io::Node config;                    // pruned and defaulted
+    std::vector<FieldError> violations; // empty when the configuration is admitted
+};
+
+// Package Operator's admission of a configuration: without a schema (nullptr) every field is
+// dropped; otherwise fields the schema does not know are pruned (at the root apiVersion, kind and
+// metadata stay), defaults are filled in, and the result is validated. `path` prefixes the field
+// paths ("spec.config" in the cluster; empty for kubectl-package's template tests). The schema
+// should have passed check_schema; keywords of the wrong kind are ignored here. Patterns run in
+// linear time (pko/regex); `limits` bound the rest of the work.
+Admission admit_config(const io::Node* schema, const io::Node& config,
+                       std::string_view path = "spec.config", const AdmissionLimits& limits = {});
+
+// Validation only (no pruning or defaulting), as the manifest's test.template configs are checked.
+std::vector<FieldError> validate_config(const io::Node& schema, const io::Node& config,
+                                        std::string_view path, const AdmissionLimits& limits = {});
+
+} // namespace kpkg::pko

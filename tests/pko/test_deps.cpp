@@ -1,0 +1,272 @@
+// pko/deps: version ranges of pkg.package-operator.run/semver and the build-time dependency
+// resolution of kubectl package update (PKO's resolver unit tests, and the corpus package).
+#include <gtest/gtest.h>
+
+#include "kpkg/io/load.hpp"
+#include "kpkg/pko/deps.hpp"
+#include "support/support.hpp"
+
+namespace {
+
+using namespace kpkg::pko;
+using kpkg::ExitCode;
+using kpkg::io::Node;
+using kpkg::test::contains;
+
+Node yaml(const std::string& text) {
+    auto docs = kpkg::io::parse_yaml(text, "test.yaml");
+    EXPECT_TRUE(docs.ok());
+    return docs.ok() && !docs->empty() ? (*docs)[0].root : Node{};
+}
+
+VersionRange range(const std::string& s) {
+    auto r = VersionRange::parse(s);
+    EXPECT_TRUE(r.ok()) << s << ": " << (r.ok() ? "" : r.error().message);
+    return r.ok() ? *r : VersionRange::any();
+}
+
+bool in(const std::string& r, std::uint64_t a, std::uint64_t b, std::uint64_t c, bool pre = false) {
+    return range(r).contains(a, b, c, pre);
+}
+
+TEST(PkoRange, Expansions) {
+    EXPECT_TRUE(in(">=1.27.x", 1, 27, 0));
+    EXPECT_FALSE(in(">=1.27.x", 1, 26, 9));
+    EXPECT_TRUE(in("1.2.x", 1, 2, 99));
+    EXPECT_FALSE(in("1.2.x", 1, 3, 0));
+    EXPECT_TRUE(in(">1.2.x", 1, 3, 0));
+    EXPECT_FALSE(in(">1.2.x", 1, 2, 9));
+    EXPECT_TRUE(in(">1.2.3", 1, 2, 4));
+    EXPECT_FALSE(in("<2.0.0", 2, 0, 0));
+    EXPECT_TRUE(in("<2.0.0", 1, 99, 99));
+    EXPECT_TRUE(in("~1.2.3", 1, 2, 9));
+    EXPECT_FALSE(in("~1.2.3", 1, 3, 0));
+    EXPECT_TRUE(in("^1.2.3", 1, 9, 0));
+    EXPECT_FALSE(in("^1.2.3", 2, 0, 0));
+    EXPECT_FALSE(in("^0.2.3", 0, 3, 0));
+    EXPECT_TRUE(in("1.2 - 1.4.5", 1, 4, 5));
+    EXPECT_FALSE(in("1.2 - 1.4.5", 1, 4, 6));
+    EXPECT_TRUE(in("1.2.x - 3.x", 3, 99, 1));
+    EXPECT_TRUE(in("x-x", 0, 0, 0));
+    EXPECT_TRUE(in(">=1.0.0 <2.0.0 || >=3", 3, 1, 0));
+    EXPECT_FALSE(in(">=1.0.0, <2.0.0 || >=3", 2, 5, 0));
+    EXPECT_FALSE(in("!=1.5.0", 1, 5, 0));
+    EXPECT_TRUE(in("!=1.5.0", 1, 5, 1));
+    // A pre-release sorts below its release: inside >=1.0.0 <2.0.0, outside >=2.0.0.
+    EXPECT_TRUE(in(">=1.0.0 <2.0.0", 1, 5, 0, true));
+    EXPECT_FALSE(in(">=2.0.0", 2, 0, 0, true));
+}
+
+TEST(PkoRange, Containment) {
+    EXPECT_TRUE(range(">=4.11.x").contains(range(">=4.12.x")));
+    EXPECT_FALSE(range(">=4.12.x").contains(range(">=4.11.x")));
+    EXPECT_TRUE(range("x-x").contains(range("1.x || 3.x")));
+    EXPECT_TRUE(range("1.x || 2.x").contains(range("1.5.0 - 2.3.0"))); // adjacent intervals merge
+    EXPECT_FALSE(range("1.x || 3.x").contains(range("1.5.0 - 3.0.0")));
+}
+
+TEST(PkoRange, Errors) {
+    for (const char* bad : {"", ">=asdaa", "1.2.3.4", ">=2 <1", "||", "1.2.3-rc.1"}) {
+        auto r = VersionRange::parse(bad);
+        EXPECT_FALSE(r.ok()) << bad;
+        if (!r.ok()) {
+            EXPECT_EQ(r.error().code, ExitCode::invalid);
+            EXPECT_TRUE(contains(r.error().message, "invalid version range")) << r.error().message;
+        }
+    }
+}
+
+// --- resolution
+// -----------------------------------------------------------------------------------
+
+RepositoryIndex repo(const std::string& name, std::vector<RepositoryEntry> entries) {
+    RepositoryIndex idx;
+    idx.name = name;
+    for (auto& e : entries)
+        EXPECT_TRUE(idx.add(std::move(e)).ok());
+    return idx;
+}
+
+RepositoryEntry entry(const std::vector<std::string>& versions,
+                      const std::string& constraints = "") {
+    RepositoryEntry e;
+    e.name = "deppkg";
+    e.image = "image";
+    e.digest = "digest";
+    e.versions = versions;
+    if (!constraints.empty()) e.constraints = yaml(constraints);
+    return e;
+}
+
+ResolveInput input(const std::string& range, const std::string& constraints = "") {
+    ResolveInput in;
+    in.manifest_name = "mainpkg";
+    in.dependencies = {{"depname", "deppkg.deprepo", range}};
+    if (!constraints.empty()) in.constraints = yaml(constraints);
+    return in;
+}
+
+TEST(PkoDeps, Basic) {
+    auto in = input("");
+    in.repositories.push_back(repo("deprepo", {entry({"1.0.0", "2.0.0", "3.0.0"})}));
+    auto r = resolve_dependencies(in);
+    ASSERT_TRUE(r.ok()) << r.error().str();
+    ASSERT_EQ(r->size(), 1u);
+    EXPECT_EQ((*r)[0].name, "depname");
+    EXPECT_EQ((*r)[0].image, "image");
+    EXPECT_EQ((*r)[0].digest, "digest");
+    EXPECT_EQ((*r)[0].version, "3.0.0");
+}
+
+TEST(PkoDeps, NoCandidates) {
+    auto r = resolve_dependencies(input(""));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ExitCode::unsatisfiable);
+    EXPECT_EQ(r.error().message, "solving package deps: constraints not satisfiable: package "
+                                 "mainpkg requires package deppkg.deprepo which has no candidates");
+}
+
+TEST(PkoDeps, RangeExcludesEveryVersion) {
+    auto in = input(">=4");
+    in.repositories.push_back(repo("deprepo", {entry({"1.0.0", "2.0.0", "3.0.0"})}));
+    auto r = resolve_dependencies(in);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ExitCode::unsatisfiable);
+    EXPECT_EQ(r.error().message, "solving package deps: constraints not satisfiable: package "
+                                 "mainpkg requires package deppkg.deprepo "
+                                 "with version constraint >=4 but no available version out of "
+                                 "[3.0.0 2.0.0 1.0.0] satisfies this");
+}
+
+TEST(PkoDeps, PlatformMatches) {
+    auto in = input("", "- platformVersion: {name: platform, range: '>=4.12.x'}\n");
+    in.repositories.push_back(
+        repo("deprepo", {entry({"3.0.0", "2.0.0", "1.0.0"},
+                               "- platform: [platform, formplat]\n"
+                               "  platformVersion: {name: platform, range: '>=4.11.x'}\n")}));
+    auto r = resolve_dependencies(in);
+    ASSERT_TRUE(r.ok()) << r.error().str();
+    EXPECT_EQ((*r)[0].version, "3.0.0");
+}
+
+TEST(PkoDeps, PlatformNotMatchingOrNotSupported) {
+    auto narrow = input("", "- platformVersion: {name: platform, range: '>=4.11.x'}\n");
+    narrow.repositories.push_back(
+        repo("deprepo", {entry({"3.0.0", "2.0.0", "1.0.0"},
+                               "- platformVersion: {name: platform, range: '>=4.12.x'}\n")}));
+    auto r = resolve_dependencies(narrow);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ExitCode::unsatisfiable);
+    EXPECT_EQ(r.error().message, "solving package deps: constraints not satisfiable: package "
+                                 "mainpkg requires package deppkg.deprepo "
+                                 "but no version satisfies every constraint");
+    ASSERT_EQ(r.error().notes.size(), 3u);
+    EXPECT_EQ(r.error().notes[0],
+              "support for platform \"platform\" within range \">=4.11.x\" is required but "
+              "dependency deppkg@3.0.0 for package mainpkg supports only \">=4.12.x\"");
+
+    auto none = input("", "- platformVersion: {name: platform, range: '>=4.11.x'}\n");
+    none.repositories.push_back(repo("deprepo", {entry({"3.0.0"})}));
+    auto n = resolve_dependencies(none);
+    ASSERT_FALSE(n.ok());
+    EXPECT_EQ(n.error().code, ExitCode::unsatisfiable);
+    ASSERT_EQ(n.error().notes.size(), 1u);
+    EXPECT_EQ(n.error().notes[0],
+              "support for platform \"platform\" is required but "
+              "dependency deppkg@3.0.0 for package mainpkg does not support it");
+}
+
+TEST(PkoDeps, BrokenRangeIsInvalidInput) {
+    auto in = input(">=asdaa");
+    in.repositories.push_back(repo("deprepo", {entry({"3.0.0"})}));
+    auto r = resolve_dependencies(in);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ExitCode::invalid);
+    EXPECT_TRUE(contains(r.error().message, "dependency \"depname\": invalid version range"))
+        << r.error().message;
+}
+
+TEST(PkoDeps, OneVersionPerPackageAndUpstreamOrder) {
+    ResolveInput in;
+    in.manifest_name = "main";
+    in.dependencies = {{"a1", "a.r", "<3"}, {"b", "b.r", ""}, {"a2", "a.r", ">=1.5"}};
+    RepositoryEntry a = entry({"1.0.0", "2.0.0", "3.0.0"});
+    a.name = "a";
+    a.image = "quay.io/a";
+    RepositoryEntry b = entry({"1.1.0"});
+    b.name = "b";
+    b.image = "quay.io/b";
+    b.digest = "bd";
+    in.repositories.push_back(repo("r", {a, b}));
+    auto r = resolve_dependencies(in);
+    ASSERT_TRUE(r.ok()) << r.error().str();
+    ASSERT_EQ(r->size(), 3u);
+    // a.r at 2.0.0 (the newest both ranges accept) comes before b.r at 1.1.0.
+    EXPECT_EQ((*r)[0].name, "a1");
+    EXPECT_EQ((*r)[0].version, "2.0.0");
+    EXPECT_EQ((*r)[1].name, "a2");
+    EXPECT_EQ((*r)[1].version, "2.0.0");
+    EXPECT_EQ((*r)[2].name, "b");
+    EXPECT_EQ((*r)[2].image, "quay.io/b");
+
+    // Two ranges with nothing in common: unsatisfiable, each candidate explained.
+    in.dependencies[2].range = ">=3";
+    auto u = resolve_dependencies(in);
+    ASSERT_FALSE(u.ok());
+    EXPECT_EQ(u.error().code, ExitCode::unsatisfiable);
+    EXPECT_EQ(u.error().message, "solving package deps: constraints not satisfiable: package main "
+                                 "requires package a.r but no version satisfies every "
+                                 "constraint");
+    EXPECT_EQ(u.error().notes.front(), "3.0.0 is outside the range \"<3\" of dependency \"a1\"");
+}
+
+TEST(PkoDeps, DuplicateVersionAcrossIndexes) {
+    auto in = input("");
+    in.repositories.push_back(repo("deprepo", {entry({"1.0.0"})}));
+    RepositoryEntry other = entry({"1.0.0"});
+    other.digest = "other";
+    in.repositories.push_back(repo("deprepo", {other}));
+    auto r = resolve_dependencies(in);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ExitCode::invalid);
+    EXPECT_EQ(r.error().message, "package repository inconsistent version 1.0.0 of package "
+                                 "deppkg.deprepo exists multiple times in repository entry");
+}
+
+TEST(PkoDeps, CorpusDependenciesSynthetic) {
+    KPKG_REQUIRE_CORPUS(corpus);
+    const auto dir = corpus / "pko/dependencies-synthetic";
+    auto manifest = kpkg::io::load_file(dir / "manifest.yaml");
+    ASSERT_TRUE(manifest.ok());
+    const Node& m = (*manifest)[0].root;
+    const Node& spec = *m.get("spec");
+    ResolveInput in;
+    in.manifest_name = m.get("metadata")->get("name")->text;
+    in.constraints = *spec.get("constraints");
+    for (const auto& d : spec.get("dependencies")->items) {
+        const Node& img = *d.get("image");
+        in.dependencies.push_back({img.get("name")->text, img.get("package")->text,
+                                   img.get("range") ? img.get("range")->text : ""});
+    }
+    for (const auto& r : spec.get("repositories")->items) {
+        auto text = kpkg::test::read_file(dir / r.get("file")->text);
+        auto idx = load_repository(text, r.get("file")->text);
+        ASSERT_TRUE(idx.ok()) << idx.error().str();
+        in.repositories.push_back(std::move(*idx));
+    }
+    auto got = resolve_dependencies(in);
+    ASSERT_TRUE(got.ok()) << got.error().str();
+
+    auto lock = kpkg::io::load_file(dir / "expected.manifest.lock.yaml");
+    ASSERT_TRUE(lock.ok());
+    const Node& want = *(*lock)[0].root.get("spec")->get("dependencies");
+    ASSERT_EQ(got->size(), want.items.size());
+    for (std::size_t i = 0; i < want.items.size(); ++i) {
+        EXPECT_EQ((*got)[i].name, want.items[i].get("name")->text);
+        EXPECT_EQ((*got)[i].image, want.items[i].get("image")->text);
+        EXPECT_EQ((*got)[i].digest, want.items[i].get("digest")->text);
+        EXPECT_EQ((*got)[i].version, want.items[i].get("version")->text);
+    }
+}
+
+} // namespace
