@@ -5,6 +5,7 @@
 #include <set>
 
 #include "kpkg/core/semver.hpp"
+#include "kpkg/pko/schema.hpp"
 #include "kpkg/pko/util.hpp"
 
 namespace kpkg::pko {
@@ -129,10 +130,15 @@ std::vector<Violation> check_manifest(const Package& pkg) {
         }
     // The configuration schema, then each test case's configuration against it.
     bool schema_ok = true;
-    if (m.schema()) {
-        const std::vector<std::string> errs = check_schema(m);
-        for (const std::string& e : errs)
-            add(e, m.schema()->mark);
+    if (const io::Node* schema = m.schema()) {
+        if (const io::Node* nullable = schema->get("nullable");
+            nullable && nullable->as_bool().value_or(false))
+            add("spec.config.openAPIV3Schema.nullable: Forbidden: nullable cannot be true at the "
+                "root",
+                nullable->mark);
+        const std::vector<FieldError> errs = check_schema(*schema);
+        for (const FieldError& e : errs)
+            add(e.message, e.mark.line ? e.mark : schema->mark);
         schema_ok = errs.empty();
     }
     const io::Node* tests = at(at(&m.doc, "test"), "template");
@@ -144,9 +150,10 @@ std::vector<Violation> check_manifest(const Package& pkg) {
                 tc.mark);
         if (schema_ok && m.schema()) {
             const io::Node* cfg = tc.context.get("config");
-            const Admitted a = admit_config(m, cfg ? *cfg : io::Node::map(), p + ".context.config");
-            for (const std::string& e : a.errors)
-                add(e, cfg ? cfg->mark : tc.mark);
+            auto j = to_json_node(cfg ? *cfg : io::Node::map());
+            const io::Node given = j && j->is_map() ? std::move(*j) : io::Node::map();
+            for (const FieldError& e : validate_config(*m.schema(), given, p + ".context.config"))
+                add(e.message, cfg ? cfg->mark : tc.mark);
         }
     }
     (void)tests;
@@ -317,7 +324,7 @@ void validate_package(const Package& pkg, const ValidateOptions& opts, Report& r
         // kubectl-package never renders the templates of such a package; kpkg renders them once
         // with the schema's defaults so that their errors do not wait for a cluster.
         RenderContext ctx;
-        ctx.config = admit_config(m, io::Node::map(), "spec.config").config;
+        ctx.config = admit_package_config(m, io::Node::map(), "").config;
         for (const auto& im : m.images)
             ctx.images[im.name] = std::string(kStaticImage);
         TestCase none;
@@ -330,9 +337,9 @@ void validate_package(const Package& pkg, const ValidateOptions& opts, Report& r
     }
     for (const TestCase& tc : m.tests) {
         RenderContext ctx = test_context(m, tc);
-        ctx.config = admit_config(m, ctx.config.is_map() ? ctx.config : io::Node::map(),
-                                  "test.template.context.config")
-                         .config;
+        // Defaulted and pruned; what does not validate was reported with the manifest.
+        ctx.config =
+            admit_package_config(m, ctx.config.is_map() ? ctx.config : io::Node::map(), "").config;
         run_case(pkg, ctx, tc.name, true, opts, report);
     }
 }

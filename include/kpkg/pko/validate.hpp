@@ -38,13 +38,12 @@ std::vector<Violation> check_lock(const Package& pkg);
 // The admitted configuration of a package: the schema's defaults applied to `config`, unknown
 // fields pruned, and the violations of the schema (as "path: message"), with `path` the field
 // path the configuration is at ("spec.config", "test.template[0].context.config").
+// Without a schema every field is dropped, as Package Operator does.
 struct Admitted {
     io::Node config;
-    std::vector<std::string> errors;
+    std::vector<Violation> errors;
 };
-Admitted admit_config(const Manifest& m, const io::Node& config, const std::string& path);
-// The schema itself (spec.config.openAPIV3Schema), checked as a structural schema.
-std::vector<std::string> check_schema(const Manifest& m);
+Admitted admit_package_config(const Manifest& m, const io::Node& config, const std::string& path);
 
 // Everything: structure (the violations of loading), manifest and lock, then every test case of
 // every component and of the root package rendered with its context (the static image for

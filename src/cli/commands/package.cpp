@@ -133,12 +133,12 @@ const pko::Package& pick_component(const pko::Package& root, const std::string& 
 
 // Admits a configuration (exit 3 with the schema's findings).
 io::Node admitted(const pko::Manifest& m, const io::Node& config, const std::string& path) {
-    pko::Admitted a = pko::admit_config(m, config, path);
+    pko::Admitted a = pko::admit_package_config(m, config, path);
     if (!a.errors.empty()) {
         Error e = Error::invalid("validate Package configuration: the configuration does not "
                                  "match the package's schema");
-        for (const auto& s : a.errors)
-            e.note(s);
+        for (const auto& v : a.errors)
+            e.note(v.message());
         throw Exception(std::move(e).about(m.file));
     }
     return std::move(a.config);
