@@ -19,7 +19,7 @@ ALLOWED = {
     "catalog": ["core", "io", "cel", "model", "oci", "bundle"],
     "resolve": ["core", "io", "cel", "model"],
     "plan": ["core", "io", "cel", "model", "oci", "bundle", "catalog"],
-    "pko": ["core", "io"],
+    "pko": ["core", "io", "cel", "template"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(?:kpkg/)?([a-z_]+)/', re.M)
 

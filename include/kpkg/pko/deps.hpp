@@ -30,6 +30,7 @@
 
 #include "kpkg/core/result.hpp"
 #include "kpkg/io/node.hpp"
+#include "kpkg/pko/package.hpp"
 #include "kpkg/pko/repo.hpp"
 
 namespace kpkg::pko {
@@ -71,9 +72,7 @@ struct DependencyRequest {
     std::string range;   // "" for any version
 };
 
-struct LockDependency {
-    std::string name, image, digest, version;
-};
+// LockDependency {name, image, digest, version}: the lock's entry (pko/package.hpp).
 
 struct ResolveInput {
     std::string manifest_name; // names the requester in messages
