@@ -12,7 +12,7 @@ __kpkg_subcommands() {
         "kpkg catalog list") __kpkg_subs="packages channels bundles" ;;
         "kpkg image") __kpkg_subs="inspect" ;;
         "kpkg cache") __kpkg_subs="ls prune" ;;
-        "kpkg package") __kpkg_subs="repo" ;;
+        "kpkg package") __kpkg_subs="validate tree render update repo" ;;
         "kpkg package repo") __kpkg_subs="init add remove list" ;;
         *) __kpkg_subs= ;;
     esac
@@ -36,6 +36,9 @@ __kpkg_flags() {
         "kpkg pull") __kpkg_flags="$global --save --all-platforms" ;;
         "kpkg cache prune") __kpkg_flags="$global --older-than" ;;
         "kpkg package repo add") __kpkg_flags="$global --image" ;;
+        "kpkg package validate") __kpkg_flags="$global --update-fixtures" ;;
+        "kpkg package tree") __kpkg_flags="$global --config-testcase --component --cluster --config-path" ;;
+        "kpkg package render") __kpkg_flags="$global --config-testcase --component --config --name --namespace --environment --as --image --output-dir" ;;
         "kpkg resolve") __kpkg_flags="$global --catalog --priority --installed --starting-csv --source --upgrade --one-hop --exclude-deprecated --all-packages --lockfile --locked --debug-testcase" ;;
         *) __kpkg_flags=$global ;;
     esac

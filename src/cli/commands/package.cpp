@@ -515,7 +515,8 @@ int run_render(const Globals& g, const RenderOpts& o) {
 }
 
 void setup(CLI::App& root, Context& ctx) {
-    CLI::App* pkg = group(root, "package", "Package Operator packages: validate, tree, render");
+    CLI::App* pkg = group(
+        root, "package", "Package Operator packages: validate, tree, render, update, repositories");
 
     auto vo = std::make_shared<ValidateOpts>();
     CLI::App* v = pkg->add_subcommand(

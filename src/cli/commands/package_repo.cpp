@@ -174,7 +174,8 @@ int run_list(const Globals& g, const RepoOptions& o) {
 }
 
 void setup_package_repo(CLI::App& root, Context& ctx) {
-    CLI::App* pkg = group(root, "package", "Package Operator packages: repositories");
+    CLI::App* pkg = group(
+        root, "package", "Package Operator packages: validate, tree, render, update, repositories");
     CLI::App* repo = pkg->add_subcommand(
         "repo", "Package Operator repository index files (kubectl package repository)");
     repo->require_subcommand(1);

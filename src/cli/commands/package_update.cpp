@@ -82,8 +82,8 @@ std::vector<pko::RepositoryIndex> load_repositories(const pko::Manifest& m, cons
             for (const auto& e : *listing) {
                 if (e.is_dir() || e.problem) continue;
                 const std::string_view n = e.name();
-                if (!(n.size() > 5 && (n.substr(n.size() - 5) == ".yaml" ||
-                                       n.substr(n.size() - 4) == ".yml")))
+                if (!(n.size() > 5 &&
+                      (n.substr(n.size() - 5) == ".yaml" || n.substr(n.size() - 4) == ".yml")))
                     continue;
                 auto c = tree->read(e);
                 if (!c) throw Exception(std::move(c).error());
@@ -225,7 +225,8 @@ int run_update(const Globals& g, const UpdateOpts& o) {
 }
 
 void setup(CLI::App& root, Context& ctx) {
-    CLI::App* pkg = group(root, "package", "Package Operator packages: validate, tree, render");
+    CLI::App* pkg = group(
+        root, "package", "Package Operator packages: validate, tree, render, update, repositories");
     auto o = std::make_shared<UpdateOpts>();
     CLI::App* u = pkg->add_subcommand(
         "update", "Write manifest.lock.yaml: image digests and resolved dependencies");
