@@ -405,7 +405,10 @@ RenderResult render(const Package& pkg, const RenderContext& rc, const RenderOpt
             o.node = std::move(*json);
             o.path = path;
             o.index = at;
-            if (plain) o.pos = {display, line, 0, at};
+            if (plain)
+                o.pos = {display, line, 0, at};
+            else if (const auto t = pkg.files.find(path + ".gotmpl"); t != pkg.files.end())
+                o.pos.file = t->second.display; // the template it was rendered from
             add_labels(o.node, m.name, rc.name);
             objects.push_back(std::move(o));
         }
@@ -441,7 +444,7 @@ RenderResult render(const Package& pkg, const RenderContext& rc, const RenderOpt
             const std::string phase = o.phase();
             if (phase.empty())
                 add("Missing package-operator.run/phase Annotation");
-            else if (!phases.count(phase))
+            else if (!phases.empty() && !phases.count(phase))
                 add("Phase not found in manifest", go_quote(phase));
         }
     }

@@ -314,11 +314,10 @@ void run_case(const Package& pkg, const RenderContext& ctx, const std::string& c
 }
 
 void validate_package(const Package& pkg, const ValidateOptions& opts, Report& report) {
-    std::vector<Violation> fields = check_manifest(pkg);
-    const bool manifest_ok = fields.empty();
-    for (Violation& v : fields)
+    // Every check runs, as kubectl-package's validators all run: the templates are rendered
+    // even when the manifest has problems.
+    for (Violation& v : check_manifest(pkg))
         report.violations.push_back(std::move(v));
-    if (!manifest_ok) return; // templates would only repeat what is wrong with the manifest
     const Manifest& m = pkg.manifest;
     if (m.tests.empty()) {
         // kubectl-package never renders the templates of such a package; kpkg renders them once
