@@ -1283,8 +1283,11 @@ void add_sprig_more(Funcs& f) {
         auto parts = go_split_n(arg_string(a, 2), arg_string(a, 0),
                                 capped_count(c, arg_int(a, 1), "splitn"));
         check_count(c, parts.size(), "splitn");
-        for (auto& p : parts)
-            d["_" + std::to_string(i++)] = str(std::move(p));
+        for (auto& p : parts) {
+            std::string key = "_"; // appended, not "_" + ...: GCC 12 -Wrestrict at -O3
+            key += std::to_string(i++);
+            d[key] = str(std::move(p));
+        }
         return Value::dict(std::move(d));
     });
     f.add("toStrings", 1, 1, [](Context&, Args a) { return string_list(strslice(a[0])); });
