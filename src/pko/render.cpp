@@ -301,7 +301,12 @@ RenderResult render(const Package& pkg, const RenderContext& rc, const RenderOpt
     // Templates: every *.gotmpl parsed into one set (a define in one is usable from all), then
     // each executed into the file of its name without the suffix.
     {
-        tmpl::Set set(template_funcs(pkg, cel));
+        // Bounds well above what real packages need (their templates take thousands of
+        // steps), low enough that a template that never ends stops within seconds.
+        tmpl::Options topts;
+        topts.max_steps = 5'000'000;
+        topts.max_output = std::size_t{32} << 20;
+        tmpl::Set set(template_funcs(pkg, cel), topts);
         bool any = false;
         for (const auto& [path, f] : pkg.files) {
             if (!is_template(path)) continue;
