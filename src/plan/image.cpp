@@ -268,11 +268,14 @@ Result<std::vector<ImageFile>> content_files(const io::Tree& tree, ImageKind kin
 // The layer of a Package Operator package: the tar go-containerregistry's crane.Layer writes
 // for kubectl-package (files only, mode 0, in the order given), so that its diff_id is
 // kubectl-package's for the same files; gzip compressed (zlib's bytes, not Go's).
+// Directory entries given are left out (kubectl-package writes none), files go in byte order.
 Result<oci::Layer> package_layer(const std::vector<ImageFile>& in) {
     std::vector<oci::TarEntry> entries;
     entries.reserve(in.size());
     for (const auto& f : in)
-        entries.push_back({oci::TarEntry::Type::file, f.path, f.bytes, {}, 0});
+        if (!f.dir) entries.push_back({oci::TarEntry::Type::file, f.path, f.bytes, {}, 0});
+    std::sort(entries.begin(), entries.end(),
+              [](const oci::TarEntry& x, const oci::TarEntry& y) { return x.name < y.name; });
     const std::string tar = oci::write_tar_as_go(entries);
     oci::Layer l;
     l.diff_id = sha256_digest(tar);

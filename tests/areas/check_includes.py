@@ -18,7 +18,7 @@ ALLOWED = {
     "bundle": ["core", "io", "cel", "model"],
     "catalog": ["core", "io", "cel", "model", "oci", "bundle"],
     "resolve": ["core", "io", "cel", "model"],
-    "plan": ["core", "io", "cel", "model", "oci", "bundle", "catalog"],
+    "plan": ["core", "io", "cel", "template", "model", "oci", "bundle", "catalog", "pko"],
     "pko": ["core", "io"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(?:kpkg/)?([a-z_]+)/', re.M)

@@ -240,6 +240,14 @@ TEST(PackageImage, DiffIdAndConfigAreKubectlPackages) {
     auto one = build_image(*c);
     ASSERT_TRUE(one) << one.error().message;
     EXPECT_EQ(one->root_digest, b->image.root_digest);
+    // Files given out of order, and directories, make the same layer: files only, byte order.
+    ImageContent shuffled = *c;
+    std::reverse(shuffled.files.begin(), shuffled.files.end());
+    shuffled.files.push_back({"package", "", true});
+    shuffled.files.push_back({"package/deploy", "", true});
+    auto two = build_image(shuffled);
+    ASSERT_TRUE(two) << two.error().message;
+    EXPECT_EQ(two->root_digest, b->image.root_digest);
 }
 
 TEST(PackageImage, LabelsGoIntoTheConfigAsGoWritesThem) {
