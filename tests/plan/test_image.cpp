@@ -155,10 +155,13 @@ TEST(ImageContent, LinksLeavingTheInputAndSpecialFilesAreRefused) {
 
 // ---- Package Operator packages, as kubectl-package builds them ----
 
-// The golden values below were derived with tests/plan/go_layer_reference.py, a byte-level
-// writer of what go-containerregistry's crane.Layer (Go's archive/tar) and mutate.Canonical
-// produce, written from Go's rules and independent of kpkg's code:
+// The golden values below were derived independently of kpkg's code, twice: with
+// tests/plan/go_layer_reference.py, a byte-level writer of what go-containerregistry's crane.Layer
+// (Go's archive/tar) and mutate.Canonical produce, written from Go's rules, and with
+// tests/plan/kubectl_package_replay.go, which runs Go's own archive/tar and encoding/json the way
+// kubectl-package does:
 //   python3 tests/plan/go_layer_reference.py testdata/packages/greeter
+//   GO111MODULE=off go run tests/plan/kubectl_package_replay.go testdata/packages/greeter
 constexpr const char* greeter_diff_id =
     "sha256:ba4cc7730c8b6ab04bbeab37579f5c6c4c0b795371596f79b1d2de3f910fd197";
 constexpr const char* greeter_config_digest =
@@ -250,6 +253,39 @@ TEST(PackageImage, DiffIdAndConfigAreKubectlPackages) {
     EXPECT_EQ(two->root_digest, b->image.root_digest);
 }
 
+// package-operator's own TestToPushedOCI pins the manifest digest of the image kubectl-package
+// makes of three small files. kpkg's diff_id and config for those files, with the layer
+// descriptor Go's gzip gives (digest and size from tests/plan/kubectl_package_replay.go, which
+// reproduces the pinned digest), make a manifest of that very digest.
+TEST(PackageImage, UpstreamPinnedDigestFromKpkgsConfig) {
+    ImageContent c;
+    c.kind = ImageKind::package;
+    c.files = {{"package/manifest.yaml", std::string("\x05\x06"), false},
+               {"package/manifest.yml", std::string("\x07\x08"), false},
+               {"package/subdir/somethingelse", std::string("\x09\x0a"), false}};
+    auto img = build_image(c);
+    ASSERT_TRUE(img) << img.error().message;
+    const Parts p = parts_of(*img);
+    auto cfg = oci::parse_config(p.config, "config");
+    ASSERT_TRUE(cfg);
+    EXPECT_EQ(cfg->diff_ids,
+              std::vector<std::string>{
+                  "sha256:30e5a673fdc64f7f641b1973b1bf482021e05789301b83c2caa994a5b8547e7f"});
+    EXPECT_EQ(p.manifest.config.digest,
+              "sha256:64c5fae8fb2770a01a79a1c2ba198b6a00fea791a0dbaad0131bfb26b761bdb7");
+    // go-containerregistry's manifest: descriptors as mediaType, size, digest.
+    const std::string go_manifest =
+        "{\"schemaVersion\":2,\"mediaType\":\"application/"
+        "vnd.docker.distribution.manifest.v2+json\","
+        "\"config\":{\"mediaType\":\"application/vnd.docker.container.image.v1+json\",\"size\":" +
+        std::to_string(p.manifest.config.size) + ",\"digest\":\"" + p.manifest.config.digest +
+        "\"},\"layers\":[{\"mediaType\":\"application/vnd.docker.image.rootfs.diff.tar.gzip\","
+        "\"size\":185,\"digest\":\"sha256:"
+        "d6eea2bbde4b43aa03dfd4b0c5eb2b432030ca3bc1ded3fc9137b13a13cfed10\"}]}";
+    EXPECT_EQ(sha256_digest(go_manifest),
+              "sha256:8012c104de49c1b7d05db3ed1033f41a9cff0d0f52f74dbcf9622ecf20a44c61");
+}
+
 TEST(PackageImage, LabelsGoIntoTheConfigAsGoWritesThem) {
     io::DirectoryTree tree(greeter_dir());
     ContentOptions co;
@@ -326,7 +362,7 @@ TEST(PackageImage, LongAndUnusualNamesAsGoWritesThem) {
     ASSERT_EQ(b->content.warnings.size(), 1u);
     EXPECT_TRUE(test::contains(b->content.warnings[0], "link.yaml")) << b->content.warnings[0];
     const Parts p = parts_of(b->image);
-    // go_layer_reference.py on this directory.
+    // go_layer_reference.py and kubectl_package_replay.go on this directory.
     EXPECT_TRUE(test::contains(
         p.config, "sha256:29052ff11382dc17a1e8b3c7a56b19935bdcb74ad4b70be12dc0eec8815f4fed"))
         << p.config;
