@@ -162,6 +162,141 @@ std::string write_tar(const std::vector<TarEntry>& entries) {
     return out;
 }
 
+namespace {
+
+bool go_ascii(std::string_view s) {
+    for (unsigned char c : s)
+        if (c >= 0x80 || c == 0) return false;
+    return true;
+}
+
+// Go's toASCII: the bytes of `s` below 0x80 (and not NUL).
+std::string go_to_ascii(std::string_view s) {
+    std::string out;
+    for (unsigned char c : s)
+        if (c < 0x80 && c != 0) out += static_cast<char>(c);
+    return out;
+}
+
+// Go's splitUSTARPath: only for an ASCII name over 100 bytes; the last '/' among the first 156
+// bytes, with a non-empty name part of at most 100 bytes and a non-empty prefix.
+bool go_split(std::string_view full, std::string_view& prefix, std::string_view& name) {
+    if (full.size() <= 100 || !go_ascii(full)) return false;
+    std::size_t length = full.size();
+    if (length > 156)
+        length = 156;
+    else if (full[length - 1] == '/')
+        --length;
+    const std::size_t i = full.substr(0, length).rfind('/');
+    if (i == std::string_view::npos || i == 0) return false;
+    const std::size_t nlen = full.size() - i - 1;
+    if (nlen > 100 || nlen == 0 || i > 155) return false;
+    prefix = full.substr(0, i);
+    name = full.substr(i + 1);
+    return true;
+}
+
+// A string field as Go's formatter fills it: the bytes that fit, a NUL when there is room, and a
+// '/' left at the end of a cut name replaced (with the slashes before it) by a NUL.
+void go_string(char* field, std::size_t width, std::string_view s) {
+    put_field(field, s, width);
+    if (s.size() < width) field[s.size()] = '\0';
+    if (s.size() > width && field[width - 1] == '/') {
+        std::size_t n = width;
+        while (n > 0 && field[n - 1] == '/')
+            --n;
+        field[n] = '\0';
+    }
+}
+
+void go_checksum(char* h) {
+    std::memset(h + 148, ' ', 8);
+    unsigned sum = 0;
+    for (std::size_t i = 0; i < block; ++i)
+        sum += static_cast<unsigned char>(h[i]);
+    put_octal(h + 148, 7, sum);
+}
+
+} // namespace
+
+std::string write_tar_as_go(const std::vector<TarEntry>& entries) {
+    std::string out;
+    for (const auto& e : entries) {
+        const bool has_data = e.type == TarEntry::Type::file;
+        std::string_view prefix, name = e.name;
+        bool pax = false;
+        std::string records;
+        if (e.name.size() > 100 || !go_ascii(e.name)) {
+            if (!go_split(e.name, prefix, name)) {
+                pax = true;
+                prefix = {};
+            }
+        }
+        const bool pax_link = e.link.size() > 100 || !go_ascii(e.link);
+        if (pax_link) pax = true;
+        if (pax) {
+            // Records by key: linkpath before path.
+            if (pax_link) records += pax_record("linkpath", e.link);
+            if (e.name.size() > 100 || !go_ascii(e.name)) records += pax_record("path", e.name);
+        }
+        if (pax) {
+            // The extended header's own header: "<dir>/PaxHeaders.0/<file>", written as Go's
+            // writeRawFile writes it (only the v7 fields and the magic).
+            const std::size_t slash = e.name.rfind('/');
+            std::string dir = slash == std::string::npos ? "" : e.name.substr(0, slash + 1);
+            std::string file = slash == std::string::npos ? e.name : e.name.substr(slash + 1);
+            std::string xname = dir + "PaxHeaders.0" + (file.empty() ? "" : "/" + file);
+            xname = go_to_ascii(xname);
+            if (xname.size() > 100) xname.resize(100);
+            while (!xname.empty() && xname.back() == '/')
+                xname.pop_back();
+            char h[block];
+            std::memset(h, 0, sizeof h);
+            go_string(h, 100, xname);
+            put_octal(h + 100, 8, 0);
+            put_octal(h + 108, 8, 0);
+            put_octal(h + 116, 8, 0);
+            put_octal(h + 124, 12, records.size());
+            put_octal(h + 136, 12, 0);
+            h[156] = 'x';
+            std::memcpy(h + 257, "ustar", 6);
+            std::memcpy(h + 263, "00", 2);
+            go_checksum(h);
+            out.append(h, block);
+            out += records;
+            pad(out);
+        }
+        char h[block];
+        std::memset(h, 0, sizeof h);
+        if (pax) {
+            go_string(h, 100, go_to_ascii(e.name));
+            go_string(h + 157, 100, go_to_ascii(e.link));
+        } else {
+            go_string(h, 100, name);
+            go_string(h + 157, 100, e.link);
+            go_string(h + 345, 155, prefix);
+        }
+        put_octal(h + 100, 8, e.mode & 07777);
+        put_octal(h + 108, 8, 0);
+        put_octal(h + 116, 8, 0);
+        put_size(h + 124, has_data ? e.data.size() : 0);
+        put_octal(h + 136, 12, 0);
+        h[156] = type_flag(e.type);
+        std::memcpy(h + 257, "ustar", 6);
+        std::memcpy(h + 263, "00", 2);
+        put_octal(h + 329, 8, 0);
+        put_octal(h + 337, 8, 0);
+        go_checksum(h);
+        out.append(h, block);
+        if (has_data) {
+            out += e.data;
+            pad(out);
+        }
+    }
+    out.append(2 * block, '\0');
+    return out;
+}
+
 Result<std::string> layer_tar(std::vector<LayerFile> files) {
     std::map<std::string, LayerFile*> by_path;
     std::map<std::string, bool> dirs; // implied parents

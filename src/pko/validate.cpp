@@ -339,7 +339,7 @@ void validate_package(const Package& pkg, const ValidateOptions& opts, Report& r
         // Defaulted and pruned; what does not validate was reported with the manifest.
         ctx.config =
             admit_package_config(m, ctx.config.is_map() ? ctx.config : io::Node::map(), "").config;
-        run_case(pkg, ctx, tc.name, true, opts, report);
+        run_case(pkg, ctx, tc.name, opts.compare_fixtures, opts, report);
     }
 }
 

@@ -1,5 +1,6 @@
 #include "kpkg/plan/image.hpp"
 
+#include <algorithm>
 #include <set>
 #include <thread>
 
@@ -12,6 +13,8 @@
 #include "kpkg/oci/layer.hpp"
 #include "kpkg/oci/layout.hpp"
 #include "kpkg/oci/media_types.hpp"
+#include "kpkg/pko/package.hpp"
+#include "kpkg/pko/validate.hpp"
 
 namespace kpkg::plan {
 namespace {
@@ -172,16 +175,70 @@ Result<std::vector<ImageFile>> catalog_files(const io::Tree& tree, const Content
     return files;
 }
 
-// The check of what `kind` of input the tree is (labels, no files); a Package Operator package
-// is refused.
+// Whether a path has a component starting with '.' (kubectl-package leaves those out).
+bool hidden_path(std::string_view rel) {
+    for (std::size_t start = 0;;) {
+        if (start < rel.size() && rel[start] == '.') return true;
+        const auto slash = rel.find('/', start);
+        if (slash == std::string_view::npos) return false;
+        start = slash + 1;
+    }
+}
+
+// What the Package Operator package is, once it validates as `kpkg package validate` validates
+// it (structure, manifest, lock, every test case against its fixtures); no files.
+Result<ImageContent> package_check(const io::Tree& tree) {
+    pko::LoadOptions lo;
+    lo.fixtures = true;
+    auto loaded = pko::load(tree, lo);
+    if (!loaded) return fail(std::move(loaded).error());
+    const pko::Report report = pko::validate(*loaded);
+    if (!report.violations.empty()) {
+        const std::size_t errors = report.violations.size();
+        std::string problems;
+        for (const auto& v : report.violations) {
+            problems += "\n  ";
+            if (!v.pos.empty()) problems += v.pos.str() + ": ";
+            problems += "error: " + v.text();
+        }
+        return fail(Error::invalid(tree.display_root() +
+                                   ": not a valid Package Operator package (" +
+                                   std::to_string(errors) + (errors == 1 ? " error" : " errors") +
+                                   "), nothing built:" + problems));
+    }
+    ImageContent c;
+    c.kind = ImageKind::package;
+    c.package = loaded->package.manifest.name;
+    c.warnings = loaded->warnings;
+    return c;
+}
+
+// The files of a Package Operator package image, as kubectl-package lays them out: every regular
+// file of the directory under package/, in byte order, without directory entries; names with a
+// component starting with '.' (.test-fixtures/ ...), symbolic links and special files left out.
+Result<std::vector<ImageFile>> package_files(const io::Tree& tree, const ContentOptions& opts) {
+    std::vector<ImageFile> files;
+    auto listing = tree.list();
+    if (!listing) return fail(std::move(listing).error());
+    for (const auto& e : *listing) {
+        if (e.rel.empty() || e.is_dir() || e.link || e.problem || hidden_path(e.rel)) continue;
+        auto bytes = read_entry(tree, e, opts.max_file_size);
+        if (!bytes) return fail(std::move(bytes).error());
+        files.push_back({"package/" + e.rel, std::move(*bytes), false});
+    }
+    std::sort(files.begin(), files.end(),
+              [](const ImageFile& a, const ImageFile& b) { return a.path < b.path; });
+    return files;
+}
+
+// The check of what `kind` of input the tree is (labels, no files).
 Result<ImageContent> check_content(const io::Tree& tree, ImageKind kind,
                                    const ContentOptions& opts) {
     Result<ImageContent> c = fail(Error::internal("no content"));
     switch (kind) {
     case ImageKind::package:
-        return fail(Error::usage(tree.display_root() +
-                                 ": a Package Operator package (it has a manifest.yaml); building "
-                                 "Package Operator package images is not supported yet"));
+        c = package_check(tree);
+        break;
     case ImageKind::bundle:
         c = bundle_check(tree);
         break;
@@ -197,7 +254,115 @@ Result<ImageContent> check_content(const io::Tree& tree, ImageKind kind,
 
 Result<std::vector<ImageFile>> content_files(const io::Tree& tree, ImageKind kind,
                                              const ContentOptions& opts) {
-    return kind == ImageKind::bundle ? bundle_files(tree, opts) : catalog_files(tree, opts);
+    switch (kind) {
+    case ImageKind::bundle:
+        return bundle_files(tree, opts);
+    case ImageKind::catalog:
+        return catalog_files(tree, opts);
+    case ImageKind::package:
+        return package_files(tree, opts);
+    }
+    return fail(Error::internal("unknown image kind"));
+}
+
+// The layer of a Package Operator package: the tar go-containerregistry's crane.Layer writes
+// for kubectl-package (files only, mode 0, in the order given), so that its diff_id is
+// kubectl-package's for the same files; gzip compressed (zlib's bytes, not Go's).
+// Directory entries given are left out (kubectl-package writes none), files go in byte order.
+Result<oci::Layer> package_layer(const std::vector<ImageFile>& in) {
+    std::vector<oci::TarEntry> entries;
+    entries.reserve(in.size());
+    for (const auto& f : in)
+        if (!f.dir) entries.push_back({oci::TarEntry::Type::file, f.path, f.bytes, {}, 0});
+    std::sort(entries.begin(), entries.end(),
+              [](const oci::TarEntry& x, const oci::TarEntry& y) { return x.name < y.name; });
+    const std::string tar = oci::write_tar_as_go(entries);
+    oci::Layer l;
+    l.diff_id = sha256_digest(tar);
+    auto gz = oci::gzip(tar);
+    if (!gz) return fail(std::move(gz).error());
+    l.blob = std::move(*gz);
+    l.digest = sha256_digest(l.blob);
+    l.size = static_cast<std::int64_t>(l.blob.size());
+    l.media_type = std::string(oci::media::docker_layer_gzip);
+    return l;
+}
+
+// Go's zero time, as go-containerregistry's mutate.Canonical leaves every timestamp.
+constexpr const char* go_zero_time = "0001-01-01T00:00:00Z";
+
+// A Package Operator package image as kubectl-package writes it: Docker schema 2 media types, a
+// config with go-containerregistry's fields in its order (architecture, created, history, os,
+// rootfs, config), one image per platform (linux/amd64 when none is asked for, as
+// kubectl-package) and a Docker manifest list when there are several.
+Result<oci::Content> assemble_package(const ImageContent& content, const oci::Layer& layer,
+                                      const BuildOptions& opts) {
+    std::vector<oci::Platform> platforms = opts.platforms;
+    if (platforms.empty()) platforms.push_back(package_platform());
+    std::vector<oci::Content> images;
+    for (const auto& platform : platforms) {
+        oci::ImageConfig config;
+        config.architecture = platform.architecture;
+        config.os = platform.os;
+        config.variant = platform.variant;
+        config.labels = content.labels;
+        config.diff_ids = {layer.diff_id};
+        io::Node raw = io::Node::map();
+        raw.set("architecture", io::Node::string(platform.architecture));
+        raw.set("created", io::Node::string(go_zero_time));
+        io::Node history = io::Node::seq();
+        io::Node h = io::Node::map();
+        h.set("created", io::Node::string(go_zero_time));
+        history.push(std::move(h));
+        raw.set("history", std::move(history));
+        raw.set("os", io::Node::string(platform.os));
+        io::Node rootfs = io::Node::map();
+        rootfs.set("type", io::Node::string("layers"));
+        rootfs.set("diff_ids", io::Node::seq());
+        raw.set("rootfs", std::move(rootfs));
+        raw.set("config", io::Node::map());
+        config.raw = std::move(raw);
+        const std::string cj = oci::to_json(config);
+
+        oci::Manifest m;
+        m.media_type = std::string(oci::media::docker_manifest);
+        m.config = {std::string(oci::media::docker_config),
+                    sha256_digest(cj),
+                    static_cast<std::int64_t>(cj.size()),
+                    std::nullopt,
+                    {}};
+        m.layers.push_back({layer.media_type, layer.digest, layer.size, std::nullopt, {}});
+        const std::string mj = oci::to_json(m);
+        oci::Content c;
+        c.blobs[layer.digest] = layer.blob;
+        c.blobs[m.config.digest] = cj;
+        c.root_digest = sha256_digest(mj);
+        c.root_media_type = m.media_type;
+        c.blobs[c.root_digest] = mj;
+        images.push_back(std::move(c));
+    }
+    if (images.size() == 1) return std::move(images.front());
+    oci::Index ix;
+    ix.media_type = std::string(oci::media::docker_manifest_list);
+    oci::Content out;
+    for (std::size_t i = 0; i < images.size(); ++i) {
+        for (std::size_t j = 0; j < i; ++j)
+            if (platforms[j] == platforms[i])
+                return fail(Error::usage("--platform " + platforms[i].str() + " given twice"));
+        const oci::Content& img = images[i];
+        ix.manifests.push_back({img.root_media_type,
+                                img.root_digest,
+                                static_cast<std::int64_t>(img.blobs.at(img.root_digest).size()),
+                                platforms[i],
+                                {}});
+        for (const auto& [d, b] : img.blobs)
+            out.blobs.emplace(d, b);
+    }
+    const std::string ij = oci::to_json(ix);
+    out.root_digest = sha256_digest(ij);
+    out.root_media_type = ix.media_type;
+    out.blobs[out.root_digest] = ij;
+    return out;
 }
 
 // The layer of `files`.
@@ -218,6 +383,7 @@ Result<oci::Layer> layer_of(std::vector<ImageFile> in) {
 // The image (or index) of `layer` with what `content` says of it (labels, entrypoint, cmd).
 Result<oci::Content> assemble(const ImageContent& content, oci::Layer layer,
                               const BuildOptions& opts) {
+    if (content.kind == ImageKind::package) return assemble_package(content, layer, opts);
     const std::vector<oci::Layer> layers{std::move(layer)};
     std::vector<oci::Platform> platforms = opts.platforms;
     if (platforms.empty()) platforms.push_back(oci::host_platform());
@@ -301,8 +467,13 @@ Result<ImageContent> image_content(const io::Tree& tree, const ContentOptions& o
     return c;
 }
 
+oci::Platform package_platform() {
+    return {"linux", "amd64", ""};
+}
+
 Result<oci::Content> build_image(const ImageContent& content, const BuildOptions& opts) {
-    auto layer = layer_of(content.files);
+    auto layer =
+        content.kind == ImageKind::package ? package_layer(content.files) : layer_of(content.files);
     if (!layer) return fail(std::move(layer).error());
     return assemble(content, std::move(*layer), opts);
 }
@@ -310,7 +481,6 @@ Result<oci::Content> build_image(const ImageContent& content, const BuildOptions
 Result<Built> build(const io::Tree& tree, const ContentOptions& copts, const BuildOptions& bopts) {
     auto kind = detect(tree);
     if (!kind) return fail(std::move(kind).error());
-    if (*kind == ImageKind::package) return fail(check_content(tree, *kind, copts).error());
     // The input is checked on a thread of its own while its files are read and the layer is
     // compressed; the layer is only used when the check passes.
     Result<ImageContent> checked = fail(Error::internal("not checked"));
@@ -324,8 +494,12 @@ Result<Built> build(const io::Tree& tree, const ContentOptions& copts, const Bui
     Result<oci::Layer> layer = fail(Error::internal("not built"));
     try {
         auto files = content_files(tree, *kind, copts);
-        layer = files ? layer_of(std::move(*files))
-                      : Result<oci::Layer>(fail(std::move(files).error()));
+        if (!files)
+            layer = fail(std::move(files).error());
+        else if (*kind == ImageKind::package)
+            layer = package_layer(*files);
+        else
+            layer = layer_of(std::move(*files));
     } catch (...) {
         checker.join();
         throw;

@@ -18,8 +18,8 @@ ALLOWED = {
     "bundle": ["core", "io", "cel", "model"],
     "catalog": ["core", "io", "cel", "model", "oci", "bundle"],
     "resolve": ["core", "io", "cel", "model"],
-    "plan": ["core", "io", "cel", "model", "oci", "bundle", "catalog"],
     "pko": ["core", "io", "cel", "template"],
+    "plan": ["core", "io", "cel", "template", "model", "oci", "bundle", "catalog", "pko"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(?:kpkg/)?([a-z_]+)/', re.M)
 

@@ -217,13 +217,81 @@ TEST(Build, TheGlobalPlatformIsTheBuildsWhenItNamesNone) {
     EXPECT_TRUE(contains(r.out, "\"linux/arm64\"")) << r.out;
 }
 
-TEST(Build, PackageOperatorPackagesAreNotBuiltYet) {
+// ---- Package Operator packages ----
+
+std::string package_dir() {
+    return testdata("packages/greeter").string();
+}
+
+TEST(Build, PackageOperatorPackageAsKubectlPackageBuildsIt) {
     Env e;
-    e.dir.write("pkg/manifest.yaml", "apiVersion: manifests.package-operator.run/v1alpha1\n"
-                                     "kind: PackageManifest\n");
-    auto r = e.run({"build", (e / "pkg").string()});
-    EXPECT_EQ(r.exit_code, 2);
-    EXPECT_TRUE(contains(r.err, "not supported yet")) << r.err;
+    auto a =
+        e.run({"build", package_dir(), "-t", "example.com/pkg/greeter:v1", "--save",
+               "oci:" + (e / "layout").string(), "--save", "oci-archive:" + (e / "o.tar").string(),
+               "--save", "docker-archive:" + (e / "d.tar").string()});
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    EXPECT_TRUE(contains(a.out, "built Package Operator package image of package \"greeter\" "
+                                "for linux/amd64"))
+        << a.out;
+    const std::string digest = digest_line(a.out);
+    // The golden digest of this package's image: its config and diff_id are kubectl-package's
+    // (tests/plan/test_image.cpp), the gzip bytes Debian 12's zlib at level 6.
+    EXPECT_EQ(digest, "sha256:ffc3604aae334cdbabdd5289846a9a56b059dc7ebd2d7fdf32c98d8e06499bfa");
+    auto b = e.run({"build", package_dir(), "-o", "json"});
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    EXPECT_TRUE(contains(b.out, "\"digest\": \"" + digest + "\"")) << b.out;
+    EXPECT_TRUE(contains(b.out, "\"kind\": \"package\"")) << b.out;
+    EXPECT_TRUE(
+        contains(b.out, "\"mediaType\": \"application/vnd.docker.distribution.manifest.v2+json\""))
+        << b.out;
+
+    // What was saved reads back as the package.
+    for (const std::string& src :
+         {"oci:" + (e / "layout").string(), "oci-archive:" + (e / "o.tar").string(),
+          "docker-archive:" + (e / "d.tar").string()}) {
+        auto v = e.run({"package", "validate", src});
+        EXPECT_EQ(v.exit_code, 0) << src << v.out << v.err;
+        auto t = e.run({"package", "tree", src});
+        EXPECT_EQ(t.exit_code, 0) << src << t.err;
+        EXPECT_TRUE(contains(t.out, "apps/v1, Kind=Deployment /greeter")) << t.out;
+        EXPECT_TRUE(contains(t.out, "/v1, Kind=ConfigMap greeter-ns/greeter-greeting")) << t.out;
+    }
+    // And from the cache, by its tag.
+    auto r = e.run(
+        {"package", "render", "example.com/pkg/greeter:v1", "--offline", "--namespace", "prod"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(contains(r.out, "greeting: hello")) << r.out;
+}
+
+TEST(Build, PackageOperatorPackageForTwoPlatforms) {
+    Env e;
+    auto r = e.run({"build", package_dir(), "--platform", "linux/amd64", "--platform",
+                    "linux/arm64", "-o", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(contains(
+        r.out, "\"mediaType\": \"application/vnd.docker.distribution.manifest.list.v2+json\""))
+        << r.out;
+    EXPECT_TRUE(contains(r.out, "\"linux/arm64\"")) << r.out;
+}
+
+TEST(Build, InvalidPackageBuildsNothing) {
+    Env e;
+    const fs::path src = package_dir();
+    for (const auto& f : fs::recursive_directory_iterator(src))
+        if (f.is_regular_file()) {
+            std::string bytes = kpkg::test::read_file(f.path());
+            const std::string rel = f.path().lexically_relative(src).generic_string();
+            if (rel == "manifest.yaml") bytes += "  scopes: [Nowhere]\n";
+            if (rel == ".test-fixtures/default/configmap.yaml") bytes += "  extra: value\n";
+            e.dir.write("pkg/" + rel, bytes);
+        }
+    auto r = e.run({"build", (e / "pkg").string(), "-t", "example.com/x:1", "--save",
+                    "oci:" + (e / "out").string()});
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_TRUE(contains(r.err, "not a valid Package Operator package")) << r.err;
+    EXPECT_FALSE(fs::exists(e / "out"));
+    EXPECT_FALSE(fs::exists(e / "cache" / "blobs"));
+    EXPECT_EQ(r.out, "");
 }
 
 // ---- the independent tools read what kpkg writes ----
@@ -261,6 +329,52 @@ TEST(Interop, SkopeoAndUmociReadKpkgImages) {
               0)
         << out;
     auto v = e.run({"bundle", "validate", "oci:" + (e / "copied").string() + ":x"});
+    EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+// A package image (Docker schema 2, as kubectl-package's) read by skopeo; copied by skopeo into
+// an OCI layout, unpacked by umoci and read back by kpkg.
+TEST(Interop, SkopeoAndUmociReadPackageImages) {
+    if (!have("skopeo") || !have("umoci")) GTEST_SKIP() << "skopeo or umoci is not installed";
+    Env e;
+    auto r = e.run({"build", package_dir(), "--save", "oci:" + (e / "layout").string(), "--save",
+                    "oci-archive:" + (e / "o.tar").string(), "--save",
+                    "docker-archive:" + (e / "d.tar").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string digest = digest_line(r.out);
+    for (const std::string& src :
+         {"oci:" + (e / "layout").string(), "oci-archive:" + (e / "o.tar").string()}) {
+        std::string out;
+        ASSERT_EQ(kpkg::test::run_command("skopeo inspect " + src + " 2>&1", &out), 0) << out;
+        EXPECT_TRUE(contains(out, "\"Digest\": \"" + digest + "\"")) << out;
+        EXPECT_TRUE(contains(out, "\"Created\": \"0001-01-01T00:00:00Z\"")) << out;
+    }
+    std::string out;
+    ASSERT_EQ(
+        kpkg::test::run_command(
+            "skopeo inspect --config docker-archive:" + (e / "d.tar").string() + " 2>&1", &out),
+        0)
+        << out;
+    EXPECT_TRUE(
+        contains(out, "sha256:ba4cc7730c8b6ab04bbeab37579f5c6c4c0b795371596f79b1d2de3f910fd197"))
+        << out;
+    ASSERT_EQ(kpkg::test::run_command(
+                  "skopeo --insecure-policy copy docker-archive:" + (e / "d.tar").string() +
+                      " oci:" + (e / "copied").string() + ":x 2>&1",
+                  &out),
+              0)
+        << out;
+    ASSERT_EQ(kpkg::test::run_command("cd " + e.dir.path().string() +
+                                          " && umoci unpack --rootless --image copied:x "
+                                          "unpacked 2>&1",
+                                      &out),
+              0)
+        << out;
+    EXPECT_TRUE(fs::exists(e / "unpacked/rootfs/package/manifest.yaml"));
+    EXPECT_TRUE(fs::exists(e / "unpacked/rootfs/package/deploy/deployment.yaml"));
+    EXPECT_TRUE(fs::is_regular_file(e / "unpacked/rootfs/package/docs/empty.txt"));
+    EXPECT_FALSE(fs::exists(e / "unpacked/rootfs/package/.test-fixtures"));
+    auto v = e.run({"package", "validate", "oci:" + (e / "copied").string() + ":x"});
     EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
 
@@ -356,6 +470,28 @@ TEST(Registry, PushOfABuiltImageAndOfAnImageOnDisk) {
     auto missing = e.run({"push", reg.host() + "/op/never-built:1"});
     EXPECT_EQ(missing.exit_code, 1);
     EXPECT_TRUE(contains(missing.err, "no image of that name in the cache")) << missing.err;
+}
+
+TEST(Registry, PackageImagePushedAndReadBack) {
+    if (kpkg::test::RegistryProcess::binary().empty()) GTEST_SKIP() << "no docker-registry";
+    kpkg::test::RegistryProcess reg;
+    ASSERT_TRUE(reg.running()) << reg.error();
+    Env e;
+    const std::string ref = reg.host() + "/pkg/greeter:1";
+    auto b = e.run({"build", package_dir(), "-t", ref, "--push"});
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    EXPECT_TRUE(contains(b.out, "pushed: " + ref + "@" + digest_line(b.out))) << b.out;
+    Env other;
+    auto v = other.run({"package", "validate", ref});
+    EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+    if (have("skopeo")) {
+        std::string out;
+        ASSERT_EQ(kpkg::test::run_command(
+                      "skopeo inspect --raw --tls-verify=false docker://" + ref + " 2>&1", &out),
+                  0)
+            << out;
+        EXPECT_TRUE(contains(out, "application/vnd.docker.distribution.manifest.v2+json")) << out;
+    }
 }
 
 TEST(Images, BadReferencesAndUnknownImages) {

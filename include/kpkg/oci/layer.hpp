@@ -86,6 +86,15 @@ struct TarEntry {
 // for long names), ending with 1024 zero bytes.
 std::string write_tar(const std::vector<TarEntry>& entries);
 
+// The same entries as Go's archive/tar Writer writes them when given only a name, a size, a
+// mode and the regular-file type (go-containerregistry's crane.Layer, which kubectl-package
+// uses): ustar headers (mtime 0, uid/gid 0, empty uname/gname, device numbers "0000000"); a name
+// over 100 bytes split into ustar's prefix at the last '/' that fits, else (or when the name is
+// not ASCII) a pax header "<dir>/PaxHeaders.0/<file>" holding only `path`, whose own header has
+// mode 0 and no device numbers, followed by a header with the name's ASCII bytes cut at 100;
+// each file padded to 512 bytes; two zero blocks at the end.
+std::string write_tar_as_go(const std::vector<TarEntry>& entries);
+
 // A tar entry's header as read back (`tar tvf`): for checks of what was written.
 struct TarHeader {
     TarEntry::Type type = TarEntry::Type::file;

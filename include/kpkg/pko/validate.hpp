@@ -21,6 +21,9 @@ struct FixtureChange {
 struct ValidateOptions {
     // Missing or different fixtures are changes to make (fixture_changes), not violations.
     bool update_fixtures = false;
+    // Test cases compared with their fixtures; false for a package read from an image, which
+    // holds no .test-fixtures/ (kubectl-package only renders them then).
+    bool compare_fixtures = true;
 };
 
 struct Report {

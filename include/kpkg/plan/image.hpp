@@ -1,9 +1,10 @@
 // What `kpkg build` puts in a package image: which kind of package a tree is, its files as they
 // are laid out in the image, and the image's labels — as opm lays out bundle and catalog images
 // (bundle: /manifests, /metadata and, from operator-sdk, /tests/scorecard, labelled with the
-// bundle's annotations; catalog: /configs, labelled with the configs label). The input is
-// validated with the same rules as `kpkg bundle validate` and `kpkg catalog validate`: an invalid
-// input builds nothing.
+// bundle's annotations; catalog: /configs, labelled with the configs label), and Package
+// Operator packages as kubectl-package lays them out (every file under /package, no labels). The
+// input is validated with the same rules as `kpkg bundle validate`, `kpkg catalog validate` and
+// `kpkg package validate`: an invalid input builds nothing.
 #pragma once
 
 #include <cstdint>
@@ -46,13 +47,15 @@ inline constexpr const char* sqlite_label = "operators.operatorframework.io.inde
 
 struct ImageContent {
     ImageKind kind = ImageKind::bundle;
-    // The package a bundle belongs to; "" for a catalog.
+    // The package a bundle belongs to, a Package Operator package's name; "" for a catalog.
     std::string package;
     // Every directory and file, in path order, parents before their entries.
     std::vector<ImageFile> files;
     std::map<std::string, std::string> labels;
     // Only for a catalog layered on a base image (an opm image): how it is run.
     std::vector<std::string> entrypoint, cmd;
+    // What was left out and why (a Package Operator package's symbolic links), to show the user.
+    std::vector<std::string> warnings;
 };
 
 struct ContentOptions {
@@ -68,9 +71,11 @@ struct ContentOptions {
     std::uint64_t max_file_size = std::uint64_t{64} << 20;
 };
 
-// The image content of the bundle or catalog `tree` is. Errors: the input does not validate
-// (exit 3; the message lists every error as file:line:col: message, one per line); it is a Package
-// Operator package (not built yet, exit 2); a file cannot be read (exit 1).
+// The image content of the bundle, catalog or Package Operator package `tree` is. A package's
+// files: every regular file under package/ in byte order of the path, no directories, names with
+// a component starting with '.' (.test-fixtures/) and symbolic links left out (warnings), as
+// kubectl-package packs them. Errors: the input does not validate (exit 3; the message lists every
+// error as file:line:col: message, one per line); a file cannot be read (exit 1).
 Result<ImageContent> image_content(const io::Tree& tree, const ContentOptions& opts = {});
 
 struct BuildOptions {
@@ -91,7 +96,19 @@ struct BuildOptions {
 // platforms. The result holds every blob (the base's too) and names the manifest or index as its
 // root. Same content and options, same digests. Errors: the base has no image for a platform
 // (exit 3), it is not a well-formed image (exit 3), libarchive is missing (exit 1).
+// A Package Operator package's image is instead built as kubectl-package builds it
+// (go-containerregistry's crane.Layer, mutate.Canonical): the layer's tar as Go's archive/tar
+// writes it (oci::write_tar_as_go, files with mode 0), so its diff_id is kubectl-package's;
+// Docker schema 2 media types; a config {architecture, created "0001-01-01T00:00:00Z", history
+// [{created}], os, rootfs, config {Labels}} with go-containerregistry's bytes; one image per
+// platform, linux/amd64 (package_platform) when none is given, a Docker manifest list when
+// several (sharing the layer). The gzip bytes are zlib's, not Go's: the layer digest differs from
+// kubectl-package's, the diff_id and config do not.
 Result<oci::Content> build_image(const ImageContent& content, const BuildOptions& opts = {});
+
+// The platform of a Package Operator package image when none is asked for: linux/amd64, the only
+// one kubectl-package builds.
+oci::Platform package_platform();
 
 // image_content + build_image in one, faster: the input is checked on one thread while its files
 // are read and the layer compressed on the others. `content` has no files.

@@ -4,14 +4,15 @@
 //              [--label KEY=VALUE]... [--base-image REF|scratch]
 //
 // DIR is told apart as opm does (a registry+v1 bundle: manifests/ and metadata/; else a
-// File-Based Catalog; a Package Operator package is refused for now), validated with the rules
-// of `kpkg bundle validate` / `kpkg catalog validate` (exit 3 and nothing built when it has
-// errors), and laid out as opm lays out its images. The image goes into the cache under each tag
-// (so that `kpkg push REF` and image inputs with --offline find it), to every --save destination,
-// and with --push to the registry of every tag.
+// File-Based Catalog), or is a Package Operator package (manifest.yaml or manifest.yml),
+// validated with the rules of `kpkg bundle validate` / `kpkg catalog validate` / `kpkg package
+// validate` (exit 3 and nothing built when it has errors), and laid out as opm lays out its
+// images (a package: as kubectl-package does, linux/amd64 unless --platform says otherwise). The
+// image goes into the cache under each tag (so that `kpkg push REF` and image inputs with --offline
+// find it), to every --save destination, and with --push to the registry of every tag.
 //
 // Output: what was built, its digest, where it went. -o json|yaml:
-//   {"kind": "bundle"|"catalog", "package": "...", "digest": "sha256:...",
+//   {"kind": "bundle"|"catalog"|"package", "package": "...", "digest": "sha256:...",
 //    "mediaType": "...", "platforms": ["linux/amd64"], "tags": [...], "saved": [...],
 //    "pushed": [{"reference": "...", "digest": "sha256:..."}]}
 #include <chrono>
@@ -96,6 +97,9 @@ int run_build(const Globals& g, const BuildCliOptions& o) {
         throw Exception(Error::usage("--base-image is for catalog images; " +
                                      std::string(plan::kind_description(kind)) +
                                      " images are built from scratch"));
+    // kubectl-package builds linux/amd64 package images whatever the host.
+    if (kind == plan::ImageKind::package && bopts.platforms.empty())
+        bopts.platforms.push_back(plan::package_platform());
     copts.base_image = on_base;
     copts.lenient = o.lenient;
 
@@ -113,6 +117,8 @@ int run_build(const Globals& g, const BuildCliOptions& o) {
     plan::Built built = plan::build(*tree, copts, bopts).take();
     const plan::ImageContent& content = built.content;
     const oci::Content& image = built.image;
+    for (const auto& w : content.warnings)
+        log::warning(w);
     steps.done("validated and built");
 
     // Into the cache, known by its tags.
@@ -186,9 +192,11 @@ int run_build(const Globals& g, const BuildCliOptions& o) {
 void setup(CLI::App& root, Context& ctx) {
     auto opts = std::make_shared<BuildCliOptions>();
     CLI::App* b = root.add_subcommand(
-        "build", "Build a bundle or catalog image from a directory, without a container engine");
+        "build", "Build a bundle, catalog or Package Operator package image from a directory, "
+                 "without a container engine");
     b->add_option("DIR", opts->dir,
-                  "Bundle directory (manifests/ and metadata/) or File-Based Catalog")
+                  "Bundle directory (manifests/ and metadata/), File-Based Catalog or Package "
+                  "Operator package (manifest.yaml)")
         ->required();
     b->add_option("-t,--tag", opts->tags, "A reference the image is known by (repeatable)")
         ->option_text("REF");
@@ -199,7 +207,7 @@ void setup(CLI::App& root, Context& ctx) {
     b->add_flag("--push", opts->push, "Push the image to the registry of every -t reference");
     b->add_option("--platform", opts->platforms,
                   "Build for OS/ARCH[/VARIANT] (repeatable: an image index; default: this "
-                  "machine's)")
+                  "machine's, linux/amd64 for a Package Operator package)")
         ->option_text("PLATFORM");
     b->add_option("--label", opts->labels, "Add a label to the image config (repeatable)")
         ->option_text("KEY=VALUE");

@@ -159,6 +159,7 @@ int run_validate(const Globals& g, const ValidateOpts& o) {
     const pko::Loaded loaded = load_package(*s.tree, true);
     pko::ValidateOptions vo;
     vo.update_fixtures = o.update_fixtures;
+    vo.compare_fixtures = !s.image;
     pko::Report report = pko::validate(loaded, vo);
 
     if (o.update_fixtures && report.violations.empty()) {
