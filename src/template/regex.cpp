@@ -787,6 +787,9 @@ public:
         budget_ = 10'000'000 + 8 * (static_cast<std::uint64_t>(s.size()) + 1) * p.code.size();
     }
 
+    // A smaller step budget than the default (never a larger one).
+    void limit(std::uint64_t max_steps) { budget_ = std::min(budget_, max_steps); }
+
     // The leftmost-first match at or after `from`; with `first`, any match will do (stops at the
     // first thread that reaches Match).
     bool run(std::size_t from, std::vector<std::ptrdiff_t>& out, bool first) {
@@ -959,9 +962,10 @@ bool Regex::search(std::string_view s, std::size_t from, std::vector<std::ptrdif
     return vm.run(from, caps, false);
 }
 
-bool Regex::matches(std::string_view s) const {
+bool Regex::matches(std::string_view s, std::uint64_t max_steps) const {
     std::vector<std::ptrdiff_t> caps;
     Vm vm(*prog_, s, 0);
+    if (max_steps != 0) vm.limit(max_steps);
     return vm.run(0, caps, true);
 }
 

@@ -81,7 +81,7 @@ TEST(PkoRegex, RefusesInvalidPatternsWithGoMessages) {
     EXPECT_EQ(msg(R"(\q)"), "error parsing regexp: invalid escape sequence: `\\q`");
     EXPECT_EQ(msg("(?=a)"), "error parsing regexp: invalid or unsupported Perl syntax: `(?=`");
     EXPECT_EQ(msg(R"((a)\1)"), "error parsing regexp: invalid escape sequence: `\\1`");
-    EXPECT_EQ(msg("a\\"), "error parsing regexp: trailing backslash at end of expression");
+    EXPECT_EQ(msg("a\\"), "error parsing regexp: trailing backslash at end of expression: ``");
 }
 
 TEST(PkoRegex, HostilePatternsStayLinear) {

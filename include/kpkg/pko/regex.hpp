@@ -1,5 +1,6 @@
 // pko/regex: the regular expressions of OpenAPI `pattern` (Go's regexp, RE2 syntax), matched in
-// time linear in the input (a Pike VM: no backtracking), so a hostile pattern cannot hang.
+// time linear in the input by the template area's engine (template/regex.hpp, a Pike VM: no
+// backtracking), so a hostile pattern cannot hang.
 // Differences from Go: (?i) folds ASCII letters only, and Unicode classes (\pL, \p{Greek}) are
 // refused rather than approximated.
 #pragma once
@@ -21,7 +22,8 @@ public:
     static Result<Regex> compile(std::string_view pattern);
 
     // Whether the pattern matches anywhere in `text` (Go's MatchString). Runs in
-    // O(text size x program size); nothing when that work exceeds `budget` steps.
+    // O(text size x program size); too_costly when that work exceeds `budget` steps (or the
+    // engine's own budget of a few linear scans, when smaller).
     enum class Outcome { match, no_match, too_costly };
     Outcome search(std::string_view text, std::uint64_t budget = 200'000'000) const;
 

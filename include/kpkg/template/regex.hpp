@@ -50,7 +50,8 @@ public:
     // The leftmost-first match starting at or after byte `from`: caps gets 2*groups() offsets
     // (-1 for a group that did not take part). False when there is none.
     bool search(std::string_view s, std::size_t from, std::vector<std::ptrdiff_t>& caps) const;
-    bool matches(std::string_view s) const;
+    // `max_steps` (0: the default budget) lowers the budget of this call.
+    bool matches(std::string_view s, std::uint64_t max_steps = 0) const;
 
     // Go's FindAllStringIndex(s, n) (n < 0: all): the [begin, end) offsets of successive
     // non-overlapping matches, an empty match right after a previous one skipped. With caps, each
