@@ -352,8 +352,26 @@ std::string Violation::message() const {
         while (!s.empty() &&
                (s.back() == ' ' || s.back() == '\n' || s.back() == '\t' || s.back() == '\r'))
             s.remove_suffix(1);
+        // The document, as kubectl-package shows it, but at most 2 KiB of it and with control
+        // characters escaped (line by line, so that it still reads as YAML).
         msg += "\n";
-        msg += s;
+        constexpr std::size_t kMax = 2048;
+        const std::size_t total = s.size();
+        std::size_t used = 0;
+        while (!s.empty() && used < kMax) {
+            const std::size_t nl = s.find('\n');
+            const std::string_view line = s.substr(0, nl);
+            const std::size_t took = text::append_escaped(msg, line, kMax - used, 0);
+            used += took + 1;
+            if (took < line.size() || nl == std::string_view::npos) {
+                s.remove_prefix(took);
+                if (took >= line.size()) s = {};
+                break;
+            }
+            msg += '\n';
+            s.remove_prefix(nl + 1);
+        }
+        if (!s.empty()) msg += "... (" + std::to_string(total) + " bytes)";
     }
     return msg;
 }

@@ -258,6 +258,18 @@ TEST(PkoRender, FailuresAreClearAndBounded) {
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(60));
 }
 
+TEST(PkoViolation, TheDocumentShownIsBoundedAndEscaped) {
+    Violation v;
+    v.reason = "Invalid YAML";
+    v.path = "a.yaml";
+    v.subject = "kind: A\n" + std::string(100000, '\0');
+    const std::string m = v.message();
+    EXPECT_LT(m.size(), 9000u); // 2 KiB of the document, escaped
+    EXPECT_TRUE(contains(m, "Invalid YAML in a.yaml\nkind: A\n\\x00\\x00")) << m.substr(0, 80);
+    EXPECT_TRUE(contains(m, "... (100008 bytes)"));
+    EXPECT_EQ(m.find('\0'), std::string::npos);
+}
+
 TEST(PkoRender, TenThousandObjects) {
     std::string text;
     for (int i = 0; i < 10000; ++i)
