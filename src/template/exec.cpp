@@ -219,8 +219,9 @@ private:
                         at_->str() + ">: " + msg);
     }
 
-    void step() {
-        if (++steps_ > set_.options().max_steps)
+    void step(std::uint64_t n = 1) {
+        steps_ += n;
+        if (steps_ > set_.options().max_steps)
             limit("exceeded the limit of " + std::to_string(set_.options().max_steps) +
                   " evaluation steps");
     }
@@ -343,17 +344,23 @@ private:
         bool any = false;
         switch (v.type()) {
         case Value::Type::list: {
+            // Every iteration is a step, even with an empty body, and so is copying the list
+            // (a few elements a step), so that nested ranges cannot run unbounded.
+            step(1 + v.items().size() / 8);
             List items = v.items(); // a copy: the body may change the list (sprig's append)
             for (std::size_t i = 0; i < items.size(); ++i) {
                 any = true;
+                step();
                 if (one(Value::integer(static_cast<std::int64_t>(i)), items[i]) == Flow::brk) break;
             }
             break;
         }
         case Value::Type::dict: {
+            step(1 + v.entries().size() / 8);
             Dict d = v.entries();
             for (const auto& [k, x] : d) {
                 any = true;
+                step();
                 if (one(Value::string(k), x) == Flow::brk) break;
             }
             break;

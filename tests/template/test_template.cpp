@@ -427,6 +427,21 @@ TEST(TemplateLimits, DeepNestingInsideRecursionStaysOnTheStack) {
         << e.error().message.substr(0, 300);
 }
 
+TEST(TemplateLimits, EmptyRangesOverListsAndMapsAreCounted) {
+    // No node in the body: the iterations themselves must count, or nested ranges never stop.
+    t::Options o;
+    o.max_steps = 100000;
+    t::Value list = t::Value::list(t::List(2000, t::Value::integer(1)));
+    t::Dict d;
+    for (int i = 0; i < 2000; ++i)
+        d["k" + std::to_string(i)] = t::Value::integer(i);
+    t::Dict data{{"l", list}, {"d", t::Value::dict(std::move(d))}};
+    std::string r = run("{{range $.l}}{{range $.l}}{{end}}{{end}}", t::Value::dict(data), o);
+    EXPECT_NE(r.find("exceeded the limit of 100000 evaluation steps"), std::string::npos) << r;
+    r = run("{{range $.d}}{{range $.d}}{{end}}{{end}}", t::Value::dict(data), o);
+    EXPECT_NE(r.find("exceeded the limit of 100000 evaluation steps"), std::string::npos) << r;
+}
+
 TEST(TemplateLimits, HugeRangeAndOutput) {
     t::Options o;
     o.max_steps = 100000;
