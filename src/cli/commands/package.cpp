@@ -378,12 +378,11 @@ int run_tree(const Globals& g, const RenderOpts& o) {
     return 0;
 }
 
+// The objects are JSON documents already (rendered through JSON as Package Operator does), so
+// they go straight to the YAML writer.
 std::string yaml_doc(const io::Node& n) {
-    std::string json;
-    io::go::append_marshal(json, n, false);
-    auto docs = io::parse_json(json, "<render>");
     std::string out;
-    if (docs && !docs->empty()) io::go::append_yaml(out, (*docs)[0].root);
+    io::go::append_yaml(out, n);
     return out;
 }
 
@@ -428,7 +427,7 @@ int run_render(const Globals& g, const RenderOpts& o) {
     if (p.pkg->lock)
         for (const auto& d : p.pkg->lock->dependencies)
             p.ctx.dependencies[d.name] = d.image + "@" + d.digest;
-    const auto phases = render_phases(p);
+    auto phases = render_phases(p);
 
     std::vector<io::Node> docs;
     std::vector<std::string> names; // --output-dir
@@ -442,11 +441,11 @@ int run_render(const Globals& g, const RenderOpts& o) {
         names.push_back(lower(docs.back().get("kind")->text) + ".yaml");
     } else {
         for (std::size_t i = 0; i < phases.size(); ++i)
-            for (const auto* list : {&phases[i].objects, &phases[i].external})
-                for (const auto& po : *list) {
-                    docs.push_back(po.object);
-                    const io::Node* md = po.object.get("metadata");
-                    const io::Node* kind = po.object.get("kind");
+            for (auto* list : {&phases[i].objects, &phases[i].external})
+                for (auto& po : *list) {
+                    docs.push_back(std::move(po.object));
+                    const io::Node* md = docs.back().get("metadata");
+                    const io::Node* kind = docs.back().get("kind");
                     const io::Node* name = md ? md->get("name") : nullptr;
                     const io::Node* ns = md ? md->get("namespace") : nullptr;
                     char num[24];
