@@ -5,6 +5,7 @@
 #include <set>
 
 #include "kpkg/core/semver.hpp"
+#include "kpkg/core/text.hpp"
 #include "kpkg/pko/schema.hpp"
 #include "kpkg/pko/util.hpp"
 
@@ -232,6 +233,29 @@ std::vector<Violation> check_lock(const Package& pkg) {
 
 namespace {
 
+// A diff as a message shows it: each line at most 1 KiB and the whole at most 64 KiB, control
+// characters escaped (a fixture may be any file).
+std::string shown_diff(std::string_view diff) {
+    constexpr std::size_t kLine = 1024, kTotal = 64 * 1024;
+    std::string out;
+    std::size_t start = 0;
+    while (start < diff.size()) {
+        if (out.size() >= kTotal) {
+            out += "... (diff cut at 64 KiB of " + std::to_string(diff.size()) + " bytes)";
+            return out;
+        }
+        const std::size_t nl = diff.find('\n', start);
+        const std::string_view line =
+            diff.substr(start, nl == std::string_view::npos ? diff.npos : nl - start);
+        const std::size_t took = text::append_escaped(out, line, kLine, 0);
+        if (took < line.size()) out += "... (" + std::to_string(line.size()) + " bytes)";
+        if (nl == std::string_view::npos) break;
+        out += '\n';
+        start = nl + 1;
+    }
+    return out;
+}
+
 // One render of a package (a test case, or the defaults) and its fixtures.
 void run_case(const Package& pkg, const RenderContext& ctx, const std::string& case_name,
               bool compare, const ValidateOptions& opts, Report& report) {
@@ -305,8 +329,9 @@ void run_case(const Package& pkg, const RenderContext& ctx, const std::string& c
         Violation v;
         v.reason = "File mismatch against fixture";
         v.path = path;
-        v.details = "Testcase \"" + case_name + "\"\n" +
-                    unified_diff(it->second->bytes, text, "FIXTURE/" + base, "ACTUAL/" + base);
+        v.details =
+            "Testcase \"" + case_name + "\"\n" +
+            shown_diff(unified_diff(it->second->bytes, text, "FIXTURE/" + base, "ACTUAL/" + base));
         v.pos.file = it->second->display;
         v.component = pkg.component;
         report.violations.push_back(std::move(v));

@@ -340,6 +340,23 @@ TEST(PkoValidate, FixturesMissingDifferentAndUpdated) {
                               "empty after template render"));
 }
 
+TEST(PkoValidate, AHugeFixtureDiffIsCut) {
+    const char* tmpl = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations: "
+                       "{package-operator.run/phase: deploy}\n";
+    const std::string huge(8 << 20, '\0');
+    io::MemoryTree t("pkg");
+    t.add_file("manifest.yaml", kManifest);
+    t.add_file("cm.yaml.gotmpl", tmpl);
+    t.add_file(".test-fixtures/ns/cm.yaml", huge);
+    auto rep = validate(must_load(t, true));
+    ASSERT_EQ(rep.violations.size(), 1u) << all_text(rep.violations).substr(0, 300);
+    const std::string m = rep.violations[0].text();
+    EXPECT_TRUE(contains(m, "File mismatch against fixture in cm.yaml")) << m.substr(0, 200);
+    EXPECT_LT(m.size(), 70u * 1024);
+    EXPECT_EQ(m.find('\0'), std::string::npos);
+    EXPECT_TRUE(contains(m, "\\x00\\x00"));
+}
+
 TEST(PkoValidate, ManifestFieldsLockAndConfig) {
     const char* m = R"(apiVersion: manifests.package-operator.run/v1alpha1
 kind: PackageManifest
