@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "kpkg/io/go.hpp"
+#include "kpkg/io/scalars.hpp"
 #include "kpkg/template/funcs.hpp"
 
 namespace kpkg::tmpl {
@@ -17,21 +18,7 @@ struct Spec {
 
 void append_rune(std::string& out, std::uint32_t r) {
     if (r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) r = 0xFFFD;
-    if (r < 0x80)
-        out += static_cast<char>(r);
-    else if (r < 0x800) {
-        out += static_cast<char>(0xC0 | (r >> 6));
-        out += static_cast<char>(0x80 | (r & 0x3F));
-    } else if (r < 0x10000) {
-        out += static_cast<char>(0xE0 | (r >> 12));
-        out += static_cast<char>(0x80 | ((r >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (r & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (r >> 18));
-        out += static_cast<char>(0x80 | ((r >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((r >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (r & 0x3F));
-    }
+    io::detail::append_utf8(out, r);
 }
 
 std::size_t rune_count(std::string_view s) {

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "kpkg/io/go.hpp"
+#include "kpkg/io/scalars.hpp"
 
 namespace kpkg::tmpl {
 namespace {
@@ -34,21 +35,7 @@ bool unquote(std::string_view lit, std::string& out) {
     std::string_view body = lit.substr(1, lit.size() - 2);
     auto put_rune = [&](std::uint32_t r) {
         if (r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) return false;
-        if (r < 0x80)
-            out += static_cast<char>(r);
-        else if (r < 0x800) {
-            out += static_cast<char>(0xC0 | (r >> 6));
-            out += static_cast<char>(0x80 | (r & 0x3F));
-        } else if (r < 0x10000) {
-            out += static_cast<char>(0xE0 | (r >> 12));
-            out += static_cast<char>(0x80 | ((r >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (r & 0x3F));
-        } else {
-            out += static_cast<char>(0xF0 | (r >> 18));
-            out += static_cast<char>(0x80 | ((r >> 12) & 0x3F));
-            out += static_cast<char>(0x80 | ((r >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (r & 0x3F));
-        }
+        io::detail::append_utf8(out, r);
         return true;
     };
     auto hex = [](char c) -> int {

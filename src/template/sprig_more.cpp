@@ -10,6 +10,7 @@
 #include "kpkg/core/semver.hpp"
 #include "kpkg/io/go.hpp"
 #include "kpkg/io/load.hpp"
+#include "kpkg/io/scalars.hpp"
 #include "kpkg/template/funcs.hpp"
 #include "kpkg/template/regex.hpp"
 #include "kpkg/template/template.hpp"
@@ -26,21 +27,7 @@ constexpr auto V = Func::kVariadic;
 using re::decode_rune;
 
 void put_rune(std::string& out, char32_t r) {
-    if (r < 0x80) {
-        out += static_cast<char>(r);
-    } else if (r < 0x800) {
-        out += static_cast<char>(0xC0 | (r >> 6));
-        out += static_cast<char>(0x80 | (r & 0x3F));
-    } else if (r < 0x10000) {
-        out += static_cast<char>(0xE0 | (r >> 12));
-        out += static_cast<char>(0x80 | ((r >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (r & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (r >> 18));
-        out += static_cast<char>(0x80 | ((r >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((r >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (r & 0x3F));
-    }
+    io::detail::append_utf8(out, r);
 }
 
 bool is_upper(char32_t r) {
