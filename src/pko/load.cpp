@@ -507,18 +507,16 @@ Result<Loaded> load(const io::Tree& tree, const LoadOptions& options) {
     }
 
     // The root package first, without the component folders.
-    Raw root_only = root;
-    for (auto it = root_only.files.begin(); it != root_only.files.end();)
-        it = starts_with(it->first, "components/") ? root_only.files.erase(it) : std::next(it);
-    auto pkg = assemble(root_only, "", "", out.violations);
+    // The root package with every file: without components enabled, what is under components/
+    // is plain package content; with them, it belongs to the components.
+    auto pkg = assemble(std::move(root), "", "", out.violations);
     if (!pkg) return out;
     if (!pkg->manifest.components) {
-        // Components not enabled: what is under components/ is plain package content.
-        pkg = assemble(std::move(root), "", "", out.violations);
-        if (!pkg) return out;
         out.package = std::move(*pkg);
         return out;
     }
+    for (auto it = pkg->files.begin(); it != pkg->files.end();)
+        it = starts_with(it->first, "components/") ? pkg->files.erase(it) : std::next(it);
     for (const auto& [rel, display] : stray) {
         Violation v;
         v.reason = "The components directory may only contain folders and dot files";

@@ -46,8 +46,16 @@ struct CelEval {
     io::Node cond = io::Node::map();
     bool with_cond = false;
 
+    // Programs by expression: the same condition on many objects is compiled once (the
+    // environment only changes from without to with `cond`, before any object is seen).
+    mutable std::map<std::string, Result<std::shared_ptr<const cel::Program>>, std::less<>>
+        compiled{};
+
     std::optional<bool> eval(const std::string& expr, std::string& why) const {
-        auto prog = cel::Program::compile(expr, cel_env(with_cond));
+        auto it = compiled.find(expr);
+        if (it == compiled.end())
+            it = compiled.emplace(expr, cel::Program::compile(expr, cel_env(with_cond))).first;
+        const auto& prog = it->second;
         if (!prog) {
             why = "CEL expression compilation error: " + prog.error().message;
             return std::nullopt;
@@ -296,6 +304,7 @@ RenderResult render(const Package& pkg, const RenderContext& rc, const RenderOpt
         }
         cel.cond = std::move(cond);
         cel.with_cond = true;
+        cel.compiled.clear(); // compiled without `cond`
     }
 
     // Templates: every *.gotmpl parsed into one set (a define in one is usable from all), then
@@ -520,10 +529,9 @@ std::string fixture_text(const Rendered& r, const std::string& path) {
     if (const auto d = r.dropped.find(path); d != r.dropped.end()) {
         std::string joined;
         int index = 0;
-        for (const auto& [doc, line] : split_documents(content)) {
-            (void)line;
+        for (const auto& piece : split_documents(content)) {
             if (d->second.count(index++)) continue;
-            std::string_view s = doc;
+            std::string_view s = piece.first;
             while (!s.empty() && s.front() == '\n')
                 s.remove_prefix(1);
             if (!joined.empty()) joined += "---\n";

@@ -17,12 +17,11 @@ std::string idx(const std::string& path, std::size_t i) {
 }
 
 // A field error as a violation of the manifest (or lock) file.
-Violation field_violation(const std::string& rel, const std::string& file, std::string message,
-                          const io::Mark& mark, const std::string& component) {
+Violation field_violation(const std::string& file, std::string message, const io::Mark& mark,
+                          const std::string& component) {
     Violation v;
     v.reason = std::move(message);
     v.pos = io::pos_of(file, mark);
-    (void)rel;
     v.component = component;
     return v;
 }
@@ -68,7 +67,7 @@ std::vector<Violation> check_manifest(const Package& pkg) {
     const Manifest& m = pkg.manifest;
     std::vector<Violation> out;
     auto add = [&](std::string msg, const io::Mark& mark) {
-        out.push_back(field_violation(m.rel, m.file, std::move(msg), mark, pkg.component));
+        out.push_back(field_violation(m.file, std::move(msg), mark, pkg.component));
     };
     const io::Node* spec = m.doc.get("spec");
     const io::Mark spec_mark = spec ? spec->mark : m.doc.mark;
@@ -142,7 +141,6 @@ std::vector<Violation> check_manifest(const Package& pkg) {
             add(e.message, e.mark.line ? e.mark : schema->mark);
         schema_ok = errs.empty();
     }
-    const io::Node* tests = at(at(&m.doc, "test"), "template");
     for (std::size_t i = 0; i < m.tests.size(); ++i) {
         const TestCase& tc = m.tests[i];
         const std::string p = idx("test.template", i);
@@ -157,7 +155,6 @@ std::vector<Violation> check_manifest(const Package& pkg) {
                 add(e.message, cfg ? cfg->mark : tc.mark);
         }
     }
-    (void)tests;
     if (const io::Node* kc = at(at(&m.doc, "test"), "kubeconform")) {
         const io::Node* v = at(kc, "kubernetesVersion");
         if (!v || !v->is_string() || v->text.empty())
@@ -175,10 +172,9 @@ std::vector<Violation> check_manifest(const Package& pkg) {
                   {"image", &l.images[i].image},
                   {"digest", &l.images[i].digest}})
                 if (value->empty()) {
-                    Violation v = field_violation(
-                        l.rel, l.file, p + "." + field + ": Invalid value: \"\": must be non empty",
-                        mark, pkg.component);
-                    out.push_back(std::move(v));
+                    out.push_back(field_violation(
+                        l.file, p + "." + field + ": Invalid value: \"\": must be non empty", mark,
+                        pkg.component));
                 }
         }
     }
@@ -274,8 +270,8 @@ void run_case(const Package& pkg, const RenderContext& ctx, const std::string& c
     // What the fixtures should hold: every YAML file that is not a template source, with the
     // documents its conditions dropped left out; nothing for what renders empty.
     std::map<std::string, std::string> actual;
-    for (const auto& [path, text] : r.rendered.files) {
-        (void)text;
+    for (const auto& entry : r.rendered.files) {
+        const std::string& path = entry.first;
         if (is_template(path) || !is_yaml(path)) continue;
         std::string t = fixture_text(r.rendered, path);
         if (!t.empty()) actual[path] = std::move(t);
@@ -347,15 +343,8 @@ void validate_package(const Package& pkg, const ValidateOptions& opts, Report& r
     if (m.tests.empty()) {
         // kubectl-package never renders the templates of such a package; kpkg renders them once
         // with the schema's defaults so that their errors do not wait for a cluster.
-        RenderContext ctx;
+        RenderContext ctx = test_context(m, TestCase{"", io::Node::map(), {}});
         ctx.config = admit_package_config(m, io::Node::map(), "").config;
-        for (const auto& im : m.images)
-            ctx.images[im.name] = std::string(kStaticImage);
-        TestCase none;
-        none.context = io::Node::map();
-        RenderContext base = test_context(m, none);
-        ctx.images = base.images;
-        ctx.dependencies = base.dependencies;
         run_case(pkg, ctx, "", false, opts, report);
         return;
     }

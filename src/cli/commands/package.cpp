@@ -356,12 +356,9 @@ std::vector<pko::PhaseObjects> render_phases(const Prepared& p) {
 int run_tree(const Globals& g, const RenderOpts& o) {
     (void)g;
     Prepared p = prepare(o);
-    std::string out;
-    if (!o.component.empty()) {
-        out += pko::tree_text(*p.pkg, render_phases(p), p.ctx.name, p.ctx.ns, p.cluster);
-    } else {
-        out += pko::tree_text(*p.pkg, render_phases(p), p.ctx.name, p.ctx.ns, p.cluster);
-        // Every component after the root (kubectl-package shows only the root).
+    std::string out = pko::tree_text(*p.pkg, render_phases(p), p.ctx.name, p.ctx.ns, p.cluster);
+    // Without --component, every component after the root (kubectl-package shows only the root).
+    if (o.component.empty()) {
         for (const auto& c : p.loaded.package.components) {
             Prepared pc = p;
             pc.pkg = &c;
