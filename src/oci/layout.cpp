@@ -1024,9 +1024,10 @@ Result<Content> assemble_on_base(const Content& base, const Platform& platform,
     return assemble(std::move(config), std::move(descs), std::move(blobs), annotations);
 }
 
-Result<Content> assemble_index(const std::vector<Content>& images, const Annotations& annotations) {
+Result<Content> assemble_index(const std::vector<Content>& images, const Annotations& annotations,
+                               std::string_view media_type) {
     Index ix;
-    ix.media_type = std::string(media::oci_index);
+    ix.media_type = std::string(media_type);
     ix.annotations = annotations;
     Content out;
     std::vector<Platform> seen;

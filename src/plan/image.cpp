@@ -299,6 +299,10 @@ Result<oci::Content> assemble_package(const ImageContent& content, const oci::La
                                       const BuildOptions& opts) {
     std::vector<oci::Platform> platforms = opts.platforms;
     if (platforms.empty()) platforms.push_back(package_platform());
+    for (std::size_t i = 0; i < platforms.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+            if (platforms[j] == platforms[i])
+                return fail(Error::usage("--platform " + platforms[i].str() + " given twice"));
     std::vector<oci::Content> images;
     for (const auto& platform : platforms) {
         oci::ImageConfig config;
@@ -342,27 +346,7 @@ Result<oci::Content> assemble_package(const ImageContent& content, const oci::La
         images.push_back(std::move(c));
     }
     if (images.size() == 1) return std::move(images.front());
-    oci::Index ix;
-    ix.media_type = std::string(oci::media::docker_manifest_list);
-    oci::Content out;
-    for (std::size_t i = 0; i < images.size(); ++i) {
-        for (std::size_t j = 0; j < i; ++j)
-            if (platforms[j] == platforms[i])
-                return fail(Error::usage("--platform " + platforms[i].str() + " given twice"));
-        const oci::Content& img = images[i];
-        ix.manifests.push_back({img.root_media_type,
-                                img.root_digest,
-                                static_cast<std::int64_t>(img.blobs.at(img.root_digest).size()),
-                                platforms[i],
-                                {}});
-        for (const auto& [d, b] : img.blobs)
-            out.blobs.emplace(d, b);
-    }
-    const std::string ij = oci::to_json(ix);
-    out.root_digest = sha256_digest(ij);
-    out.root_media_type = ix.media_type;
-    out.blobs[out.root_digest] = ij;
-    return out;
+    return oci::assemble_index(images, {}, oci::media::docker_manifest_list);
 }
 
 // The layer of `files`.

@@ -32,6 +32,7 @@
 
 #include "kpkg/core/result.hpp"
 #include "kpkg/oci/content.hpp"
+#include "kpkg/oci/media_types.hpp"
 #include "kpkg/oci/extract.hpp"
 #include "kpkg/oci/image.hpp"
 #include "kpkg/oci/layer.hpp"
@@ -155,7 +156,9 @@ Result<Content> assemble_on_base(const Content& base, const Platform& platform,
 // An OCI index of `images` (each with a manifest root), in the order given, each entry's platform
 // taken from its config (os, architecture, variant). Errors (3): an image whose root is not a
 // manifest, whose config names no os or architecture, or two images for the same platform.
+// `media_type`: the index's own (a Docker manifest list for Docker schema 2 images).
 Result<Content> assemble_index(const std::vector<Content>& images,
-                               const Annotations& annotations = {});
+                               const Annotations& annotations = {},
+                               std::string_view media_type = media::oci_index);
 
 } // namespace kpkg::oci
