@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <thread>
 #include <vector>
+
+#include "kpkg/core/memory.hpp"
 
 namespace kpkg::oci {
 namespace {
@@ -14,7 +17,10 @@ constexpr std::size_t chunk_size = std::size_t{128} << 10;
 constexpr std::size_t window = std::size_t{32} << 10;
 
 struct Piece {
-    std::string out;
+    // Room for deflate's worst case, not cleared: only the pages deflate writes (a fifth or so
+    // of them for YAML and JSON) are ever touched.
+    std::unique_ptr<unsigned char[]> out;
+    std::size_t size = 0;
     uLong crc = 0;
     bool failed = false;
 };
@@ -49,14 +55,15 @@ void deflate_chunk(Deflater& d, std::string_view data, std::size_t i, std::size_
         deflateSetDictionary(&z, reinterpret_cast<const Bytef*>(data.data() + begin - d),
                              static_cast<uInt>(d));
     }
-    p.out.resize(deflateBound(&z, static_cast<uLong>(len)) + 16);
+    const std::size_t room = deflateBound(&z, static_cast<uLong>(len)) + 16;
+    p.out.reset(new unsigned char[room]);
     z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + begin));
     z.avail_in = static_cast<uInt>(len);
-    z.next_out = reinterpret_cast<Bytef*>(p.out.data());
-    z.avail_out = static_cast<uInt>(p.out.size());
+    z.next_out = p.out.get();
+    z.avail_out = static_cast<uInt>(room);
     const int rc = deflate(&z, last ? Z_FINISH : Z_SYNC_FLUSH);
     if ((last && rc != Z_STREAM_END) || (!last && rc != Z_OK) || z.avail_in != 0) p.failed = true;
-    p.out.resize(p.out.size() - z.avail_out);
+    p.size = room - z.avail_out;
     p.crc = crc32(0L, reinterpret_cast<const Bytef*>(data.data() + begin), static_cast<uInt>(len));
 }
 
@@ -89,15 +96,16 @@ Result<std::string> parallel_gzip(std::string_view data, int level, unsigned thr
     std::size_t total = 10 + 8;
     for (const auto& p : pieces) {
         if (p.failed) return fail(Error::io("gzip: zlib could not compress the layer"));
-        total += p.out.size();
+        total += p.size;
     }
     std::string out;
-    out.reserve(total);
+    reserve_prefaulted(out, total);
     // Magic, deflate, no flags, mtime 0, no extra flags, OS 3 (Unix).
     out.append("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", 10);
     uLong crc = 0;
     for (std::size_t i = 0; i < n; ++i) {
-        out += pieces[i].out;
+        out.append(reinterpret_cast<const char*>(pieces[i].out.get()), pieces[i].size);
+        pieces[i].out.reset();
         const std::size_t len =
             std::min(chunk_size, data.size() - std::min(data.size(), i * chunk_size));
         crc = i == 0 ? pieces[i].crc : crc32_combine(crc, pieces[i].crc, static_cast<z_off_t>(len));

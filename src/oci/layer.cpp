@@ -8,6 +8,7 @@
 
 #include "archive.hpp"
 #include "kpkg/core/digest.hpp"
+#include "kpkg/core/memory.hpp"
 #include "kpkg/io/tree.hpp"
 #include "kpkg/oci/gzip.hpp"
 #include "kpkg/oci/media_types.hpp"
@@ -132,8 +133,8 @@ std::string write_tar(const std::vector<TarEntry>& entries) {
     std::string out;
     std::size_t total = 2 * block;
     for (const auto& e : entries)
-        total += 3 * block + e.name.size() + e.link.size() + e.data.size();
-    out.reserve(total);
+        total += 3 * block + e.name.size() + e.link.size() + e.contents().size();
+    reserve_prefaulted(out, total);
     for (const auto& e : entries) {
         std::string_view prefix, name;
         const bool fits = split_name(e.name, prefix, name);
@@ -151,10 +152,10 @@ std::string write_tar(const std::vector<TarEntry>& entries) {
             }
         }
         const bool has_data = e.type == TarEntry::Type::file;
-        header(out, name, prefix, type_flag(e.type), e.mode, has_data ? e.data.size() : 0,
+        header(out, name, prefix, type_flag(e.type), e.mode, has_data ? e.contents().size() : 0,
                std::string_view(e.link).substr(0, std::min<std::size_t>(e.link.size(), 100)));
         if (has_data) {
-            out += e.data;
+            out += e.contents();
             pad(out);
         }
     }
@@ -221,6 +222,10 @@ void go_checksum(char* h) {
 
 std::string write_tar_as_go(const std::vector<TarEntry>& entries) {
     std::string out;
+    std::size_t total = 2 * block;
+    for (const auto& e : entries)
+        total += 4 * block + 2 * (e.name.size() + e.link.size()) + 64 + e.contents().size();
+    reserve_prefaulted(out, total);
     for (const auto& e : entries) {
         const bool has_data = e.type == TarEntry::Type::file;
         std::string_view prefix, name = e.name;
@@ -279,7 +284,7 @@ std::string write_tar_as_go(const std::vector<TarEntry>& entries) {
         put_octal(h + 100, 8, e.mode & 07777);
         put_octal(h + 108, 8, 0);
         put_octal(h + 116, 8, 0);
-        put_size(h + 124, has_data ? e.data.size() : 0);
+        put_size(h + 124, has_data ? e.contents().size() : 0);
         put_octal(h + 136, 12, 0);
         h[156] = type_flag(e.type);
         std::memcpy(h + 257, "ustar", 6);
@@ -289,7 +294,7 @@ std::string write_tar_as_go(const std::vector<TarEntry>& entries) {
         go_checksum(h);
         out.append(h, block);
         if (has_data) {
-            out += e.data;
+            out += e.contents();
             pad(out);
         }
     }
@@ -329,7 +334,13 @@ Result<std::string> layer_tar(std::vector<LayerFile> files) {
         if (f->is_dir)
             entries.push_back({TarEntry::Type::dir, p + "/", {}, {}, f->mode & 07777});
         else
-            entries.push_back({TarEntry::Type::file, p, std::move(f->bytes), {}, f->mode & 07777});
+            entries.push_back({TarEntry::Type::file,
+                               p,
+                               std::move(f->bytes),
+                               {},
+                               f->mode & 07777,
+                               f->borrowed,
+                               std::move(f->keep)});
     }
     auto name_of = [](const TarEntry& e) {
         std::string_view n = e.name;
@@ -385,7 +396,11 @@ Result<std::vector<LayerFile>> layer_files(const io::Tree& tree, std::string_vie
         auto c = tree.read(e);
         if (!c) return std::move(c).error();
         if (c->too_large) return Error::invalid("too large for an image layer").about(e.display);
-        out.push_back({path, std::string(c->text()), 0644, false});
+        auto held = std::make_shared<const io::Contents>(std::move(*c));
+        LayerFile f{path, {}, 0644, false};
+        f.borrowed = held->text();
+        f.keep = std::move(held);
+        out.push_back(std::move(f));
     }
     return out;
 }

@@ -25,21 +25,22 @@ bool has_prefix(std::string_view s, std::string_view p) {
 
 // Adds `path`'s parent directories (not yet added) and then `path` itself.
 void add_entry(std::vector<ImageFile>& out, std::set<std::string>& dirs, std::string path,
-               std::string bytes, bool dir) {
+               std::shared_ptr<const io::Contents> source, bool dir) {
     for (std::size_t slash = path.find('/'); slash != std::string::npos;
          slash = path.find('/', slash + 1)) {
         std::string parent = path.substr(0, slash);
-        if (dirs.insert(parent).second) out.push_back({parent, {}, true});
+        if (dirs.insert(parent).second) out.push_back({parent, {}, true, nullptr});
     }
     if (dir) {
-        if (dirs.insert(path).second) out.push_back({std::move(path), {}, true});
+        if (dirs.insert(path).second) out.push_back({std::move(path), {}, true, nullptr});
         return;
     }
-    out.push_back({std::move(path), std::move(bytes), false});
+    out.push_back({std::move(path), {}, false, std::move(source)});
 }
 
-// The bytes of a listed file, or why it cannot go into the image.
-Result<std::string> read_entry(const io::Tree& tree, const io::Entry& e, std::uint64_t limit) {
+// The contents of a listed file, or why it cannot go into the image.
+Result<std::shared_ptr<const io::Contents>> read_entry(const io::Tree& tree, const io::Entry& e,
+                                                       std::uint64_t limit) {
     if (e.problem) {
         const io::Problem& p = *e.problem;
         std::string why;
@@ -66,7 +67,7 @@ Result<std::string> read_entry(const io::Tree& tree, const io::Entry& e, std::ui
     if (c->too_large)
         return fail(Error::invalid(e.display + ": larger than the limit of " +
                                    std::to_string(limit) + " bytes for a file in an image"));
-    return std::string(c->text());
+    return std::make_shared<const io::Contents>(std::move(*c));
 }
 
 // What the bundle is (labels, package), once it validates; no files.
@@ -224,7 +225,7 @@ Result<std::vector<ImageFile>> package_files(const io::Tree& tree, const Content
         if (e.rel.empty() || e.is_dir() || e.link || e.problem || hidden_path(e.rel)) continue;
         auto bytes = read_entry(tree, e, opts.max_file_size);
         if (!bytes) return fail(std::move(bytes).error());
-        files.push_back({"package/" + e.rel, std::move(*bytes), false});
+        files.push_back({"package/" + e.rel, {}, false, std::move(*bytes)});
     }
     std::sort(files.begin(), files.end(),
               [](const ImageFile& a, const ImageFile& b) { return a.path < b.path; });
@@ -273,7 +274,14 @@ Result<oci::Layer> package_layer(const std::vector<ImageFile>& in) {
     std::vector<oci::TarEntry> entries;
     entries.reserve(in.size());
     for (const auto& f : in)
-        if (!f.dir) entries.push_back({oci::TarEntry::Type::file, f.path, f.bytes, {}, 0});
+        if (!f.dir)
+            entries.push_back({oci::TarEntry::Type::file,
+                               f.path,
+                               f.source ? std::string() : f.bytes,
+                               {},
+                               0,
+                               f.data(),
+                               f.source});
     std::sort(entries.begin(), entries.end(),
               [](const oci::TarEntry& x, const oci::TarEntry& y) { return x.name < y.name; });
     const std::string tar = oci::write_tar_as_go(entries);
@@ -357,6 +365,8 @@ Result<oci::Layer> layer_of(std::vector<ImageFile> in) {
         oci::LayerFile lf;
         lf.path = std::move(f.path);
         lf.bytes = std::move(f.bytes);
+        lf.borrowed = f.data();
+        lf.keep = std::move(f.source);
         lf.is_dir = f.dir;
         lf.mode = f.dir ? 0755 : 0644;
         files.push_back(std::move(lf));

@@ -226,6 +226,34 @@ TEST(TreeRead, SizeLimitMappingAndStamps) {
     EXPECT_TRUE(t.read("small.yaml", exact)->too_large);
 }
 
+// Files of a few dozen KB are mapped (no fresh heap pages) unless the caller's reused buffer
+// already has room; either way the bytes are the file's.
+TEST(TreeRead, MidSizedFilesMappedUnlessTheBufferHasRoom) {
+    test::TempDir d;
+    std::string mid;
+    for (int i = 0; mid.size() < (100 << 10); ++i)
+        mid += "line " + std::to_string(i) + "\n";
+    d.write("c/mid.yaml", mid);
+    io::DirectoryTree t(d / "c");
+    auto plain = t.read("mid.yaml");
+    ASSERT_TRUE(plain.ok());
+    EXPECT_EQ(plain->text(), mid);
+    std::string buffer;
+    io::ReadOptions with_buffer;
+    with_buffer.buffer = &buffer;
+    auto mapped = t.read("mid.yaml", with_buffer); // no room yet: mapped, buffer untouched
+    ASSERT_TRUE(mapped.ok());
+    EXPECT_EQ(mapped->text(), mid);
+    EXPECT_NE(mapped->text().data(), buffer.data());
+    buffer.reserve(mid.size());
+    auto read = t.read("mid.yaml", with_buffer); // room: read into the buffer
+    ASSERT_TRUE(read.ok());
+    EXPECT_EQ(read->text(), mid);
+    EXPECT_EQ(read->text().data(), buffer.data());
+    io::Contents moved = std::move(*mapped);
+    EXPECT_EQ(moved.text(), mid);
+}
+
 TEST(FileTree, OneEntryNamedByTheFileAndShownAsGiven) {
     test::TempDir d;
     const fs::path p = d.write("dir/cat.yaml", "schema: olm.package\n");

@@ -46,7 +46,7 @@ TEST(ImageContent, BundleHasManifestsMetadataAndItsAnnotationsAsLabels) {
     EXPECT_EQ(c->labels.at(package_label), "sample");
     EXPECT_EQ(c->labels.at("operators.operatorframework.io.bundle.channels.v1"), "stable, fast");
     EXPECT_EQ(c->labels.at("operators.operatorframework.io.bundle.channel.default.v1"), "stable");
-    EXPECT_EQ(c->files[2].bytes,
+    EXPECT_EQ(c->files[2].data(),
               test::read_file(test::testdata(
                   "bundles/sample-operator/manifests/sample-operator.serviceaccount.yaml")));
     EXPECT_TRUE(c->entrypoint.empty());
@@ -200,7 +200,7 @@ TEST(PackageImage, FilesUnderPackageInByteOrderWithoutDotNamesOrDirectories) {
                              "package/docs/empty.txt",
                              "package/manifest.yaml",
                          }));
-    EXPECT_EQ(c->files[3].bytes, "");
+    EXPECT_EQ(c->files[3].data(), "");
 }
 
 TEST(PackageImage, DiffIdAndConfigAreKubectlPackages) {

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,12 +29,17 @@ class Tree;
 namespace kpkg::oci {
 
 // A file or directory of a layer: `path` relative ('/' separated, no "." or ".." components,
-// no leading '/'), its bytes and permission bits.
+// no leading '/'), its bytes and permission bits. The bytes are `bytes`, or, when `keep` is
+// set, `borrowed`: a view of memory `keep` holds (a mapped file), so big files are not copied
+// before they go into the tar.
 struct LayerFile {
     std::string path;
     std::string bytes;
     std::uint32_t mode = 0644;
     bool is_dir = false;
+    std::string_view borrowed{};
+    std::shared_ptr<const void> keep{};
+    std::string_view data() const { return keep ? borrowed : std::string_view(bytes); }
 };
 
 // A built layer: the gzip blob and its identities.
@@ -77,9 +83,12 @@ struct TarEntry {
     };
     Type type = Type::file;
     std::string name; // as written into the header (a directory's '/' is not added)
-    std::string data; // file contents
+    std::string data; // file contents (or `borrowed`, as LayerFile's)
     std::string link; // symlink / hardlink target
     std::uint32_t mode = 0644;
+    std::string_view borrowed{};
+    std::shared_ptr<const void> keep{};
+    std::string_view contents() const { return keep ? borrowed : std::string_view(data); }
 };
 
 // A ustar archive of the entries, as described above (uid/gid/mtime 0, pax path/linkpath records

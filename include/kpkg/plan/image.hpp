@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,11 +34,14 @@ const char* kind_name(ImageKind k);
 Result<ImageKind> detect(const io::Tree& tree);
 
 // One entry of the image's filesystem: a path relative to its root without a leading '/'
-// ("manifests/csv.yaml"), a directory or a regular file.
+// ("manifests/csv.yaml"), a directory or a regular file. A file's bytes are `bytes`, or the
+// contents `source` holds as it was read (a mapped file is not copied).
 struct ImageFile {
     std::string path;
     std::string bytes;
     bool dir = false;
+    std::shared_ptr<const io::Contents> source{};
+    std::string_view data() const { return source ? source->text() : std::string_view(bytes); }
 };
 
 // The label keys kpkg writes.
