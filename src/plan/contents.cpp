@@ -63,8 +63,7 @@ Result<std::optional<BundleContents>> contents_from_catalog(const model::Catalog
         if (p.json == 0)
             return Error::internal("the catalog was loaded without the olm.bundle.object values");
         auto docs = io::parse_json(catalog.str(p.json), label);
-        const io::Node* data =
-            docs && docs->size() == 1 ? docs->front().root.get("data") : nullptr;
+        const io::Node* data = docs && docs->size() == 1 ? docs->front().root.get("data") : nullptr;
         std::string decoded;
         std::size_t at = 0;
         if (data == nullptr || !data->is_string() ||
@@ -134,8 +133,8 @@ Result<GatheredContents> gather_contents(const std::vector<resolve::CatalogSourc
             auto c = contents_from_tree(*tree, ContentSource::directory, it->second);
             if (!c) {
                 Error e = std::move(c).error();
-                e.message = "--bundle-dir " + text::quote(s.bundle + "=" + it->second) + ": " +
-                            e.message;
+                e.message =
+                    "--bundle-dir " + text::quote(s.bundle + "=" + it->second) + ": " + e.message;
                 return e;
             }
             const std::string csv = csv_name_of(*c);

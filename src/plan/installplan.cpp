@@ -26,8 +26,9 @@ Result<void> check_namespace(std::string_view ns, std::string_view flag) {
                             " is not a valid namespace name: " + why);
     };
     if (ns.empty()) return bad("it is empty");
-    if (ns.size() > 63) return bad("it has " + std::to_string(ns.size()) +
-                                   " characters, at most 63 are allowed (a DNS-1123 label)");
+    if (ns.size() > 63)
+        return bad("it has " + std::to_string(ns.size()) +
+                   " characters, at most 63 are allowed (a DNS-1123 label)");
     for (std::size_t i = 0; i < ns.size(); ++i) {
         const char c = ns[i];
         if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-') continue;
@@ -43,14 +44,29 @@ Result<void> check_namespace(std::string_view ns, std::string_view flag) {
 
 bool olm_creates(std::string_view kind) {
     static const std::set<std::string_view> kinds = {
-        "ClusterServiceVersion", "Subscription",          "Secret",
-        "BundleSecret",          "ClusterRole",           "ClusterRoleBinding",
-        "Role",                  "RoleBinding",           "ServiceAccount",
-        "Service",               "ConfigMap",             "CustomResourceDefinition",
-        "PrometheusRule",        "ServiceMonitor",        "PodDisruptionBudget",
-        "PriorityClass",         "VerticalPodAutoscaler", "ConsoleYAMLSample",
-        "ConsoleQuickStart",     "ConsoleCLIDownload",    "ConsoleLink",
-        "ConsolePlugin",         "NetworkPolicy",
+        "ClusterServiceVersion",
+        "Subscription",
+        "Secret",
+        "BundleSecret",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Role",
+        "RoleBinding",
+        "ServiceAccount",
+        "Service",
+        "ConfigMap",
+        "CustomResourceDefinition",
+        "PrometheusRule",
+        "ServiceMonitor",
+        "PodDisruptionBudget",
+        "PriorityClass",
+        "VerticalPodAutoscaler",
+        "ConsoleYAMLSample",
+        "ConsoleQuickStart",
+        "ConsoleCLIDownload",
+        "ConsoleLink",
+        "ConsolePlugin",
+        "NetworkPolicy",
     };
     return kinds.count(kind) != 0;
 }
@@ -290,8 +306,8 @@ struct AccountRbac {
     std::vector<RbacObject> roles, role_bindings, cluster_roles, cluster_role_bindings;
 };
 
-std::string binding_manifest(const char* role_kind, const std::string& name,
-                             const std::string& sa, const Owner& o, bool namespaced_owner) {
+std::string binding_manifest(const char* role_kind, const std::string& name, const std::string& sa,
+                             const Owner& o, bool namespaced_owner) {
     const std::string hash = binding_hash(role_kind, name, sa, o.ns);
     std::string m = "{";
     key(m, "metadata");
@@ -373,7 +389,8 @@ std::map<std::string, AccountRbac> rbac_for(const Owner& o, const std::vector<Pe
 
 // A file name as OLM's unpacker keys it: characters outside [-A-Za-z0-9_.] become '-'.
 std::string config_map_key(std::string_view file) {
-    std::string out(file.substr(file.rfind('/') == std::string_view::npos ? 0 : file.rfind('/') + 1));
+    std::string out(
+        file.substr(file.rfind('/') == std::string_view::npos ? 0 : file.rfind('/') + 1));
     for (char& c : out)
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
               c == '-' || c == '_' || c == '.'))
@@ -520,10 +537,10 @@ Result<InstallPlan> make_install_plan(const std::vector<resolve::CatalogSource>&
 
     for (const auto& op : plan.operators)
         if (op.dependency)
-            add_step(op.selected.bundle, op.selected.catalog, "operators.coreos.com", "v1alpha1",
-                     "Subscription", op.subscription,
-                     subscription_manifest(op.subscription, ns, op.selected,
-                                           opts.catalog_namespace));
+            add_step(
+                op.selected.bundle, op.selected.catalog, "operators.coreos.com", "v1alpha1",
+                "Subscription", op.subscription,
+                subscription_manifest(op.subscription, ns, op.selected, opts.catalog_namespace));
 
     std::vector<std::string> refused; // objects OLM does not create
     for (auto& op : plan.operators) {
@@ -550,8 +567,8 @@ Result<InstallPlan> make_install_plan(const std::vector<resolve::CatalogSource>&
             others.push_back(&o);
         }
         if (csv == nullptr)
-            return Error::invalid(bundle_q + " (" + content_source_name(c.source) + " " +
-                                  c.origin + ") has no ClusterServiceVersion");
+            return Error::invalid(bundle_q + " (" + content_source_name(c.source) + " " + c.origin +
+                                  ") has no ClusterServiceVersion");
         const std::string csv_name = text_at(csv->object, {"metadata", "name"});
         if (csv_name != s.bundle)
             return Error::invalid(bundle_q + ": its ClusterServiceVersion (" + csv->file +
@@ -565,14 +582,13 @@ Result<InstallPlan> make_install_plan(const std::vector<resolve::CatalogSource>&
             const std::string kind = text_at(o->object, {"kind"});
             const std::string name = text_at(o->object, {"metadata", "name"});
             const std::string api = text_at(o->object, {"apiVersion"});
-            if (kind.empty() || (name.empty() &&
-                                 text_at(o->object, {"metadata", "generateName"}).empty()))
+            if (kind.empty() ||
+                (name.empty() && text_at(o->object, {"metadata", "generateName"}).empty()))
                 refused.push_back(bundle_q + ": " + o->file + ": an object without " +
                                   (kind.empty() ? "kind" : "metadata.name"));
             else if (!olm_creates(kind))
                 refused.push_back(bundle_q + ": " + o->file + ": " + kind + " " +
-                                  text::quote(name) + " (" + api +
-                                  ") is not a kind OLM creates");
+                                  text::quote(name) + " (" + api + ") is not a kind OLM creates");
         }
 
         // The CSV step.
@@ -615,9 +631,9 @@ Result<InstallPlan> make_install_plan(const std::vector<resolve::CatalogSource>&
         }
         const Owner owner{s.bundle, ns, api_version};
         const io::Node* install = path(obj, {"spec", "install", "spec"});
-        auto rbac = rbac_for(
-            owner, permissions_of(install ? install->get("permissions") : nullptr),
-            permissions_of(install ? install->get("clusterPermissions") : nullptr));
+        auto rbac =
+            rbac_for(owner, permissions_of(install ? install->get("permissions") : nullptr),
+                     permissions_of(install ? install->get("clusterPermissions") : nullptr));
         for (auto& [sa, acc] : rbac) {
             if (!acc.sa_manifest.empty())
                 add_step(s.bundle, s.catalog, "", "v1", "ServiceAccount", sa,

@@ -62,7 +62,7 @@ struct BundleObject {
 
 struct BundleContents {
     ContentSource source = ContentSource::directory;
-    std::string origin; // the directory or image reference; the catalog's name
+    std::string origin;                // the directory or image reference; the catalog's name
     std::vector<BundleObject> objects; // in the order they were found
 };
 
