@@ -612,9 +612,12 @@ Result<InstallPlan> make_install_plan(const std::vector<resolve::CatalogSource>&
             spec.set("replaces", io::Node::string(replaces));
         const std::string strategy = text_at(obj, {"spec", "install", "strategy"});
         if (strategy != "deployment")
-            return Error::invalid(bundle_q + ": " + csv->file + ": install strategy " +
-                                  text::quote(strategy) +
-                                  " is not \"deployment\", the only one OLM installs");
+            return Error::invalid(
+                bundle_q + ": " + csv->file + ": " +
+                (strategy.empty() ? std::string("the CSV has no install strategy "
+                                                "(spec.install.strategy)")
+                                  : "install strategy " + text::quote(strategy)) +
+                "; OLM installs only the \"deployment\" strategy and fails the plan");
         op.first_step = plan.steps.size();
         plan.csv_names.push_back(s.bundle);
         {

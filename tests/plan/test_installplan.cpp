@@ -342,6 +342,23 @@ TEST(PlanCli, ContentsFromTheCatalogWarn) {
     EXPECT_EQ(pairs(steps_of(parse(d.out))), pairs(steps));
 }
 
+TEST(PlanCli, CorpusCatalogWithBundleObjects) {
+    KPKG_REQUIRE_CORPUS(corpus);
+    const std::string catalog = (corpus / "olm/fbc/registry-action-index-latest").string();
+    // opm's test bundles carry their manifests as olm.bundle.object, but their CSVs have no
+    // install strategy: OLM would fail the plan, and so does kpkg, naming the CSV.
+    auto bar = run_kpkg({"plan", "bar", "--catalog", catalog, "-n", "operators", "--offline"});
+    EXPECT_EQ(bar.exit_code, 3);
+    EXPECT_EQ(bar.out, "");
+    EXPECT_TRUE(contains(bar.err, "bundle \"bar.v1.0.0\": olm.bundle.object[1]: the CSV has no "
+                                  "install strategy"))
+        << bar.err;
+    // foo has no solution (OLM.md's worked example): exit 4 with the explanation.
+    auto foo = run_kpkg({"plan", "foo", "--catalog", catalog, "-n", "operators", "--offline"});
+    EXPECT_EQ(foo.exit_code, 4);
+    EXPECT_TRUE(contains(foo.err, "is skipped in channel alpha (bar.v0.2.0 skips it)")) << foo.err;
+}
+
 // --- bad input
 // -------------------------------------------------------------------------------------
 
