@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kpkg/catalog/load.hpp"
 #include "kpkg/io/load.hpp"
 #include "kpkg/plan/installplan.hpp"
 #include "support/support.hpp"
@@ -424,6 +425,113 @@ TEST(PlanCli, NoSolution) {
     auto r = run_kpkg({"plan", "vault@>=9.0.0", "--catalog", sample(), "-n", "operators"});
     EXPECT_EQ(r.exit_code, 4);
     EXPECT_EQ(r.out, "");
+}
+
+// --- library: contents and plans without a process ---------------------------------------------
+
+struct SampleWorld {
+    model::Catalog catalog;
+    std::vector<resolve::CatalogSource> catalogs;
+    resolve::Request request;
+    resolve::Resolution resolution;
+};
+
+// `vault` resolved against the sample catalog, loaded with its property values.
+void resolve_vault(SampleWorld& w) {
+    catalog::LoadOptions lo;
+    lo.keep_payloads = true;
+    w.catalog = catalog::load_catalog(testdata("catalog"), lo).take();
+    w.catalogs = {{"catalog", &w.catalog, 0}};
+    w.request.subscriptions.push_back(resolve::parse_subscription("vault").take());
+    w.request.options.one_hop = true;
+    w.resolution = resolve::resolve(w.catalogs, w.request).take();
+    ASSERT_TRUE(w.resolution.satisfiable);
+}
+
+TEST(GatherContents, ImagesAreReadThroughTheCallback) {
+    SampleWorld w;
+    resolve_vault(w);
+    ContentOptions opts;
+    opts.bundle_dirs["vault-operator.v1.2.0"] =
+        testdata("plan/bundles/vault-operator.v1.2.0").string();
+    std::vector<std::string> asked;
+    opts.open_image = [&](const std::string& image) -> Result<std::unique_ptr<io::Tree>> {
+        asked.push_back(image);
+        return std::unique_ptr<io::Tree>(
+            new io::DirectoryTree(testdata("plan/bundles/etcdoperator.v0.9.4")));
+    };
+    auto got = gather_contents(w.catalogs, w.resolution, opts);
+    ASSERT_TRUE(got) << got.error().message;
+    // The directory wins: only etcd's image is asked for.
+    EXPECT_EQ(asked, (std::vector<std::string>{"quay.io/example/etcd-operator-bundle:v0.9.4"}));
+    EXPECT_EQ(got->bundles.at("etcdoperator.v0.9.4").source, ContentSource::image);
+    EXPECT_EQ(got->bundles.at("etcdoperator.v0.9.4").origin,
+              "quay.io/example/etcd-operator-bundle:v0.9.4");
+    EXPECT_EQ(got->bundles.at("vault-operator.v1.2.0").source, ContentSource::directory);
+    EXPECT_TRUE(got->warnings.empty());
+
+    PlanOptions po;
+    po.namespace_name = "team-a";
+    po.catalog_namespace = "openshift-marketplace";
+    auto plan = make_install_plan(w.catalogs, w.request, w.resolution, got->bundles, po);
+    ASSERT_TRUE(plan) << plan.error().message;
+    ASSERT_EQ(plan->operators.size(), 2u);
+    EXPECT_TRUE(plan->operators[0].dependency);
+    EXPECT_EQ(plan->operators[0].subscription, "etcd-stable-catalog-openshift-marketplace");
+    EXPECT_FALSE(plan->operators[1].dependency);
+    EXPECT_EQ(plan->subscriptions, (std::vector<std::string>{"vault"}));
+    EXPECT_EQ(plan->steps.front().kind, "Subscription");
+    EXPECT_EQ(plan->steps.front().name, "etcd-stable-catalog-openshift-marketplace");
+    for (const auto& st : plan->steps) {
+        EXPECT_EQ(st.source_namespace, "openshift-marketplace");
+        EXPECT_EQ(st.status, "Unknown");
+        EXPECT_EQ(st.manifest.back(), '\n');
+    }
+    // Each operator's steps are its own.
+    for (const auto& op : plan->operators)
+        for (std::size_t i = op.first_step; i < op.first_step + op.step_count; ++i)
+            EXPECT_EQ(plan->steps[i].resolving, op.selected.bundle);
+    EXPECT_EQ(plan->operators[0].step_count + plan->operators[1].step_count + 1,
+              plan->steps.size());
+}
+
+TEST(GatherContents, ImageErrorsAreNamedWhenNothingElseHasTheContents) {
+    SampleWorld w;
+    resolve_vault(w);
+    ContentOptions opts;
+    opts.open_image = [](const std::string& image) -> Result<std::unique_ptr<io::Tree>> {
+        return Error::io("cannot reach the registry of " + image);
+    };
+    auto got = gather_contents(w.catalogs, w.resolution, opts);
+    ASSERT_FALSE(got);
+    EXPECT_EQ(got.error().code, ExitCode::error);
+    EXPECT_TRUE(
+        contains(got.error().message,
+                 "cannot reach the registry of quay.io/example/vault-operator-bundle:v1.2.0"))
+        << got.error().message;
+}
+
+TEST(MakeInstallPlan, BundleWithoutCsvIsInvalid) {
+    SampleWorld w;
+    resolve_vault(w);
+    std::map<std::string, BundleContents> contents;
+    for (const auto& s : w.resolution.selected) {
+        BundleContents c;
+        c.origin = "memory";
+        io::Node cm = io::Node::map();
+        cm.set("apiVersion", io::Node::string("v1"));
+        cm.set("kind", io::Node::string("ConfigMap"));
+        cm.set("metadata", io::Node::map()).set("name", io::Node::string("x"));
+        c.objects.push_back({"manifests/x.yaml", 0, cm});
+        contents[s.bundle] = c;
+    }
+    PlanOptions po;
+    po.namespace_name = "ops";
+    auto plan = make_install_plan(w.catalogs, w.request, w.resolution, contents, po);
+    ASSERT_FALSE(plan);
+    EXPECT_EQ(plan.error().code, ExitCode::invalid);
+    EXPECT_TRUE(contains(plan.error().message, "has no ClusterServiceVersion"))
+        << plan.error().message;
 }
 
 // --- library -------------------------------------------------------------------------------------
