@@ -28,7 +28,7 @@ std::string base62_sha224(std::string_view bytes) {
         while (start < n.size() && n[start] == 0)
             ++start;
     }
-    if (out.empty()) out = "0";
+    if (out.empty()) out.push_back('0');
     return {out.rbegin(), out.rend()};
 }
 
