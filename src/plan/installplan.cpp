@@ -502,6 +502,7 @@ Result<InstallPlan> make_install_plan(const std::vector<resolve::CatalogSource>&
         for (const auto& i : request.installed)
             covered.insert(i.package);
     plan.subscriptions.assign(covered.begin(), covered.end());
+    plan.unchanged = resolution.unchanged;
 
     for (const auto& s : resolution.selected) {
         PlannedOperator op;
@@ -725,7 +726,7 @@ std::string install_plan_text(const InstallPlan& plan) {
                       std::to_string(plan.steps.size()) +
                       (plan.steps.size() == 1 ? " step\n\n" : " steps\n\n");
     std::vector<std::vector<std::string>> rows{
-        {"PACKAGE", "BUNDLE", "VERSION", "CHANNEL", "CATALOG", "STEPS", "CONTENTS", "WHY"}};
+        {"PACKAGE", "BUNDLE", "VERSION", "CHANNEL", "CATALOG", "STEPS", "WHY", "CONTENTS"}};
     for (const auto& op : plan.operators) {
         const auto& s = op.selected;
         std::string why = s.reason;
@@ -733,10 +734,11 @@ std::string install_plan_text(const InstallPlan& plan) {
             why += " (replaces " + s.replaces + ")";
         if (op.dependency) why += "; Subscription " + op.subscription + " created";
         rows.push_back({s.package, s.bundle, s.version, s.channel, s.catalog,
-                        std::to_string(op.step_count + (op.dependency ? 1 : 0)),
-                        std::string(content_source_name(op.source)) + " " + op.origin, why});
+                        std::to_string(op.step_count + (op.dependency ? 1 : 0)), why,
+                        std::string(content_source_name(op.source)) + " " + op.origin});
     }
     out += text::table(rows);
+    if (!plan.unchanged.empty()) out += "\nUnchanged: " + text::join(plan.unchanged, ", ") + "\n";
     std::map<std::string, std::size_t> kinds;
     for (const auto& st : plan.steps)
         ++kinds[st.kind];

@@ -303,6 +303,16 @@ TEST(PlanCli, UpgradeHopReplacesTheInstalledCsv) {
     EXPECT_EQ(plan.get("metadata")->get("ownerReferences")->items[0].get("name")->text, "etcd");
 }
 
+TEST(PlanCli, InstalledDependencyStays) {
+    auto r = run_kpkg({"plan", "vault", "--catalog", sample(), "-n", "operators", "--installed",
+                       testdata("plan/installed-etcd.yaml").string(), "--bundle-dir",
+                       bundle_dir("vault-operator.v1.2.0"), "--offline"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(contains(r.out, "1 operator, 8 steps")) << r.out;
+    EXPECT_TRUE(contains(r.out, "\nUnchanged: etcdoperator.v0.9.2\n")) << r.out;
+    EXPECT_FALSE(contains(r.out, "Subscription")) << r.out;
+}
+
 TEST(PlanCli, UpgradeMovesOneHop) {
     // Installed 0.9.0 in alpha: 0.9.2 is the next hop (0.9.4 is two away), replacing 0.9.0.
     test::TempDir tmp;

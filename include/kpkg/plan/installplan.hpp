@@ -150,6 +150,7 @@ struct InstallPlan {
     std::vector<std::string> catalog_sources;
     std::vector<Step> steps;
     std::vector<PlannedOperator> operators; // in step order
+    std::vector<std::string> unchanged;     // installed CSVs the plan leaves as they are
     std::vector<std::string> warnings;
 };
 
