@@ -6,7 +6,7 @@
 # (Variables rather than output: no subshell per word.)
 __kpkg_subcommands() {
     case $1 in
-        "kpkg") __kpkg_subs="bundle catalog package resolve upgrade-path build push pull image cache version completion help" ;;
+        "kpkg") __kpkg_subs="bundle catalog package resolve plan upgrade-path build push pull image cache version completion help" ;;
         "kpkg bundle") __kpkg_subs="inspect validate render" ;;
         "kpkg catalog") __kpkg_subs="list validate render diff graph" ;;
         "kpkg catalog list") __kpkg_subs="packages channels bundles" ;;
@@ -40,6 +40,7 @@ __kpkg_flags() {
         "kpkg package tree") __kpkg_flags="$global --config-testcase --component --cluster --config-path" ;;
         "kpkg package render") __kpkg_flags="$global --config-testcase --component --config --name --namespace --environment --as --image --output-dir" ;;
         "kpkg resolve") __kpkg_flags="$global --catalog --priority --installed --starting-csv --source --upgrade --one-hop --exclude-deprecated --all-packages --lockfile --locked --debug-testcase" ;;
+        "kpkg plan") __kpkg_flags="$global --catalog --priority --installed --starting-csv --source --upgrade --exclude-deprecated -n --namespace --approval --catalog-namespace --bundle-dir" ;;
         *) __kpkg_flags=$global ;;
     esac
 }
@@ -78,7 +79,8 @@ _kpkg() {
         case $w in
             -o | --output | --image | --k8s-version | --channel | --format | --output-file | \
                 --catalog | --priority | --installed | --starting-csv | --source | --debug-testcase | --from | --to | --lockfile | --locked | \
-                -t | --tag | --save | --platform | --label | --base-image | --older-than)
+                -t | --tag | --save | --platform | --label | --base-image | --older-than | \
+                -n | --namespace | --approval | --catalog-namespace | --bundle-dir)
                 # Its value follows; "--output=json" may arrive split as "--output" "=" "json".
                 if [[ ${COMP_WORDS[i + 1]} == = ]]; then ((i += 2)); else ((i++)); fi
                 # A value with a colon (oci:DIR, quay.io/op:v1) arrives split at it as well.
@@ -184,6 +186,19 @@ _kpkg() {
     # --priority NAME=N, --starting-csv CSV, --source CATALOG, --from and --to VERSION|CSV: nothing
     # to offer.
     [[ $prev == --priority || $prev == --starting-csv || $prev == --source || $prev == --from || $prev == --to ]] && return
+    if [[ $prev == --approval ]]; then
+        COMPREPLY=($(compgen -W "Automatic Manual" -- "$cur"))
+        return
+    fi
+    if [[ $prev == --bundle-dir ]]; then
+        # NAME=DIR: a bundle directory after the "=".
+        [[ $cur == *=* ]] || return
+        compopt -o filenames 2>/dev/null
+        mapfile -t COMPREPLY < <(compgen -d -- "${cur#*=}")
+        return
+    fi
+    # -n/--namespace NS, --catalog-namespace NS: nothing to offer.
+    [[ $prev == -n || $prev == --namespace || $prev == --catalog-namespace ]] && return
     if [[ $prev == --format ]]; then
         COMPREPLY=($(compgen -W "text dot mermaid" -- "$cur"))
         return
@@ -263,7 +278,7 @@ _kpkg() {
                 COMPREPLY=($(compgen -W "$(__kpkg_catalog_packages "${args[0]}" "${COMP_WORDS[0]}")" -- "$cur"))
             fi
             ;;
-        "kpkg resolve" | "kpkg upgrade-path")
+        "kpkg resolve" | "kpkg plan" | "kpkg upgrade-path")
             # REQUEST (PKG[:CHANNEL][@RANGE][/CATALOG]) or PACKAGE: a package of the first --catalog.
             local c= j
             for ((j = 1; j < COMP_CWORD; j++)); do

@@ -3,7 +3,7 @@
 
 # True when the command line holds no subcommand yet.
 function __kpkg_no_subcommand
-    not __fish_seen_subcommand_from bundle catalog package resolve upgrade-path build push pull image cache version completion help
+    not __fish_seen_subcommand_from bundle catalog package resolve plan upgrade-path build push pull image cache version completion help
 end
 
 # True when the command path so far is exactly the words given (e.g. catalog list).
@@ -127,6 +127,20 @@ complete -c kpkg -n '__fish_seen_subcommand_from resolve' -l lockfile -r -F -d '
 complete -c kpkg -n '__fish_seen_subcommand_from resolve' -l locked -r -F -d 'Reproduce the lock in FILE exactly, or say what drifted'
 complete -c kpkg -n '__fish_seen_subcommand_from resolve' -l debug-testcase -x -a '(__fish_complete_directories)' -d 'Write the libsolv testcase of the final solve into DIR'
 
+# kpkg plan
+complete -c kpkg -n __kpkg_no_subcommand -a plan -d 'Render the InstallPlan OLM would create for operator subscriptions'
+complete -c kpkg -n '__fish_seen_subcommand_from plan' -l catalog -r -F -d 'A catalog: [NAME=]PATH (repeatable)'
+complete -c kpkg -n '__fish_seen_subcommand_from plan' -l priority -x -d 'Priority of catalog NAME: NAME=N'
+complete -c kpkg -n '__fish_seen_subcommand_from plan' -l installed -r -F -d 'YAML file of the installed CSVs'
+complete -c kpkg -n '__fish_seen_subcommand_from plan' -l starting-csv -x -d 'Start the request of this bundle\'s package at this bundle'
+complete -c kpkg -n '__fish_seen_subcommand_from plan' -l source -x -d 'The catalog of every request that names none'
+complete -c kpkg -n '__fish_seen_subcommand_from plan' -l upgrade -d 'Subscribe every installed CSV and move it forward'
+complete -c kpkg -n '__fish_seen_subcommand_from plan' -l exclude-deprecated -d 'Leave out candidates deprecated by olm.deprecations'
+complete -c kpkg -n '__fish_seen_subcommand_from plan' -s n -l namespace -x -d 'The namespace of the Subscriptions and of the InstallPlan'
+complete -c kpkg -n '__fish_seen_subcommand_from plan' -l approval -x -a 'Automatic Manual' -d 'The Subscriptions\' installPlanApproval'
+complete -c kpkg -n '__fish_seen_subcommand_from plan' -l catalog-namespace -x -d 'The namespace of the CatalogSources'
+complete -c kpkg -n '__fish_seen_subcommand_from plan' -l bundle-dir -r -d 'Read bundle NAME\'s manifests from DIR: NAME=DIR (repeatable)'
+
 # kpkg upgrade-path
 complete -c kpkg -n __kpkg_no_subcommand -a upgrade-path -d 'Show the upgrades OLM steps through from an installed version'
 complete -c kpkg -n '__fish_seen_subcommand_from upgrade-path' -l from -x -d 'The installed bundle (CSV name) or version'
@@ -231,7 +245,7 @@ complete -c kpkg -n '__fish_seen_subcommand_from completion' -x -a 'bash zsh fis
 # kpkg help
 complete -c kpkg -n __kpkg_no_subcommand -a help -d 'Show the help or the man page of a command'
 complete -c kpkg -n '__fish_seen_subcommand_from help' -l man -d 'Show the man page of the command'
-complete -c kpkg -n '__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from bundle catalog package resolve upgrade-path build push pull image cache version completion' -x -a 'bundle catalog package resolve upgrade-path build push pull image cache version completion'
+complete -c kpkg -n '__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from bundle catalog package resolve plan upgrade-path build push pull image cache version completion' -x -a 'bundle catalog package resolve upgrade-path build push pull image cache version completion'
 complete -c kpkg -n '__fish_seen_subcommand_from help; and __fish_seen_subcommand_from bundle' -x -a 'inspect validate render'
 complete -c kpkg -n '__fish_seen_subcommand_from help; and __fish_seen_subcommand_from catalog' -x -a 'list validate render diff graph'
 complete -c kpkg -n '__fish_seen_subcommand_from help; and __fish_seen_subcommand_from image' -x -a 'inspect'

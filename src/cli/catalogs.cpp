@@ -48,7 +48,8 @@ model::Catalog load_clean_catalog(const Globals& g, const std::string& src) {
 std::vector<resolve::CatalogSource> load_catalog_sources(const Globals& g,
                                                          const std::vector<std::string>& specs,
                                                          const std::vector<std::string>& priorities,
-                                                         std::deque<model::Catalog>& store) {
+                                                         std::deque<model::Catalog>& store,
+                                                         bool keep_payloads) {
     std::vector<resolve::CatalogSource> out;
     std::vector<InputPath> inputs;
     for (const auto& spec : specs)
@@ -58,8 +59,9 @@ std::vector<resolve::CatalogSource> load_catalog_sources(const Globals& g,
         auto [name, path] = resolve::parse_catalog_spec(spec).take();
         if (spec.find('=') == std::string::npos || name + "=" + path != spec)
             if (std::string n = image_catalog_name(path); !n.empty()) name = n;
-        store.push_back(
-            catalog::load_catalog(*open_input(path, Want::catalog), catalog_options(g)).take());
+        catalog::LoadOptions lo = catalog_options(g);
+        lo.keep_payloads = keep_payloads;
+        store.push_back(catalog::load_catalog(*open_input(path, Want::catalog), lo).take());
         out.push_back({name, &store.back(), 0});
     }
     std::vector<std::pair<std::string, int>> prios;

@@ -126,10 +126,12 @@ catalog::LoadOptions catalog_options(const Globals& g);
 model::Catalog load_clean_catalog(const Globals& g, const std::string& src);
 // The catalogs of resolve and upgrade-path: each --catalog [NAME=]PATH loaded as above, the
 // --priority NAME=N applied, then resolve::check_catalogs; `store` keeps the catalogs the
-// sources point to. Throws Exception (exit 2 for bad arguments, 1 or 3 for the catalogs).
+// sources point to; `keep_payloads`: olm.bundle.object and olm.csv.metadata values are kept.
+// Throws Exception (exit 2 for bad arguments, 1 or 3 for the catalogs).
 std::vector<resolve::CatalogSource> load_catalog_sources(const Globals& g,
                                                          const std::vector<std::string>& specs,
                                                          const std::vector<std::string>& priorities,
-                                                         std::deque<model::Catalog>& store);
+                                                         std::deque<model::Catalog>& store,
+                                                         bool keep_payloads = false);
 
 } // namespace kpkg::cli

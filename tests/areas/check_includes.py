@@ -19,7 +19,8 @@ ALLOWED = {
     "catalog": ["core", "io", "cel", "model", "oci", "bundle"],
     "resolve": ["core", "io", "cel", "model"],
     "pko": ["core", "io", "cel", "template"],
-    "plan": ["core", "io", "cel", "template", "model", "oci", "bundle", "catalog", "pko"],
+    "plan": ["core", "io", "cel", "template", "model", "oci", "bundle", "catalog", "resolve",
+             "pko"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(?:kpkg/)?([a-z_]+)/', re.M)
 

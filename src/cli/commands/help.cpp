@@ -30,6 +30,7 @@ std::string_view man_page(const std::vector<std::string>& words) {
     if (first == "bundle") return embedded::man_bundle;
     if (first == "catalog") return embedded::man_catalog;
     if (first == "resolve") return embedded::man_resolve;
+    if (first == "plan") return embedded::man_plan;
     if (first == "upgrade-path") return embedded::man_upgrade_path;
     if (first == "version") return embedded::man_version;
     if (first == "completion") return embedded::man_completion;

@@ -9,20 +9,14 @@
 #include "kpkg/resolve/lockfile.hpp"
 #include "kpkg/resolve/resolve.hpp"
 #include "paths.hpp"
+#include "requests.hpp"
 
 namespace kpkg::cli {
 namespace {
 
 struct ResolveCliOptions {
-    std::vector<std::string> requests;
-    std::vector<std::string> catalogs;
-    std::vector<std::string> priorities;
-    std::string installed;
-    std::vector<std::string> starting_csvs;
-    std::string source;
-    bool upgrade = false;
+    RequestFlags req;
     bool one_hop = false;
-    bool exclude_deprecated = false;
     bool all_packages = false;
     std::string debug_testcase;
     std::string lockfile;
@@ -30,39 +24,37 @@ struct ResolveCliOptions {
 };
 
 int run_resolve(const Globals& g, const ResolveCliOptions& o) {
-    if (o.all_packages && (!o.requests.empty() || !o.installed.empty() || o.upgrade ||
-                           !o.starting_csvs.empty() || !o.source.empty()))
+    const RequestFlags& f = o.req;
+    if (o.all_packages && (!f.requests.empty() || !f.installed.empty() || f.upgrade ||
+                           !f.starting_csvs.empty() || !f.source.empty()))
         throw Exception(Error::usage("--all-packages resolves every package on its own: it takes "
                                      "no request, --installed, --upgrade, --starting-csv or "
                                      "--source"));
-    if (!o.source.empty() && o.requests.empty())
+    if (!f.source.empty() && f.requests.empty())
         throw Exception(Error::usage("--source names the catalog of the requests: give a request"));
     if (!o.lockfile.empty() && !o.locked.empty())
         throw Exception(Error::usage("--lockfile writes a lock and --locked reproduces one: "
                                      "give one of them"));
     if (o.all_packages && (!o.lockfile.empty() || !o.locked.empty()))
         throw Exception(Error::usage("--all-packages does not write or read lockfiles"));
-    if (o.one_hop && !o.upgrade && o.installed.empty())
+    if (o.one_hop && !f.upgrade && f.installed.empty())
         throw Exception(Error::usage("--one-hop limits upgrades: it needs --installed"));
     // Every input read once, no output written over or into one, before anything is read.
-    std::vector<InputPath> inputs;
-    for (const auto& spec : o.catalogs)
-        inputs.push_back({"--catalog", resolve::parse_catalog_spec(spec).take().second});
-    if (!o.installed.empty()) inputs.push_back({"--installed", o.installed});
+    std::vector<InputPath> inputs = request_inputs(f);
     if (!o.locked.empty()) inputs.push_back({"--locked", o.locked});
     check_stdin_once(inputs);
     check_output_outside("--lockfile", o.lockfile, inputs);
     check_output_outside("--debug-testcase", o.debug_testcase, inputs);
     resolve::Options opts;
-    opts.upgrade = o.upgrade;
+    opts.upgrade = f.upgrade;
     opts.one_hop = o.one_hop;
-    opts.exclude_deprecated = o.exclude_deprecated;
-    opts.starting_csvs = o.starting_csvs;
+    opts.exclude_deprecated = f.exclude_deprecated;
+    opts.starting_csvs = f.starting_csvs;
     opts.debug_testcase = o.debug_testcase;
 
     if (o.all_packages) {
         std::deque<model::Catalog> store;
-        auto catalogs = load_catalog_sources(g, o.catalogs, o.priorities, store);
+        auto catalogs = load_catalog_sources(g, f.catalogs, f.priorities, store);
         auto reports = resolve::resolve_all_packages(catalogs, opts).take();
         if (g.format == Format::text)
             print(resolve::packages_text(reports));
@@ -79,18 +71,12 @@ int run_resolve(const Globals& g, const ResolveCliOptions& o) {
     }
 
     resolve::Request req;
+    fill_request(f, req);
     req.options = opts;
-    for (const auto& s : o.requests) {
-        req.subscriptions.push_back(resolve::parse_subscription(s).take());
-        resolve::default_source(req.subscriptions.back(), o.source);
-    }
-    if (!o.installed.empty())
-        req.installed = resolve::load_installed(*io::open_path(o.installed)).take();
     std::optional<resolve::Lock> lock;
     if (!o.locked.empty()) lock = resolve::load_lock(*io::open_path(o.locked)).take();
     std::deque<model::Catalog> store;
-    auto catalogs = load_catalog_sources(g, o.catalogs, o.priorities, store);
-    if (!o.source.empty()) resolve::check_source(catalogs, o.source).take();
+    auto catalogs = load_request_catalogs(g, f, store);
     if (lock) {
         auto check = resolve::resolve_locked(catalogs, req, *lock).take();
         if (!check.holds) {
@@ -130,29 +116,9 @@ void setup(CLI::App& root, Context& ctx) {
     CLI::App* cmd = root.add_subcommand(
         "resolve", "Resolve operator subscriptions and their dependencies against catalogs, as "
                    "OLM would");
-    cmd->add_option("REQUEST", opts->requests,
-                    "PKG[:CHANNEL][@RANGE][/CATALOG], one per subscription (an OLM "
-                    "Subscription)");
-    cmd->add_option("--catalog", opts->catalogs,
-                    "A catalog, named after its directory unless NAME is given (repeatable)")
-        ->option_text("[NAME=]PATH")
-        ->required();
-    cmd->add_option("--priority", opts->priorities,
-                    "Priority of catalog NAME (higher first, default 0), as a CatalogSource's")
-        ->option_text("NAME=N");
-    cmd->add_option("--installed", opts->installed, "YAML file of the installed CSVs")
-        ->option_text("FILE");
-    cmd->add_option("--starting-csv", opts->starting_csvs,
-                    "Start the request of this bundle's package at this bundle (repeatable)")
-        ->option_text("CSV");
-    cmd->add_option("--source", opts->source,
-                    "The catalog of every request that names none (a Subscription's spec.source)")
-        ->option_text("CATALOG");
-    cmd->add_flag("--upgrade", opts->upgrade, "Subscribe every installed CSV and move it forward");
+    add_request_flags(cmd, opts->req);
     cmd->add_flag("--one-hop", opts->one_hop,
                   "Upgrade by one step only, as one OLM InstallPlan does");
-    cmd->add_flag("--exclude-deprecated", opts->exclude_deprecated,
-                  "Leave out candidates deprecated by olm.deprecations");
     cmd->add_flag("--all-packages", opts->all_packages,
                   "Resolve every package of the catalogs on its own; exit 4 if any fails");
     cmd->add_option("--lockfile", opts->lockfile,

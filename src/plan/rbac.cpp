@@ -1,0 +1,47 @@
+// OLM's naming of the RBAC it makes for a CSV: base62 of SHA-224, names cut to 63 characters.
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
+
+#include <array>
+#include <cstdint>
+
+#include "kpkg/plan/installplan.hpp"
+
+namespace kpkg::plan {
+
+std::string base62_sha224(std::string_view bytes) {
+    std::array<unsigned char, SHA224_DIGEST_LENGTH> digest{};
+    SHA224(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest.data());
+    // Long division of the big-endian number by 62, least significant digit first.
+    static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    std::array<unsigned char, SHA224_DIGEST_LENGTH> n = digest;
+    std::size_t start = 0;
+    std::string out;
+    while (start < n.size()) {
+        unsigned rem = 0;
+        for (std::size_t i = start; i < n.size(); ++i) {
+            const unsigned cur = (rem << 8) | n[i];
+            n[i] = static_cast<unsigned char>(cur / 62);
+            rem = cur % 62;
+        }
+        out.push_back(digits[rem]);
+        while (start < n.size() && n[start] == 0)
+            ++start;
+    }
+    if (out.empty()) out.push_back('0');
+    return {out.rbegin(), out.rend()};
+}
+
+std::string rbac_name(std::string_view base, std::string_view hash) {
+    constexpr std::size_t max_name = 63;
+    if (base.size() + hash.size() > max_name) {
+        const std::size_t keep = hash.size() + 1 >= max_name ? 0 : max_name - hash.size() - 1;
+        base = base.substr(0, keep);
+    }
+    std::string out(base);
+    out += '-';
+    out += hash;
+    return out;
+}
+
+} // namespace kpkg::plan
