@@ -1,6 +1,7 @@
 // kpkg package update: a package's manifest.lock.yaml from its manifest: spec.images tags
 // resolved to digests (the registry, or the cache with --offline) and spec.dependencies resolved
-// against the repository indexes of spec.repositories.
+// against the repository indexes of spec.repositories, transitively (the dependencies of a
+// candidate come from its package image, see pko/deps.hpp).
 #include <filesystem>
 
 #include "command.hpp"
@@ -107,6 +108,46 @@ std::vector<pko::RepositoryIndex> load_repositories(const pko::Manifest& m, cons
     return out;
 }
 
+// The spec.dependencies of a repository entry's package image, image@sha256:<digest>: pulled
+// through the blob cache (with --offline, from the cache only), its package/ files loaded as a
+// package. A manifest that does not load, or a dependency without image.package, is an error
+// naming the image (exit 3).
+Result<std::vector<pko::DependencyRequest>> image_dependencies(const pko::RepositoryEntry& e) {
+    return catch_error([&] {
+        const std::string ref = e.image + "@sha256:" + e.digest;
+        auto parsed = oci::parse(ref);
+        if (!parsed)
+            throw Exception(Error::invalid("repository entry " + e.entry_name() + ": image " +
+                                           text::quote(ref) + ": " + parsed.error().message));
+        oci::Location where;
+        where.kind = oci::Location::Kind::registry;
+        where.reference = *parsed;
+        where.given = ref;
+        const oci::Content content = read_image(where, input_platform());
+        ImageView v = view_image(content, input_platform(), ref);
+        auto tree = image_subtree(v, "package", ref + ":/package");
+        auto loaded = pko::load(*tree);
+        if (!loaded) throw Exception(std::move(loaded).error());
+        if (!loaded->violations.empty()) {
+            Error err = Error::invalid("the package image " + ref + " (entry " + e.entry_name() +
+                                       ") is not a valid package");
+            for (const auto& x : loaded->violations)
+                err.note((x.pos.empty() ? "" : x.pos.str() + ": ") + x.text());
+            throw Exception(std::move(err));
+        }
+        const pko::Manifest& m = loaded->package.manifest;
+        auto deps = pko::dependency_requests(m.dependencies());
+        for (std::size_t i = 0; i < deps.size(); ++i)
+            if (deps[i].package.empty())
+                throw Exception(Error::invalid("the package image " + ref + " (entry " +
+                                               e.entry_name() + "): spec.dependencies[" +
+                                               std::to_string(i) +
+                                               "].image.package: Required value")
+                                    .about(m.file));
+        return deps;
+    });
+}
+
 io::Node lock_document(const std::vector<pko::LockImage>& images,
                        const std::vector<pko::LockDependency>& deps) {
     io::Node doc = io::Node::map();
@@ -189,14 +230,8 @@ int run_update(const Globals& g, const UpdateOpts& o) {
         pko::ResolveInput in;
         in.manifest_name = m.name;
         if (const io::Node* c = m.constraints()) in.constraints = *c;
-        for (const auto& item : d->items) {
-            const io::Node* img = item.get("image");
-            auto str = [&](const char* k) {
-                const io::Node* n = img ? img->get(k) : nullptr;
-                return n && n->is_string() ? n->text : std::string();
-            };
-            in.dependencies.push_back({str("name"), str("package"), str("range")});
-        }
+        in.dependencies = pko::dependency_requests(d);
+        in.dependencies_of = image_dependencies;
         in.repositories = load_repositories(m, fs::path(o.src));
         auto resolved = pko::resolve_dependencies(in);
         if (!resolved) throw Exception(std::move(resolved).error());
