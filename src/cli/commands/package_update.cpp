@@ -7,6 +7,7 @@
 #include "command.hpp"
 #include "images.hpp"
 #include "kpkg/core/atomic_file.hpp"
+#include "kpkg/core/log.hpp"
 #include "kpkg/core/text.hpp"
 #include "kpkg/io/go.hpp"
 #include "kpkg/io/load.hpp"
@@ -114,11 +115,15 @@ std::vector<pko::RepositoryIndex> load_repositories(const pko::Manifest& m, cons
 // naming the image (exit 3).
 Result<std::vector<pko::DependencyRequest>> image_dependencies(const pko::RepositoryEntry& e) {
     return catch_error([&] {
+        // An entry that cannot name an image (upstream's test indexes use placeholders such as
+        // digest "digest") has no manifest to read: said, and taken to have no dependencies.
         const std::string ref = e.image + "@sha256:" + e.digest;
         auto parsed = oci::parse(ref);
-        if (!parsed)
-            throw Exception(Error::invalid("repository entry " + e.entry_name() + ": image " +
-                                           text::quote(ref) + ": " + parsed.error().message));
+        if (!pko::digest_hex(e.digest) || !parsed) {
+            log::warning("repository entry " + e.entry_name() + ": " + text::quote(ref) +
+                         " is not an image reference; its dependencies are not known");
+            return std::vector<pko::DependencyRequest>{};
+        }
         oci::Location where;
         where.kind = oci::Location::Kind::registry;
         where.reference = *parsed;
