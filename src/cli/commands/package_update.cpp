@@ -272,9 +272,12 @@ void setup(CLI::App& root, Context& ctx) {
         "update", "Write manifest.lock.yaml: image digests and resolved dependencies");
     u->add_option("SRC", o->src, "Package directory")->required()->default_str("");
     u->footer("Tags are resolved in their registries (with --offline: from the cache).\n"
+              "Dependencies are resolved transitively: each candidate's own dependencies are\n"
+              "read from its image's manifest; the lock lists the direct ones.\n"
               "The lock file is rewritten only when its content changes.\n"
               "Exit status: 0 written or up to date, 1 a registry or file could not be read,\n"
-              "3 invalid package or repository index, 4 dependencies not satisfiable.");
+              "3 invalid package, repository index or dependency image, 4 dependencies not\n"
+              "satisfiable.");
     u->callback([&ctx, o] { ctx.action = [&ctx, o] { return run_update(ctx.globals, *o); }; });
 }
 
