@@ -448,6 +448,34 @@ TEST(PkoDepsTransitive, PreReleasesAsTheRangesSayInLibsolvToo) {
     EXPECT_EQ(k.versions(), "b=1.5.0-rc.1 a=1.0.0");
 }
 
+TEST(PkoDepsTransitive, ExplanationsNameRangesOfSeveralIntervalsAndEmptyOnes) {
+    // a needs b in "<1.5 || >=3" (an "or" for libsolv); main needs b in ">=1.5 <3".
+    Graph g({{"a", "a.r", ""}, {"b", "b.r", ">=1.5 <3"}},
+            {pkg("a", {"1.0.0"}, "a"), pkg("b", {"1.0.0", "2.0.0", "3.0.0"}, "b")});
+    g.deps["a"] = {{"b", "b.r", "<1.5 || >=3"}};
+    auto r = resolve_dependencies(g.in);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ExitCode::unsatisfiable);
+    const auto& n = r.error().notes;
+    auto has = [&](const std::string& s) { return std::find(n.begin(), n.end(), s) != n.end(); };
+    EXPECT_TRUE(has("main -> a.r@1.0.0 requires b.r \"<1.5 || >=3\"")) << r.error().str();
+    // ... and it is met when main allows 3.0.0 too.
+    g.in.dependencies[1].range = ">=1.5";
+    EXPECT_EQ(g.versions(), "b=3.0.0 a=1.0.0");
+
+    // A range no version of the package meets, deep in the graph.
+    Graph e({{"a", "a.r", ""}}, {pkg("a", {"1.0.0"}, "a"), pkg("b", {"1.0.0"}, "b")});
+    e.deps["a"] = {{"b", "b.r", ">=9"}};
+    auto u = resolve_dependencies(e.in);
+    ASSERT_FALSE(u.ok());
+    EXPECT_EQ(u.error().code, ExitCode::unsatisfiable);
+    const auto& m = u.error().notes;
+    EXPECT_NE(std::find(m.begin(), m.end(),
+                        "main -> a.r@1.0.0 requires b.r \">=9\", which no candidate meets"),
+              m.end())
+        << u.error().str();
+}
+
 TEST(PkoDeps, CorpusDependenciesSynthetic) {
     KPKG_REQUIRE_CORPUS(corpus);
     const auto dir = corpus / "pko/dependencies-synthetic";
