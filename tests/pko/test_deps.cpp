@@ -476,6 +476,30 @@ TEST(PkoDepsTransitive, ExplanationsNameRangesOfSeveralIntervalsAndEmptyOnes) {
         << u.error().str();
 }
 
+TEST(PkoDepsTransitive, LongChainDecidedAtItsEnd) {
+    // p0 .. p49, versions 1.0.0 .. 10.0.0; every pN@M needs p(N+1) at major M; main needs any p0
+    // and p49 < 4: the whole chain at 3.0.0, each image read once.
+    const int n = 50;
+    std::vector<RepositoryEntry> entries;
+    std::vector<std::string> versions;
+    for (int m = 1; m <= 10; ++m)
+        versions.push_back(std::to_string(m) + ".0.0");
+    for (int i = 0; i < n; ++i)
+        for (int m = 1; m <= 10; ++m)
+            entries.push_back(pkg("p" + std::to_string(i),
+                                  {versions[static_cast<std::size_t>(m - 1)]},
+                                  "p" + std::to_string(i) + "-" + std::to_string(m)));
+    Graph g({{"first", "p0.r", ""}, {"last", "p" + std::to_string(n - 1) + ".r", "<4"}},
+            std::move(entries));
+    for (int i = 0; i + 1 < n; ++i)
+        for (int m = 1; m <= 10; ++m)
+            g.deps["p" + std::to_string(i) + "-" + std::to_string(m)] = {
+                {"next", "p" + std::to_string(i + 1) + ".r", std::to_string(m) + ".x"}};
+    EXPECT_EQ(g.versions(), "first=3.0.0 last=3.0.0");
+    for (const auto& [digest, count] : g.reads)
+        EXPECT_EQ(count, 1) << digest;
+}
+
 TEST(PkoDeps, CorpusDependenciesSynthetic) {
     KPKG_REQUIRE_CORPUS(corpus);
     const auto dir = corpus / "pko/dependencies-synthetic";
