@@ -477,9 +477,9 @@ resolve_transitively(const ResolveInput& in, const std::vector<Candidate>& candi
     std::vector<long> parent(candidates.size(), -2);     // -2: not reached; -1: by the root
     std::vector<std::string> refused(candidates.size()); // why a reached candidate is left out
     std::map<std::string, std::vector<DependencyRequest>> read; // by digest
-    std::set<std::string> packages;
-    for (const auto& c : candidates)
-        packages.insert(c.fqdn);
+    std::map<std::string, std::vector<std::size_t>> of_package; // in candidate order
+    for (std::size_t c = 0; c < candidates.size(); ++c)
+        of_package[candidates[c].fqdn].push_back(c);
     std::string repo_names;
     for (const auto& r : in.repositories)
         repo_names += (repo_names.empty() ? "" : ", ") + r.name;
@@ -496,11 +496,12 @@ resolve_transitively(const ResolveInput& in, const std::vector<Candidate>& candi
 
     std::deque<std::size_t> queue;
     auto reach = [&](long from, const std::string& package, const VersionRange& range) {
-        for (std::size_t c = 0; c < candidates.size(); ++c) {
+        auto it = of_package.find(package);
+        if (it == of_package.end()) return;
+        for (std::size_t c : it->second) {
             const Candidate& x = candidates[c];
-            if (parent[c] != -2 || x.fqdn != package ||
-                !range.contains(x.version.major, x.version.minor, x.version.patch,
-                                x.version.prerelease()))
+            if (parent[c] != -2 || !range.contains(x.version.major, x.version.minor,
+                                                   x.version.patch, x.version.prerelease()))
                 continue;
             parent[c] = from;
             refused[c] = platform_problem(x);
@@ -528,7 +529,7 @@ resolve_transitively(const ResolveInput& in, const std::vector<Candidate>& candi
         }
         for (const auto& d : it->second) {
             const std::string at = chain(static_cast<long>(c));
-            if (!packages.count(d.package))
+            if (!of_package.count(d.package))
                 return Error{ExitCode::unsatisfiable,
                              "solving package deps: " + at + " -> " +
                                  (d.package.empty() ? std::string("\"\"") : d.package) +

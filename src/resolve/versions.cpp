@@ -89,6 +89,14 @@ Result<Outcome> solve(const Problem& problem) {
     }
     engine.finalize();
 
+    std::map<std::string, std::vector<std::size_t>> of_package; // in preference order
+    for (std::size_t c = 0; c < cands.size(); ++c)
+        of_package[cands[c].package].push_back(c);
+    static const std::vector<std::size_t> no_candidates;
+    auto candidates_of = [&](const std::string& package) -> const std::vector<std::size_t>& {
+        auto it = of_package.find(package);
+        return it == of_package.end() ? no_candidates : it->second;
+    };
     auto meets = [&](std::size_t c, const Requirement& r) {
         return cands[c].package == r.package &&
                std::any_of(r.any_of.begin(), r.any_of.end(),
@@ -96,7 +104,8 @@ Result<Outcome> solve(const Problem& problem) {
     };
 
     std::vector<std::size_t> chosen;
-    std::unordered_set<std::size_t> model; // candidates of the last solution found
+    std::map<std::string, std::size_t> chosen_of; // package -> its chosen candidate
+    std::unordered_set<std::size_t> model;        // candidates of the last solution found
     auto jobs_with = [&](const std::vector<std::size_t>& extra) {
         std::vector<solv::Job> jobs{{solv::Job::Kind::install, {0}}};
         for (std::size_t c : chosen)
@@ -119,7 +128,7 @@ Result<Outcome> solve(const Problem& problem) {
         std::deque<std::size_t> queue;
         auto reach = [&](long from, const std::vector<Requirement>& reqs) {
             for (const auto& r : reqs)
-                for (std::size_t c = 0; c < cands.size(); ++c)
+                for (std::size_t c : candidates_of(r.package))
                     if (parent[c] == -2 && meets(c, r)) {
                         parent[c] = from;
                         queue.push_back(c);
@@ -214,10 +223,11 @@ Result<Outcome> solve(const Problem& problem) {
     while (!queue.empty()) {
         const Requirement& r = *queue.front();
         queue.pop_front();
-        if (std::any_of(chosen.begin(), chosen.end(), [&](std::size_t c) { return meets(c, r); }))
+        if (auto it = chosen_of.find(r.package); it != chosen_of.end() && meets(it->second, r))
             continue;
         bool done = false;
-        for (std::size_t x = 0; x < cands.size() && !done; ++x) {
+        for (std::size_t x : candidates_of(r.package)) {
+            if (done) break;
             if (!meets(x, r)) continue;
             if (!model.count(x)) {
                 auto o = engine.solve(jobs_with({x}));
@@ -225,6 +235,7 @@ Result<Outcome> solve(const Problem& problem) {
                 remember(o);
             }
             chosen.push_back(x);
+            chosen_of.emplace(cands[x].package, x);
             for (const auto& next : cands[x].requires_)
                 queue.push_back(&next);
             done = true;
