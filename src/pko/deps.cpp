@@ -8,7 +8,6 @@
 #include <limits>
 #include <map>
 #include <optional>
-#include <set>
 #include <utility>
 
 #include "kpkg/core/semver.hpp"
@@ -587,8 +586,8 @@ resolve_transitively(const ResolveInput& in, const std::vector<Candidate>& candi
     if (!solved) return solved.error();
     if (!solved->satisfiable) {
         Error e{ExitCode::unsatisfiable,
-                "solving package deps: constraints not satisfiable: no version of each package "
-                "meets every requirement of package " +
+                "solving package deps: constraints not satisfiable: no choice of one version "
+                "per package meets every requirement of package " +
                     in.manifest_name + " and of its dependencies",
                 {},
                 {},
