@@ -53,24 +53,15 @@ protected:
         publish("b", "2.0.0", "");
         // c needs a package no repository of the root has.
         publish("c", "1.0.0", dep("x", "x.elsewhere", ""));
-        // d and e need each other.
+        // d and e need each other; e only d 1.x, so d 2.0.0 cannot be.
         publish("d", "1.0.0", dep("e", "e.r", ""));
+        publish("d", "2.0.0", dep("e", "e.r", ""));
         publish("e", "1.0.0", dep("d", "d.r", "1.x"));
-        // f's image holds a manifest of the wrong kind (built by hand: kpkg build refuses it).
-        kpkg::plan::ImageContent c;
-        c.kind = kpkg::plan::ImageKind::package;
-        c.files.push_back({"package", "", true});
-        c.files.push_back({"package/manifest.yaml",
-                           "apiVersion: manifests.package-operator.run/v1alpha1\n"
-                           "kind: PackageManifestLock\nmetadata: {name: f}\n",
-                           false});
-        auto img = kpkg::plan::build_image(c);
-        ok_ = ok_ && img.ok() && kpkg::oci::write_oci_dir(*dir_ / "f-layout", *img, "v1").ok();
-        const std::string f = reg_->host() + "/acme/f:1.0.0";
-        ok_ = ok_ &&
-              run_kpkg({"push", "oci:" + (*dir_ / "f-layout").string() + ":v1", f}, {}, env())
-                      .exit_code == 0 &&
-              run_kpkg({"package", "repo", "add", index_, f, "v1.0.0"}, {}, env()).exit_code == 0;
+        // f's image holds a manifest of the wrong kind, g's a dependency without a package
+        // (built by hand: kpkg build refuses the first).
+        publish_raw("f", "apiVersion: manifests.package-operator.run/v1alpha1\n"
+                         "kind: PackageManifestLock\nmetadata: {name: f}\n");
+        publish_raw("g", manifest("g", "  - image: {name: nameless}\n"));
     }
     static void TearDownTestSuite() {
         delete reg_;
@@ -96,6 +87,21 @@ protected:
             ok_ = false;
             std::cerr << b.err << a.err;
         }
+    }
+
+    // Pushes an image of package `name` 1.0.0 whose package/manifest.yaml is `text`.
+    static void publish_raw(const std::string& name, const std::string& text) {
+        kpkg::plan::ImageContent c;
+        c.kind = kpkg::plan::ImageKind::package;
+        c.files.push_back({"package", "", true});
+        c.files.push_back({"package/manifest.yaml", text, false});
+        auto img = kpkg::plan::build_image(c);
+        const fs::path layout = *dir_ / (name + "-layout");
+        const std::string ref = reg_->host() + "/acme/" + name + ":1.0.0";
+        if (!img.ok() || !kpkg::oci::write_oci_dir(layout, *img, "v1").ok() ||
+            run_kpkg({"push", "oci:" + layout.string() + ":v1", ref}, {}, env()).exit_code != 0 ||
+            run_kpkg({"package", "repo", "add", index_, ref, "v1.0.0"}, {}, env()).exit_code != 0)
+            ok_ = false;
     }
 
     void SetUp() override {
@@ -198,6 +204,13 @@ TEST_F(PkoUpdate, InvalidDependencyManifestIsNamed) {
     EXPECT_TRUE(contains(r.err, "/acme/f@sha256:")) << r.err;
     EXPECT_TRUE(contains(r.err, "is not a valid package")) << r.err;
     EXPECT_FALSE(fs::exists(d / "manifest.lock.yaml"));
+
+    const auto g = root("main2", dep("g", "g.r", ""));
+    auto n = update(g);
+    EXPECT_EQ(n.exit_code, 3) << n.err;
+    EXPECT_TRUE(contains(n.err, "/acme/g@sha256:")) << n.err;
+    EXPECT_TRUE(contains(n.err, "spec.dependencies[0].image.package: Required value")) << n.err;
+    EXPECT_FALSE(fs::exists(g / "manifest.lock.yaml"));
 }
 
 } // namespace
