@@ -3,6 +3,8 @@
 #include "kpkg/pko/deps.hpp"
 
 #include <algorithm>
+#include <deque>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -11,6 +13,7 @@
 #include "kpkg/core/semver.hpp"
 #include "kpkg/core/text.hpp"
 #include "kpkg/io/go.hpp"
+#include "kpkg/resolve/versions.hpp"
 
 namespace kpkg::pko {
 
@@ -404,6 +407,206 @@ bool VersionRange::contains(const VersionRange& other) const {
 
 // --- resolution ---------------------------------------------------------------------------------
 
+std::vector<DependencyRequest> dependency_requests(const io::Node* dependencies) {
+    std::vector<DependencyRequest> out;
+    if (!dependencies || !dependencies->is_seq()) return out;
+    for (const auto& item : dependencies->items) {
+        const io::Node* img = item.is_map() ? item.get("image") : nullptr;
+        auto str = [&](const char* k) {
+            const io::Node* n = img && img->is_map() ? img->get(k) : nullptr;
+            return n && n->is_string() ? n->text : std::string();
+        };
+        out.push_back({str("name"), str("package"), str("range")});
+    }
+    return out;
+}
+
+namespace {
+
+std::string label(const Candidate& c) {
+    return c.fqdn + "@" + c.version.str();
+}
+
+// The lock's entries for the chosen candidates, in upstream's order: the candidates as sorted
+// (newest first, then package), each with the manifest's dependencies on it in order.
+std::vector<LockDependency> lock_entries(const ResolveInput& in,
+                                         const std::vector<Candidate>& candidates,
+                                         const std::map<std::string, const Candidate*>& chosen) {
+    std::vector<LockDependency> out;
+    for (const auto& c : candidates) {
+        auto it = chosen.find(c.fqdn);
+        if (it == chosen.end() || it->second != &c) continue;
+        for (const auto& d : in.dependencies)
+            if (d.package == c.fqdn)
+                out.push_back({d.name, c.entry->image, c.entry->digest, c.version.str()});
+    }
+    return out;
+}
+
+resolve::versions::Requirement requirement(const std::string& package, const VersionRange& r,
+                                           bool any) {
+    resolve::versions::Requirement out;
+    out.package = package;
+    for (const auto& i : r.intervals()) {
+        resolve::versions::Interval v;
+        v.lo = semver::Version{i.lo.major, i.lo.minor, i.lo.patch, {}, {}};
+        if (!(i.hi == max_triple))
+            v.hi = semver::Version{i.hi.major, i.hi.minor, i.hi.patch, {}, {}};
+        out.any_of.push_back(std::move(v));
+    }
+    out.words = package + (any ? " (any version)" : " " + text::quote(r.text()));
+    return out;
+}
+
+// The candidates' own dependencies, read from their package images as far as the root's
+// ranges reach, and the choice of one version per package across the whole graph (libsolv,
+// through resolve/versions). `direct` is the per-package choice for the root alone, the answer
+// when no candidate reached has dependencies.
+Result<std::vector<LockDependency>>
+resolve_transitively(const ResolveInput& in, const std::vector<Candidate>& candidates,
+                     const std::map<std::string, const Candidate*>& direct,
+                     const std::vector<VersionRange>& root_ranges,
+                     const std::function<std::string(const Candidate&)>& platform_problem) {
+    struct Req {
+        std::string package;
+        VersionRange range;
+        bool any = false;
+    };
+    std::vector<std::vector<Req>> reqs(candidates.size());
+    std::vector<long> parent(candidates.size(), -2);     // -2: not reached; -1: by the root
+    std::vector<std::string> refused(candidates.size()); // why a reached candidate is left out
+    std::map<std::string, std::vector<DependencyRequest>> read; // by digest
+    std::map<std::string, std::vector<std::size_t>> of_package; // in candidate order
+    for (std::size_t c = 0; c < candidates.size(); ++c)
+        of_package[candidates[c].fqdn].push_back(c);
+    std::string repo_names;
+    for (const auto& r : in.repositories)
+        repo_names += (repo_names.empty() ? "" : ", ") + r.name;
+
+    auto chain = [&](long c) {
+        std::vector<std::string> labels;
+        for (; c >= 0; c = parent[static_cast<std::size_t>(c)])
+            labels.push_back(label(candidates[static_cast<std::size_t>(c)]));
+        std::string s = in.manifest_name;
+        for (auto it = labels.rbegin(); it != labels.rend(); ++it)
+            s += " -> " + *it;
+        return s;
+    };
+
+    std::deque<std::size_t> queue;
+    auto reach = [&](long from, const std::string& package, const VersionRange& range) {
+        auto it = of_package.find(package);
+        if (it == of_package.end()) return;
+        for (std::size_t c : it->second) {
+            const Candidate& x = candidates[c];
+            if (parent[c] != -2 || !range.contains(x.version.major, x.version.minor,
+                                                   x.version.patch, x.version.prerelease()))
+                continue;
+            parent[c] = from;
+            refused[c] = platform_problem(x);
+            if (refused[c].empty()) queue.push_back(c);
+        }
+    };
+    for (std::size_t i = 0; i < in.dependencies.size(); ++i)
+        reach(-1, in.dependencies[i].package, root_ranges[i]);
+    bool any_dependencies = false;
+    while (!queue.empty()) {
+        const std::size_t c = queue.front();
+        queue.pop_front();
+        const Candidate& x = candidates[c];
+        const std::string image = x.entry->image + "@sha256:" + x.entry->digest;
+        auto it = read.find(x.entry->digest);
+        if (it == read.end()) {
+            auto got = in.dependencies_of(*x.entry);
+            if (!got) {
+                Error e = std::move(got).error();
+                e.note("reading the dependencies of " + chain(static_cast<long>(c)) + " (" + image +
+                       ")");
+                return e;
+            }
+            it = read.emplace(x.entry->digest, std::move(*got)).first;
+        }
+        for (const auto& d : it->second) {
+            const std::string at = chain(static_cast<long>(c));
+            if (!of_package.count(d.package))
+                return Error{ExitCode::unsatisfiable,
+                             "solving package deps: " + at + " -> " +
+                                 (d.package.empty() ? std::string("\"\"") : d.package) +
+                                 ": package " + text::quote(d.package) + " (dependency " +
+                                 text::quote(d.name) + " of " + label(x) +
+                                 ") is in none of the repositories of " + in.manifest_name + " (" +
+                                 repo_names + ")",
+                             {},
+                             {},
+                             {"the dependencies of a dependency are looked up in the "
+                              "repositories of the package being updated (its "
+                              "spec.repositories)"}};
+            Req r;
+            r.package = d.package;
+            r.any = d.range.empty();
+            if (r.any) {
+                r.range = VersionRange::any();
+            } else {
+                auto parsed = VersionRange::parse(d.range);
+                if (!parsed) {
+                    Error e = parsed.error();
+                    e.message = label(x) + " (" + image + "): dependency " + text::quote(d.name) +
+                                ": " + e.message;
+                    e.note("needed by " + at);
+                    return e;
+                }
+                r.range = std::move(*parsed);
+            }
+            reach(static_cast<long>(c), r.package, r.range);
+            reqs[c].push_back(std::move(r));
+            any_dependencies = true;
+        }
+    }
+    if (!any_dependencies) return lock_entries(in, candidates, direct);
+
+    // The problem for libsolv: the reached candidates the platforms allow, newest first.
+    resolve::versions::Problem p;
+    p.root = in.manifest_name;
+    for (std::size_t i = 0; i < in.dependencies.size(); ++i)
+        p.requires_.push_back(requirement(in.dependencies[i].package, root_ranges[i],
+                                          in.dependencies[i].range.empty()));
+    std::vector<std::size_t> index; // problem candidate -> candidates
+    for (std::size_t c = 0; c < candidates.size(); ++c) {
+        if (parent[c] == -2 || !refused[c].empty()) continue;
+        resolve::versions::Candidate v;
+        v.package = candidates[c].fqdn;
+        v.version = candidates[c].version;
+        v.label = label(candidates[c]);
+        for (const auto& r : reqs[c])
+            v.requires_.push_back(requirement(r.package, r.range, r.any));
+        p.candidates.push_back(std::move(v));
+        index.push_back(c);
+    }
+    auto solved = resolve::versions::solve(p);
+    if (!solved) return solved.error();
+    if (!solved->satisfiable) {
+        Error e{ExitCode::unsatisfiable,
+                "solving package deps: constraints not satisfiable: no choice of one version "
+                "per package meets every requirement of package " +
+                    in.manifest_name + " and of its dependencies",
+                {},
+                {},
+                {}};
+        for (const auto& s : solved->explanation)
+            e.note(s);
+        for (std::size_t c = 0; c < candidates.size(); ++c)
+            if (parent[c] != -2 && !refused[c].empty())
+                e.note(label(candidates[c]) + " is left out: " + refused[c]);
+        return e;
+    }
+    std::map<std::string, const Candidate*> chosen;
+    for (std::size_t k : solved->chosen)
+        chosen[candidates[index[k]].fqdn] = &candidates[index[k]];
+    return lock_entries(in, candidates, chosen);
+}
+
+} // namespace
+
 Result<std::vector<LockDependency>> resolve_dependencies(const ResolveInput& in) {
     auto scope = platforms_of(in.constraints, "manifest");
     if (!scope) return scope.error();
@@ -549,17 +752,8 @@ Result<std::vector<LockDependency>> resolve_dependencies(const ResolveInput& in)
         return e;
     }
 
-    // Upstream's order: the chosen candidates as sorted (newest first, then package), each with
-    // the manifest's dependencies on it in order.
-    std::vector<LockDependency> out;
-    for (const auto& c : candidates) {
-        auto it = chosen.find(c.fqdn);
-        if (it == chosen.end() || it->second != &c) continue;
-        for (const auto& d : in.dependencies)
-            if (d.package == c.fqdn)
-                out.push_back({d.name, c.entry->image, c.entry->digest, c.version.str()});
-    }
-    return out;
+    if (!in.dependencies_of) return lock_entries(in, candidates, chosen);
+    return resolve_transitively(in, candidates, chosen, ranges, platform_problem);
 }
 
 } // namespace kpkg::pko

@@ -130,12 +130,41 @@ struct Engine::Impl {
     const Api* a = nullptr;
     PoolPtr pool;
     std::map<std::string, Repo*> repos;
-    std::vector<Id> ids;                   // index -> solvable id
-    std::vector<int> index_of;             // solvable id -> index (-1: not ours)
-    std::map<std::vector<int>, Id> one_of; // candidate lists already turned into libsolv ids
+    std::vector<Id> ids;                    // index -> solvable id
+    std::vector<int> index_of;              // solvable id -> index (-1: not ours)
+    std::vector<std::vector<Id>> requires_; // index -> its requirements, as given
+    std::map<std::vector<int>, Id> one_of;  // candidate lists already turned into libsolv ids
     Id nothing = 0; // a capability no solvable provides: what an empty one-of asks for
 
     Id str(const std::string& s) { return a->pool_str2id(pool.get(), s.c_str(), 1); }
+
+    Id dep(const Dep& d) {
+        Pool* p = pool.get();
+        switch (d.op) {
+        case Dep::Op::name:
+            return str(d.name);
+        case Dep::Op::eq:
+            return a->pool_rel2id(p, str(d.name), str(d.evr), REL_EQ, 1);
+        case Dep::Op::lt:
+            return a->pool_rel2id(p, str(d.name), str(d.evr), REL_LT, 1);
+        case Dep::Op::le:
+            return a->pool_rel2id(p, str(d.name), str(d.evr), REL_LT | REL_EQ, 1);
+        case Dep::Op::gt:
+            return a->pool_rel2id(p, str(d.name), str(d.evr), REL_GT, 1);
+        case Dep::Op::ge:
+            return a->pool_rel2id(p, str(d.name), str(d.evr), REL_GT | REL_EQ, 1);
+        case Dep::Op::with:
+        case Dep::Op::any: {
+            if (d.parts.empty()) return str("kpkg-no-candidate");
+            Id acc = dep(d.parts[0]);
+            for (std::size_t i = 1; i < d.parts.size(); ++i)
+                acc = a->pool_rel2id(p, acc, dep(d.parts[i]),
+                                     d.op == Dep::Op::with ? REL_WITH : REL_OR, 1);
+            return acc;
+        }
+        }
+        return 0;
+    }
 
     Repo* repo(const std::string& name) {
         auto it = repos.find(name);
@@ -218,6 +247,12 @@ struct Engine::Impl {
                 r.source = index(source);
                 r.target = index(target);
                 if (dep != 0) r.dep = a->pool_dep2str(pool.get(), dep);
+                if ((r.type == Rule::Type::requires_ || r.type == Rule::Type::nothing_provides) &&
+                    r.source >= 0) {
+                    const auto& reqs = requires_[static_cast<std::size_t>(r.source)];
+                    auto it = std::find(reqs.begin(), reqs.end(), dep);
+                    if (it != reqs.end()) r.requirement = static_cast<int>(it - reqs.begin());
+                }
                 if (r.type == Rule::Type::job) {
                     int idx = a->solver_rule2jobidx(s, rid);
                     r.job = idx >= 0 ? idx / 2 : -1;
@@ -262,6 +297,8 @@ int Engine::add(const SolvableSpec& s) {
         conflicts.push_back(m.str(x));
     for (const auto& x : s.requires_)
         requires_.push_back(m.str(x));
+    for (const auto& x : s.relations)
+        requires_.push_back(m.dep(x));
     // The solvable array may move while ids are interned: take the pointer afterwards.
     Solvable* sv = pool_id2solvable(m.pool.get(), p);
     sv->name = name;
@@ -276,6 +313,7 @@ int Engine::add(const SolvableSpec& s) {
         sv->dep_requires = a.repo_addid_dep(repo, sv->dep_requires, x, 0);
     int index = static_cast<int>(m.ids.size());
     m.ids.push_back(p);
+    m.requires_.push_back(requires_);
     if (m.index_of.size() <= static_cast<std::size_t>(p))
         m.index_of.resize(static_cast<std::size_t>(p) + 1, -1);
     m.index_of[static_cast<std::size_t>(p)] = index;

@@ -21,6 +21,19 @@ namespace kpkg::resolve::solv {
 // is OLM's "one bundle per package"), a version string shown in testcases, and capabilities.
 // Conflicting with a capability the solvable itself provides is ignored by libsolv, so
 // "provides X + conflicts X" on every provider of X makes X unique.
+// A requirement with version relations: `name op evr`, or parts joined. `with` (libsolv's
+// REL_WITH) is met by a solvable that meets every part, so (b >= 1 with b <= 2) asks for one b
+// in [1, 2]; libsolv takes it without complex-dependency support, unlike REL_AND (which, without
+// it, libsolv treats as the union of its parts' providers). `any` is REL_OR. Versions compare as
+// the pool's version scheme (rpm: "1.2.3~rc" sorts just below "1.2.3").
+struct Dep {
+    enum class Op : std::uint8_t { name, eq, lt, le, gt, ge, with, any };
+    Op op = Op::name;
+    std::string name;       // name, eq .. ge
+    std::string evr;        // eq .. ge
+    std::vector<Dep> parts; // with, any: two or more
+};
+
 struct SolvableSpec {
     std::string repo; // the catalog it comes from, for testcases ("installed" for installed CSVs)
     std::string name;
@@ -28,6 +41,7 @@ struct SolvableSpec {
     std::vector<std::string> provides; // besides name = evr, which is always provided
     std::vector<std::string> conflicts;
     std::vector<std::string> requires_;
+    std::vector<Dep> relations; // more requirements, after requires_
 };
 
 struct Job {
@@ -55,6 +69,9 @@ struct Rule {
     int target = -1;
     std::string dep;
     int job = -1;
+    // requires_, nothing_provides: which requirement of the source it is (an index into its
+    // requires_ followed by its relations), -1 when unknown.
+    int requirement = -1;
 };
 
 struct Outcome {

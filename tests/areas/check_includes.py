@@ -18,7 +18,8 @@ ALLOWED = {
     "bundle": ["core", "io", "cel", "model"],
     "catalog": ["core", "io", "cel", "model", "oci", "bundle"],
     "resolve": ["core", "io", "cel", "model"],
-    "pko": ["core", "io", "cel", "template"],
+    # pko's dependency resolution solves with resolve/versions (resolve brings model along).
+    "pko": ["core", "io", "cel", "template", "resolve"],
     "plan": ["core", "io", "cel", "template", "model", "oci", "bundle", "catalog", "resolve",
              "pko"],
 }

@@ -501,6 +501,10 @@ TEST(PkoCli, UpdateWritesTheLockOnlyWhenItChanges) {
     fs::copy(corpus / "pko/dependencies-synthetic", tmp / "d", fs::copy_options::recursive);
     auto r = test::run_kpkg({"package", "update", (tmp / "d").string()});
     EXPECT_EQ(r.exit_code, 0) << r.err;
+    // The index's entry names no image (digest "digest"): its dependencies cannot be read.
+    EXPECT_TRUE(contains(r.err, "warning: repository entry deppkg.digest: \"image@sha256:digest\" "
+                                "is not an image reference"))
+        << r.err;
     const std::string lock = test::read_file(tmp / "d/manifest.lock.yaml");
     EXPECT_TRUE(contains(lock, "  - digest: digest\n    image: image\n    name: depname\n    "
                                "version: 3.0.0\n"))

@@ -16,14 +16,26 @@
 // ^, hyphen ranges, x/X/* wildcards, AND by space or ",", OR by "||"); a pre-release inside an
 // interval matches.
 //
-// Resolution is direct only, as upstream's: a RepositoryEntry carries no dependencies of its own
-// (only image, digest, versions, constraints, name), so a chosen package's dependencies are not
-// known from the indexes; each package pins its own in its lock when it is built. Since no
-// candidate constrains another package, choosing per package is exact, and libsolv (the resolve
-// area) is not needed.
+// Resolution is transitive (upstream's is direct only): a RepositoryEntry carries no
+// dependencies of its own (only image, digest, versions, constraints, name), so a candidate's
+// dependencies are read from its package image's manifest (ResolveInput::dependencies_of, given
+// by the CLI: image@sha256:digest through the registry and the blob cache). Only candidates
+// within a range reachable from the root (and allowed by the root's platforms) are read, each
+// digest once. Their dependencies name packages "<entry>.<repository>" of the ROOT's
+// repositories (a dependency's own spec.repositories are not read: the root decides where
+// packages come from); a name found in none of them is an error naming the chain
+// (root -> a.r@1.0.0 -> x.r). The root's platform constraints apply to every package of the
+// graph. One version per package across the graph, newest preferred: resolve/versions solves it
+// with libsolv, choosing breadth first from the root's dependencies as OLM and deppy do. When no
+// candidate reached has dependencies, the per-package choice is exact and libsolv is not loaded.
+// Failures of the root's own dependencies keep upstream's wording; a conflict deeper in the graph
+// is explained with the requirements in conflict, each with its chain from the root.
+// The lock lists the root's direct dependencies only (upstream's format); the transitive ones
+// only constrain the choice.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,13 +84,24 @@ struct DependencyRequest {
     std::string range;   // "" for any version
 };
 
+// A manifest's spec.dependencies (null or not a list: none): every item's image.name,
+// image.package and image.range ("" when absent or not a string).
+std::vector<DependencyRequest> dependency_requests(const io::Node* dependencies);
+
 // LockDependency {name, image, digest, version}: the lock's entry (pko/package.hpp).
+
+// The spec.dependencies of the package image of a repository entry (image@sha256:digest).
+using ReadDependencies =
+    std::function<Result<std::vector<DependencyRequest>>(const RepositoryEntry& entry)>;
 
 struct ResolveInput {
     std::string manifest_name; // names the requester in messages
     std::vector<DependencyRequest> dependencies;
     io::Node constraints; // the manifest's spec.constraints (a list or null)
     std::vector<RepositoryIndex> repositories;
+    // Reads a candidate's own dependencies, for candidates the root reaches only, once per
+    // digest. Unset: candidates are taken to have none (direct resolution).
+    ReadDependencies dependencies_of;
 };
 
 // The lock's dependencies, ordered as upstream writes them (chosen versions newest first, then

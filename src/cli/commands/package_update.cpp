@@ -1,11 +1,13 @@
 // kpkg package update: a package's manifest.lock.yaml from its manifest: spec.images tags
 // resolved to digests (the registry, or the cache with --offline) and spec.dependencies resolved
-// against the repository indexes of spec.repositories.
+// against the repository indexes of spec.repositories, transitively (the dependencies of a
+// candidate come from its package image, see pko/deps.hpp).
 #include <filesystem>
 
 #include "command.hpp"
 #include "images.hpp"
 #include "kpkg/core/atomic_file.hpp"
+#include "kpkg/core/log.hpp"
 #include "kpkg/core/text.hpp"
 #include "kpkg/io/go.hpp"
 #include "kpkg/io/load.hpp"
@@ -107,6 +109,50 @@ std::vector<pko::RepositoryIndex> load_repositories(const pko::Manifest& m, cons
     return out;
 }
 
+// The spec.dependencies of a repository entry's package image, image@sha256:<digest>: pulled
+// through the blob cache (with --offline, from the cache only), its package/ files loaded as a
+// package. A manifest that does not load, or a dependency without image.package, is an error
+// naming the image (exit 3).
+Result<std::vector<pko::DependencyRequest>> image_dependencies(const pko::RepositoryEntry& e) {
+    return catch_error([&] {
+        // An entry that cannot name an image (upstream's test indexes use placeholders such as
+        // digest "digest") has no manifest to read: said, and taken to have no dependencies.
+        const std::string ref = e.image + "@sha256:" + e.digest;
+        auto parsed = oci::parse(ref);
+        if (!pko::digest_hex(e.digest) || !parsed) {
+            log::warning("repository entry " + e.entry_name() + ": " + text::quote(ref) +
+                         " is not an image reference; its dependencies are not known");
+            return std::vector<pko::DependencyRequest>{};
+        }
+        oci::Location where;
+        where.kind = oci::Location::Kind::registry;
+        where.reference = *parsed;
+        where.given = ref;
+        const oci::Content content = read_image(where, input_platform());
+        ImageView v = view_image(content, input_platform(), ref);
+        auto tree = image_subtree(v, "package", ref + ":/package");
+        auto loaded = pko::load(*tree);
+        if (!loaded) throw Exception(std::move(loaded).error());
+        if (!loaded->violations.empty()) {
+            Error err = Error::invalid("the package image " + ref + " (entry " + e.entry_name() +
+                                       ") is not a valid package");
+            for (const auto& x : loaded->violations)
+                err.note((x.pos.empty() ? "" : x.pos.str() + ": ") + x.text());
+            throw Exception(std::move(err));
+        }
+        const pko::Manifest& m = loaded->package.manifest;
+        auto deps = pko::dependency_requests(m.dependencies());
+        for (std::size_t i = 0; i < deps.size(); ++i)
+            if (deps[i].package.empty())
+                throw Exception(Error::invalid("the package image " + ref + " (entry " +
+                                               e.entry_name() + "): spec.dependencies[" +
+                                               std::to_string(i) +
+                                               "].image.package: Required value")
+                                    .about(m.file));
+        return deps;
+    });
+}
+
 io::Node lock_document(const std::vector<pko::LockImage>& images,
                        const std::vector<pko::LockDependency>& deps) {
     io::Node doc = io::Node::map();
@@ -189,14 +235,8 @@ int run_update(const Globals& g, const UpdateOpts& o) {
         pko::ResolveInput in;
         in.manifest_name = m.name;
         if (const io::Node* c = m.constraints()) in.constraints = *c;
-        for (const auto& item : d->items) {
-            const io::Node* img = item.get("image");
-            auto str = [&](const char* k) {
-                const io::Node* n = img ? img->get(k) : nullptr;
-                return n && n->is_string() ? n->text : std::string();
-            };
-            in.dependencies.push_back({str("name"), str("package"), str("range")});
-        }
+        in.dependencies = pko::dependency_requests(d);
+        in.dependencies_of = image_dependencies;
         in.repositories = load_repositories(m, fs::path(o.src));
         auto resolved = pko::resolve_dependencies(in);
         if (!resolved) throw Exception(std::move(resolved).error());
@@ -232,9 +272,12 @@ void setup(CLI::App& root, Context& ctx) {
         "update", "Write manifest.lock.yaml: image digests and resolved dependencies");
     u->add_option("SRC", o->src, "Package directory")->required()->default_str("");
     u->footer("Tags are resolved in their registries (with --offline: from the cache).\n"
+              "Dependencies are resolved transitively: each candidate's own dependencies are\n"
+              "read from its image's manifest; the lock lists the direct ones.\n"
               "The lock file is rewritten only when its content changes.\n"
               "Exit status: 0 written or up to date, 1 a registry or file could not be read,\n"
-              "3 invalid package or repository index, 4 dependencies not satisfiable.");
+              "3 invalid package, repository index or dependency image, 4 dependencies not\n"
+              "satisfiable.");
     u->callback([&ctx, o] { ctx.action = [&ctx, o] { return run_update(ctx.globals, *o); }; });
 }
 
