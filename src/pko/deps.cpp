@@ -528,19 +528,20 @@ resolve_transitively(const ResolveInput& in, const std::vector<Candidate>& candi
         }
         for (const auto& d : it->second) {
             const std::string at = chain(static_cast<long>(c));
-            if (!of_package.count(d.package))
-                return Error{ExitCode::unsatisfiable,
-                             "solving package deps: " + at + " -> " +
-                                 (d.package.empty() ? std::string("\"\"") : d.package) +
-                                 ": package " + text::quote(d.package) + " (dependency " +
-                                 text::quote(d.name) + " of " + label(x) +
-                                 ") is in none of the repositories of " + in.manifest_name + " (" +
-                                 repo_names + ")",
-                             {},
-                             {},
-                             {"the dependencies of a dependency are looked up in the "
-                              "repositories of the package being updated (its "
-                              "spec.repositories)"}};
+            if (!of_package.count(d.package)) {
+                // Built step by step: GCC 12 sees an uninitialised string in the aggregate.
+                Error e;
+                e.code = ExitCode::unsatisfiable;
+                e.message = "solving package deps: " + at + " -> ";
+                e.message += d.package.empty() ? std::string("\"\"") : d.package;
+                e.message += ": package " + text::quote(d.package) + " (dependency " +
+                             text::quote(d.name) + " of " + label(x) +
+                             ") is in none of the repositories of " + in.manifest_name + " (" +
+                             repo_names + ")";
+                e.note("the dependencies of a dependency are looked up in the repositories of "
+                       "the package being updated (its spec.repositories)");
+                return e;
+            }
             Req r;
             r.package = d.package;
             r.any = d.range.empty();
