@@ -1,6 +1,8 @@
 // End-to-end runs of the kpkg binary: global flags, exit codes, usage hints, catalog list.
 #include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include <pty.h>
@@ -242,6 +244,40 @@ TEST(Help, EverySubcommandShowsTheGlobalFlags) {
         for (const char* f : {"--output", "--verbose", "--quiet", "--no-cache", "--no-color"})
             EXPECT_TRUE(contains(r.out, f)) << f << " missing from the help of " << args[0] << ":\n"
                                             << r.out;
+    }
+}
+
+// A run without --help sets up only the command it runs. `kpkg __spec WORD` shows the tree such
+// a run of WORD has: every command under WORD, with every flag, must be in it as in the whole
+// tree, and nothing else but the root.
+TEST(Cli, EveryCommandAndItsFlagsExistWhenOnlyItIsSetUp) {
+    auto whole = run_kpkg({"__spec"});
+    ASSERT_EQ(whole.exit_code, 0) << whole.err;
+    std::set<std::string> words;
+    for (const auto& p : command_paths())
+        words.insert(p.front());
+    ASSERT_GE(words.size(), 10u);
+    for (const std::string& w : words) {
+        if (w == "help" || w == "completion") continue; // these set up everything
+        auto lazy = run_kpkg({"__spec", w});
+        ASSERT_EQ(lazy.exit_code, 0) << w << ": " << lazy.err;
+        auto under = [&](const std::string& text) {
+            std::string out;
+            std::istringstream in(text);
+            for (std::string line; std::getline(in, line);) {
+                auto x = words_of(line);
+                if (x.size() >= 3 && x[2] == w) out += line + "\n";
+            }
+            return out;
+        };
+        EXPECT_FALSE(under(lazy.out).empty()) << w;
+        EXPECT_EQ(under(lazy.out), under(whole.out)) << w;
+        // Few of the other commands were set up (one setup may add several: pull, push, image
+        // and cache come together).
+        std::size_t others = 0;
+        for (const std::string& other : words)
+            if (other != w && contains(lazy.out, "command kpkg " + other + "\n")) ++others;
+        EXPECT_LE(others, 3u) << w << ":\n" << lazy.out;
     }
 }
 
