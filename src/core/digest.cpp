@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <memory>
 #include <unistd.h>
 
 namespace kpkg {
@@ -61,9 +62,12 @@ Result<std::string> sha256_file(const std::filesystem::path& path) {
         return fail(
             Error::io(std::string("cannot open: ") + std::strerror(errno), {path.string()}));
     Sha256 h;
-    static thread_local char buf[1 << 16];
+    // On the heap, per call: a thread_local array would be cleared at the start of every thread
+    // of the process (16 fresh pages each), whether it ever hashes a file or not.
+    constexpr std::size_t kChunk = std::size_t{1} << 16;
+    const std::unique_ptr<char[]> buf(new char[kChunk]);
     for (;;) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
+        ssize_t n = ::read(fd, buf.get(), kChunk);
         if (n == 0) break;
         if (n < 0) {
             if (errno == EINTR) continue;
@@ -72,7 +76,7 @@ Result<std::string> sha256_file(const std::filesystem::path& path) {
             return fail(
                 Error::io(std::string("cannot read: ") + std::strerror(e), {path.string()}));
         }
-        h.update(buf, static_cast<std::size_t>(n));
+        h.update(buf.get(), static_cast<std::size_t>(n));
     }
     ::close(fd);
     return h.finish_digest();
