@@ -1,4 +1,5 @@
 // The registry of functions and text/template's builtins.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -18,14 +19,17 @@ void Funcs::add(std::string name, std::size_t min_args, std::size_t max_args, Fn
 
 const Func* Funcs::find(std::string_view name) const {
     auto it = funcs_.find(name);
-    return it == funcs_.end() ? nullptr : &it->second;
+    if (it != funcs_.end()) return &it->second;
+    return base_ ? base_->find(name) : nullptr;
 }
 
 std::vector<std::string> Funcs::names() const {
-    std::vector<std::string> out;
-    out.reserve(funcs_.size());
+    std::vector<std::string> out = base_ ? base_->names() : std::vector<std::string>{};
+    out.reserve(out.size() + funcs_.size());
     for (const auto& [n, _] : funcs_)
         out.push_back(n);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -56,10 +57,14 @@ public:
     void add(std::string name, Func f) { funcs_[std::move(name)] = std::move(f); }
     const Func* find(std::string_view name) const;
     bool has(std::string_view name) const { return find(name) != nullptr; }
-    std::vector<std::string> names() const; // sorted
+    std::vector<std::string> names() const; // sorted, the base's included
+    // A set shared by many (built once): its functions are found when this set has none of
+    // the name.
+    void set_base(std::shared_ptr<const Funcs> base) { base_ = std::move(base); }
 
 private:
     std::map<std::string, Func, std::less<>> funcs_;
+    std::shared_ptr<const Funcs> base_;
 };
 
 // text/template's builtins: and or not len index slice print printf println eq ne lt le gt ge
