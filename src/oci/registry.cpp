@@ -71,7 +71,7 @@ Result<Desc> parse_desc(const io::Node& n, const std::string& what, const std::s
 // `media_type` is what the registry or the index said the document is; an index is told by it
 // or, when it is empty, by the document's mediaType or its "manifests" list.
 Result<Parsed> parse_descriptors(std::string_view bytes, std::string_view media_type,
-                              const std::string& file) {
+                                 const std::string& file) {
     auto docs = io::parse_json(bytes, file);
     if (!docs) return fail(std::move(docs).error());
     if (docs->size() != 1 || !(*docs)[0].root.is_map())
@@ -1002,7 +1002,7 @@ Result<Content> Registry::pull(const Reference& in, const PullOptions& popts) {
     auto manifest_by_digest = [&](const std::string& digest,
                                   const std::string& type_hint) -> Result<RemoteManifest> {
         if (store != nullptr) {
-            auto cached = store->get(digest);
+            auto cached = store->get(digest, impl_->opts.max_manifest_bytes);
             if (cached && *cached) {
                 RemoteManifest m{type_hint.empty() ? sniff_media_type(**cached) : type_hint,
                                  std::move(**cached), digest};
@@ -1117,7 +1117,8 @@ Result<Content> Registry::pull(const Reference& in, const PullOptions& popts) {
     std::vector<std::function<Result<void>()>> jobs;
     for (const auto& d : wanted) {
         if (store != nullptr) {
-            auto cached = store->get(d.digest);
+            auto cached = store->get(d.digest, d.size ? static_cast<std::uint64_t>(*d.size)
+                                                      : impl_->opts.max_blob_bytes);
             if (cached && *cached && (!d.size || (*cached)->size() == *d.size)) {
                 impl_->report({Progress::Direction::download, d.digest, (*cached)->size(),
                                (*cached)->size(), true});

@@ -37,28 +37,48 @@ Error bad_digest(std::string_view d) {
 }
 
 // The whole file, or nothing when it does not exist.
-Result<std::optional<std::string>> slurp(const fs::path& p) {
-    const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+// A cache file's bytes, or nothing when it is absent or is not what kpkg writes there: a
+// symbolic link, a FIFO or device (which would block or never end), a directory, or a file
+// larger than `max` bytes (a sparse file claiming gigabytes) — those are removed, so the next
+// write replaces them. Opened without following links and without blocking; the size is
+// checked before anything is read, and the bytes go straight into the result.
+Result<std::optional<std::string>> slurp(const fs::path& p,
+                                         std::uint64_t max = std::uint64_t{1} << 34) {
+    const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR) return std::optional<std::string>();
+        if (errno == ELOOP) { // a symbolic link
+            ::unlink(p.c_str());
+            return std::optional<std::string>();
+        }
         return fail(Error::io(std::string("cannot open: ") + std::strerror(errno), {p.string()}));
     }
-    std::string out;
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
     struct stat st {};
-    if (::fstat(fd, &st) == 0 && st.st_size > 0) out.reserve(static_cast<std::size_t>(st.st_size));
-    char buf[1 << 16];
-    for (;;) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (::fstat(fd, &st) != 0)
+        return fail(Error::io(std::string("cannot read: ") + std::strerror(errno), {p.string()}));
+    if (!S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > max) {
+        if (!S_ISDIR(st.st_mode)) ::unlink(p.c_str());
+        return std::optional<std::string>();
+    }
+    const auto size = static_cast<std::size_t>(st.st_size);
+    std::string out;
+    out.resize(size);
+    std::size_t used = 0;
+    while (used < size) {
+        const ssize_t n = ::read(fd, out.data() + used, size - used);
         if (n < 0) {
             if (errno == EINTR) continue;
-            const int e = errno;
-            ::close(fd);
-            return fail(Error::io(std::string("cannot read: ") + std::strerror(e), {p.string()}));
+            return fail(
+                Error::io(std::string("cannot read: ") + std::strerror(errno), {p.string()}));
         }
-        if (n == 0) break;
-        out.append(buf, static_cast<std::size_t>(n));
+        if (n == 0) break; // shorter than it was: what is there (the digest check decides)
+        used += static_cast<std::size_t>(n);
     }
-    ::close(fd);
+    out.resize(used);
     return std::optional<std::string>(std::move(out));
 }
 
@@ -130,10 +150,11 @@ fs::path Store::blob_path(std::string_view digest) const {
     return root_ / "blobs" / "sha256" / std::string(digest.substr(kSha.size()));
 }
 
-Result<std::optional<std::string>> Store::get(std::string_view digest) const {
+Result<std::optional<std::string>> Store::get(std::string_view digest,
+                                              std::uint64_t max_size) const {
     if (!is_sha256(digest)) return fail(bad_digest(digest));
     const fs::path p = blob_path(digest);
-    auto bytes = slurp(p);
+    auto bytes = slurp(p, max_size);
     if (!bytes || !*bytes) return bytes;
     if (sha256_digest(**bytes) != digest) {
         // Damaged (a disk error, a hand edit): drop it, the caller fetches it again.
@@ -159,7 +180,7 @@ Result<void> Store::put(std::string_view digest, std::string_view bytes) const {
     if (::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
         static_cast<std::uint64_t>(st.st_size) == bytes.size()) {
         // Already there: kept when intact (only its time refreshed), replaced when damaged.
-        auto existing = slurp(p);
+        auto existing = slurp(p, bytes.size());
         if (existing && *existing && **existing == bytes) {
             ::utimensat(AT_FDCWD, p.c_str(), nullptr, 0);
             return {};
@@ -225,7 +246,9 @@ fs::path tree_path(const fs::path& root, std::string_view digest) {
 std::optional<Rootfs> Store::get_tree(std::string_view manifest_digest) const {
     if (!is_sha256(manifest_digest)) return std::nullopt;
     const fs::path p = tree_path(root_, manifest_digest);
-    auto bytes = slurp(p);
+    // The files' bytes are within the extraction limit; names and headers add a little.
+    const ExtractLimits limits;
+    auto bytes = slurp(p, limits.max_total_bytes + (limits.max_entries << 12));
     if (!bytes || !*bytes) return std::nullopt;
     const std::string& b = **bytes;
     auto damaged = [&]() -> std::optional<Rootfs> {
@@ -305,7 +328,7 @@ Result<void> Store::set_tag(const Reference& ref, std::string_view digest,
 namespace {
 
 std::optional<TagRecord> read_tag(const fs::path& p) {
-    auto text = slurp(p);
+    auto text = slurp(p, std::uint64_t{64} << 10);
     if (!text || !*text) return std::nullopt;
     auto docs = io::parse_json(**text, p.string());
     if (!docs || docs->size() != 1 || !(*docs)[0].root.is_map()) return std::nullopt;
@@ -347,7 +370,7 @@ Result<CacheListing> Store::list() const {
             e.mtime = mtime_of(st);
             out.total_bytes += e.size;
             if (e.size > 0 && e.size <= (std::uint64_t{4} << 20)) {
-                auto bytes = slurp(it->path());
+                auto bytes = slurp(it->path(), std::uint64_t{4} << 20);
                 if (bytes && *bytes && !(*bytes)->empty() && (**bytes)[0] == '{')
                     for (auto& d : listed_digests(**bytes))
                         refs[d].insert(digest);

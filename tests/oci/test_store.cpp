@@ -273,3 +273,74 @@ TEST(OciStore, UnpackedTreesRoundTripAndADamagedOneIsDropped) {
     EXPECT_EQ(pruned->trees_removed, 1u);
     EXPECT_FALSE(store.get_tree(digest));
 }
+
+// What kpkg never writes into its cache — a FIFO (reading it would block for ever), a symbolic
+// link (to a file elsewhere), a sparse file claiming far more bytes than any blob or tree may
+// have — counts as absent without being read, and is removed so that the next write replaces
+// it. Each check runs under a watchdog: a blocked read fails the test instead of hanging it.
+TEST(OciStore, FifosLinksAndHugeFilesInTheCacheAreMissesAndReplaced) {
+    TempDir d;
+    oci::Store store(d.path());
+    const std::string bytes = "{\"schemaVersion\":2}";
+    const std::string dg = sha256_digest(bytes);
+    const std::string tree_digest = sha256_digest("tree manifest");
+    std::map<std::string, oci::Rootfs::Node> nodes;
+    nodes["a"] = {oci::Rootfs::Node::Kind::file, "a\n", 0644};
+    const oci::Rootfs rootfs = oci::Rootfs::from_nodes(nodes);
+    ASSERT_TRUE(store.put(dg, bytes));
+    ASSERT_TRUE(store.put_tree(tree_digest, rootfs));
+    const fs::path blob = store.blob_path(dg);
+    const fs::path tree = d.path() / "trees" / "sha256" / tree_digest.substr(7);
+    ASSERT_TRUE(fs::exists(tree));
+    TempDir outside;
+    outside.write("secret", bytes);
+
+    auto within = [](const char* what, auto fn) {
+        std::atomic<bool> done{false};
+        std::thread t([&] {
+            fn();
+            done = true;
+        });
+        for (int i = 0; i < 100 && !done; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (!done) {
+            ADD_FAILURE() << what << ": still reading after 5 s";
+            std::_Exit(1); // the thread is blocked in open/read: nothing else to do
+        }
+        t.join();
+    };
+    auto plant = [&](const fs::path& p, const std::string& kind) {
+        fs::remove(p);
+        if (kind == "fifo") {
+            ASSERT_EQ(::mkfifo(p.c_str(), 0644), 0);
+        }
+        if (kind == "link") fs::create_symlink(outside / "secret", p);
+        if (kind == "huge") {
+            std::ofstream(p).close();
+            fs::resize_file(p, std::uintmax_t{50} << 30); // sparse: no disk used
+        }
+    };
+    for (const std::string kind : {"fifo", "link", "huge"}) {
+        plant(blob, kind);
+        within(kind.c_str(), [&] {
+            auto got = store.get(dg);
+            ASSERT_TRUE(got) << kind << ": " << got.error().str();
+            EXPECT_FALSE(got->has_value()) << kind;
+        });
+        EXPECT_FALSE(fs::exists(fs::symlink_status(blob))) << kind << ": not removed";
+        EXPECT_EQ(read_file(outside / "secret"), bytes) << kind;
+        ASSERT_TRUE(store.put(dg, bytes)) << kind;
+        EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(blob))) << kind;
+        EXPECT_EQ(**store.get(dg), bytes) << kind;
+
+        plant(tree, kind);
+        within(kind.c_str(), [&] { EXPECT_FALSE(store.get_tree(tree_digest)) << kind; });
+        EXPECT_FALSE(fs::exists(fs::symlink_status(tree))) << kind << ": not removed";
+        ASSERT_TRUE(store.put_tree(tree_digest, rootfs)) << kind;
+        EXPECT_TRUE(store.get_tree(tree_digest)) << kind;
+    }
+    // A blob larger than the caller says it can be is not read either.
+    auto small = store.get(dg, bytes.size() - 1);
+    ASSERT_TRUE(small);
+    EXPECT_FALSE(small->has_value());
+}

@@ -79,9 +79,11 @@ public:
     std::filesystem::path blob_path(std::string_view digest) const;
 
     // The blob's bytes when it is cached and intact. A cached file that does not hash to its
-    // digest is removed and reported as absent. Errors: a digest that is not sha256:<64 hex>
-    // (Error::invalid), an unreadable file (Error::io).
-    Result<std::optional<std::string>> get(std::string_view digest) const;
+    // digest, is larger than `max_size` bytes, or is not a regular file (a link, a FIFO) is
+    // removed and reported as absent; nothing is read of it. Errors: a digest that is not
+    // sha256:<64 hex> (Error::invalid), an unreadable file (Error::io).
+    Result<std::optional<std::string>> get(std::string_view digest,
+                                           std::uint64_t max_size = std::uint64_t{4} << 30) const;
     // Whether an intact copy is cached (reads and verifies it).
     bool has(std::string_view digest) const;
     // Stores a blob after checking that `bytes` hash to `digest` (Error::invalid when not).
@@ -92,8 +94,8 @@ public:
     Result<void> put(const Content& c) const;
 
     // The unpacked file system of the image whose manifest is `manifest_digest`: nothing when
-    // it was never stored, or when the file is damaged (then it is removed: the caller unpacks
-    // the layers again).
+    // it was never stored, or when the file is damaged, not a regular file or larger than the
+    // extraction limit allows (then it is removed: the caller unpacks the layers again).
     std::optional<Rootfs> get_tree(std::string_view manifest_digest) const;
     // Stores it (atomically).
     Result<void> put_tree(std::string_view manifest_digest, const Rootfs& fs) const;
