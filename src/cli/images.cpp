@@ -131,7 +131,7 @@ ImageView view_image(const oci::Content& image, const oci::Platform& platform,
     std::optional<oci::Rootfs> cached;
     if (store != nullptr) cached = store->get_tree(info->manifest_digest);
     if (cached) {
-        v.fs = std::move(*cached);
+        v.fs = std::make_shared<const oci::Rootfs>(std::move(*cached));
     } else {
         auto fs = oci::unpack(image, *info);
         if (!fs) {
@@ -139,9 +139,9 @@ ImageView view_image(const oci::Content& image, const oci::Platform& platform,
             e.message = name + ": " + e.message;
             throw Exception(std::move(e));
         }
-        v.fs = std::move(*fs);
+        v.fs = std::make_shared<const oci::Rootfs>(std::move(*fs));
         // A cache that cannot be written only costs the next run the unpacking.
-        if (store != nullptr) (void)store->put_tree(info->manifest_digest, v.fs);
+        if (store != nullptr) (void)store->put_tree(info->manifest_digest, *v.fs);
     }
     v.manifest_digest = std::move(info->manifest_digest);
     v.manifest = std::move(info->manifest);
@@ -151,7 +151,7 @@ ImageView view_image(const oci::Content& image, const oci::Platform& platform,
 
 std::unique_ptr<io::MemoryTree> image_subtree(const ImageView& v, std::string_view prefix,
                                               const std::string& display) {
-    auto tree = v.fs.to_tree(display, prefix);
+    auto tree = oci::Rootfs::shared_tree(v.fs, display, prefix);
     io::Identity id;
     id.kind = io::Identity::Kind::immutable;
     id.key = v.manifest_digest;

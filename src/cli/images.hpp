@@ -59,7 +59,7 @@ struct ImageView {
     std::string manifest_digest;
     oci::Manifest manifest;
     oci::ImageConfig config;
-    oci::Rootfs fs; // the layers applied
+    std::shared_ptr<const oci::Rootfs> fs; // the layers applied (trees of it view its bytes)
 };
 // Throws Exception (`name` in messages).
 ImageView view_image(const oci::Content& image, const oci::Platform& platform,

@@ -588,6 +588,13 @@ MemoryTree& MemoryTree::add_file(std::string rel, std::string bytes) {
     return *this;
 }
 
+MemoryTree& MemoryTree::add_file_view(std::string rel, std::string_view bytes) {
+    add_parents(rel);
+    Node n{Kind::file, {}, bytes, true};
+    nodes_[std::move(rel)] = std::move(n);
+    return *this;
+}
+
 MemoryTree& MemoryTree::add_dir(std::string rel) {
     add_parents(rel);
     nodes_[std::move(rel)] = Node{Kind::dir, {}};
@@ -801,12 +808,14 @@ Result<Contents> MemoryTree::read(std::string_view rel, const ReadOptions& opts)
     if (it->second.kind != Kind::file)
         return fail(Error::io("cannot read " + shown + ": not a regular file"));
     Contents out;
-    out.size = it->second.data.size();
+    const std::string_view bytes =
+        it->second.borrowed ? it->second.view : std::string_view(it->second.data);
+    out.size = bytes.size();
     if (out.size > opts.limit) {
         out.too_large = true;
         return out;
     }
-    out.set_view(it->second.data);
+    out.set_view(bytes);
     return out;
 }
 

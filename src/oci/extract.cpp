@@ -175,13 +175,18 @@ std::optional<std::string> link_target(const std::string& path, std::string_view
 
 } // namespace
 
-std::unique_ptr<io::MemoryTree> Rootfs::to_tree(std::string display_root,
-                                                std::string_view prefix) const {
+namespace {
+
+// The nodes below `prefix` as a MemoryTree; with `borrow`, files view the nodes' bytes.
+std::unique_ptr<io::MemoryTree> tree_of(const std::map<std::string, Rootfs::Node>& nodes,
+                                        std::string display_root, std::string_view prefix,
+                                        bool borrow) {
+    using Node = Rootfs::Node;
     auto t = std::make_unique<io::MemoryTree>(std::move(display_root));
     const std::string pre = prefix.empty() ? std::string() : std::string(prefix) + "/";
     // The map is sorted: what is below `prefix` is one run from its lower bound.
-    for (auto it = nodes_.lower_bound(pre);
-         it != nodes_.end() && it->first.compare(0, pre.size(), pre) == 0; ++it) {
+    for (auto it = nodes.lower_bound(pre);
+         it != nodes.end() && it->first.compare(0, pre.size(), pre) == 0; ++it) {
         const std::string rel = it->first.substr(pre.size());
         if (rel.empty()) continue;
         const Node& node = it->second;
@@ -190,13 +195,31 @@ std::unique_ptr<io::MemoryTree> Rootfs::to_tree(std::string display_root,
             t->add_dir(rel);
             break;
         case Node::Kind::file:
-            t->add_file(rel, node.data);
+            if (borrow)
+                t->add_file_view(rel, node.data);
+            else
+                t->add_file(rel, node.data);
             break;
         case Node::Kind::link:
             t->add_link(rel, node.data);
             break;
         }
     }
+    return t;
+}
+
+} // namespace
+
+std::unique_ptr<io::MemoryTree> Rootfs::to_tree(std::string display_root,
+                                                std::string_view prefix) const {
+    return tree_of(nodes_, std::move(display_root), prefix, false);
+}
+
+std::unique_ptr<io::MemoryTree> Rootfs::shared_tree(std::shared_ptr<const Rootfs> fs,
+                                                    std::string display_root,
+                                                    std::string_view prefix) {
+    auto t = tree_of(fs->nodes_, std::move(display_root), prefix, true);
+    t->keep(std::move(fs));
     return t;
 }
 

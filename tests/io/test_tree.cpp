@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include "kpkg/io/load.hpp"
@@ -375,6 +376,29 @@ TEST(MemoryTree, ListsLikeADirectoryWithTheSameLinkRules) {
     ASSERT_TRUE(r.ok());
     EXPECT_TRUE(r->too_large);
     EXPECT_EQ(r->size, 4u);
+}
+
+// A file added as a view is read without a copy; the owner kept by the tree keeps the bytes
+// alive after everyone else has let go of them.
+TEST(MemoryTree, FilesAddedAsViewsAreReadFromTheKeptOwner) {
+    io::MemoryTree t("img");
+    {
+        auto owner = std::make_shared<const std::string>("kind: ConfigMap\n");
+        t.add_file_view("manifests/cm.yaml", *owner);
+        t.keep(owner);
+        t.add_file("manifests/copy.yaml", *owner);
+    }
+    auto r = t.read("manifests/cm.yaml");
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->text(), "kind: ConfigMap\n");
+    auto again = t.read("manifests/cm.yaml");
+    EXPECT_EQ(again->text().data(), r->text().data()); // the one kept copy, not copied per read
+    io::ReadOptions tiny;
+    tiny.limit = 4;
+    EXPECT_TRUE(t.read("manifests/cm.yaml", tiny)->too_large);
+    auto listing = t.list();
+    ASSERT_TRUE(listing.ok());
+    EXPECT_EQ(listing->size(), 4u); // root, manifests, two files
 }
 
 TEST(MemoryTree, UnreadableDirectoryFailsTheListing) {

@@ -250,6 +250,11 @@ public:
     explicit MemoryTree(std::string display_root = "<memory>");
     // Parent directories are added as needed. Replaces an entry of the same name.
     MemoryTree& add_file(std::string rel, std::string bytes);
+    // A file whose bytes live elsewhere, not copied: they must outlive the tree (give their
+    // owner to keep()).
+    MemoryTree& add_file_view(std::string rel, std::string_view bytes);
+    // Keeps `owner` alive as long as the tree: what add_file_view's bytes belong to.
+    void keep(std::shared_ptr<const void> owner) { owners_.push_back(std::move(owner)); }
     MemoryTree& add_dir(std::string rel);
     MemoryTree& add_link(std::string rel, std::string target);
     // A special file (socket, device): listed with a not_regular Problem.
@@ -273,7 +278,9 @@ private:
     enum class Kind : std::uint8_t { file, dir, link, special, unreadable };
     struct Node {
         Kind kind = Kind::file;
-        std::string data; // file: bytes; link: target
+        std::string data;        // file: bytes; link: target
+        std::string_view view{}; // a file's bytes when `borrowed`
+        bool borrowed = false;
     };
     void add_parents(const std::string& rel);
     // The entry of the node `rel` as list() gives it (an unreadable directory as a directory).
@@ -283,6 +290,7 @@ private:
     std::string display_;
     std::map<std::string, Node> nodes_; // by rel; the root is implicit
     Identity identity_;
+    std::vector<std::shared_ptr<const void>> owners_;
 };
 
 } // namespace kpkg::io

@@ -79,6 +79,10 @@ public:
     // With `prefix` ("configs"), only what is below that directory, named relative to it.
     std::unique_ptr<io::MemoryTree> to_tree(std::string display_root,
                                             std::string_view prefix = {}) const;
+    // The same tree with the files' bytes not copied: it keeps `fs` alive and views its bytes.
+    static std::unique_ptr<io::MemoryTree> shared_tree(std::shared_ptr<const Rootfs> fs,
+                                                       std::string display_root,
+                                                       std::string_view prefix = {});
 
 private:
     friend Result<std::string> apply_layer(Rootfs&, std::string_view, const std::string&,
