@@ -7,6 +7,7 @@
 #include "kpkg/core/log.hpp"
 #include "kpkg/core/text.hpp"
 #include "kpkg/plan/installplan.hpp"
+#include "kpkg/plan/tree.hpp"
 #include "kpkg/resolve/resolve.hpp"
 #include "paths.hpp"
 #include "requests.hpp"
@@ -20,11 +21,99 @@ struct PlanCliOptions {
     std::string approval = "Automatic";
     std::string catalog_namespace = "olm";
     std::vector<std::string> bundle_dirs;
+    // GitOps trees.
+    std::string output_dir;
+    std::string tree_format;
+    std::vector<std::string> target_namespaces;
+    std::vector<std::string> catalog_images;
+    bool sync_waves = false;
+    bool check = false;
+    bool force = false;
 };
+
+// The tree options of the flags (usage errors before anything is loaded).
+plan::TreeOptions tree_options(const PlanCliOptions& o) {
+    plan::TreeOptions t;
+    if (o.tree_format.empty())
+        throw Exception(Error::usage("--output-dir needs --format olm (Subscriptions for a "
+                                     "cluster with OLM) or --format manifests (the objects "
+                                     "themselves, without OLM)"));
+    t.format = plan::parse_tree_format(o.tree_format).take();
+    for (const auto& list : o.target_namespaces) {
+        std::size_t start = 0;
+        while (true) {
+            const auto comma = list.find(',', start);
+            t.target_namespaces.push_back(list.substr(start, comma - start));
+            if (comma == std::string::npos) break;
+            start = comma + 1;
+        }
+    }
+    for (const auto& spec : o.catalog_images) {
+        const auto eq = spec.find('=');
+        const auto slash = spec.find('/');
+        // NAME=REF, or REF alone (the plan's one catalog); a reference has no '=' before a '/'.
+        const bool named = eq != std::string::npos && (slash == std::string::npos || eq < slash);
+        const std::string name = named ? spec.substr(0, eq) : std::string();
+        const std::string ref = named ? spec.substr(eq + 1) : spec;
+        if (ref.empty() || (named && name.empty()))
+            throw Exception(Error::usage("--catalog-image " + text::quote(spec) +
+                                         ": give [NAME=]REF (a catalog's image)"));
+        if (!t.catalog_images.emplace(name, ref).second)
+            throw Exception(Error::usage("--catalog-image: catalog " +
+                                         text::quote(name.empty() ? "(unnamed)" : name) +
+                                         " given twice"));
+    }
+    if (o.tree_format == "manifests" && !t.catalog_images.empty())
+        throw Exception(Error::usage("--catalog-image is for --format olm (a manifests tree "
+                                     "has no CatalogSource)"));
+    t.sync_waves = o.sync_waves;
+    return t;
+}
+
+std::string changes_text(const std::string& dir, const plan::TreeChanges& ch, bool check) {
+    std::string out;
+    for (const auto& p : ch.added)
+        out += (check ? "  missing  " : "  added    ") + p + "\n";
+    for (const auto& p : ch.changed)
+        out += (check ? "  differs  " : "  changed  ") + p + "\n";
+    for (const auto& p : ch.removed)
+        out += (check ? "  extra    " : "  removed  ") + p + "\n";
+    const std::string counts = std::to_string(ch.added.size()) + " added, " +
+                               std::to_string(ch.changed.size()) + " changed, " +
+                               std::to_string(ch.removed.size()) + " removed, " +
+                               std::to_string(ch.unchanged) + " unchanged";
+    if (check)
+        return (ch.empty() ? dir + " is up to date (" + std::to_string(ch.unchanged) + " files)\n"
+                           : dir + " differs from the plan (" + counts + "):\n") +
+               out;
+    return "wrote " + dir + ": " + counts + "\n" + out;
+}
+
+io::Node changes_node(const std::string& dir, const plan::TreeChanges& ch) {
+    io::Node n = io::Node::map();
+    n.set("outputDir", io::Node::string(dir));
+    auto list = [&](const char* k, const std::vector<std::string>& v) {
+        io::Node& l = n.set(k, io::Node::seq());
+        for (const auto& p : v)
+            l.push(io::Node::string(p));
+    };
+    list("added", ch.added);
+    list("changed", ch.changed);
+    list("removed", ch.removed);
+    n.set("unchanged", io::Node::integer(static_cast<std::int64_t>(ch.unchanged)));
+    return n;
+}
 
 int run_plan(const Globals& g, const PlanCliOptions& o) {
     const RequestFlags& f = o.req;
     plan::check_namespace(o.namespace_name, "--namespace").take();
+    const bool tree = !o.output_dir.empty();
+    if (!tree && (!o.tree_format.empty() || !o.target_namespaces.empty() ||
+                  !o.catalog_images.empty() || o.sync_waves || o.check || o.force))
+        throw Exception(Error::usage("--format, --target-namespaces, --catalog-image, "
+                                     "--sync-waves, --check and --force are for trees: give "
+                                     "--output-dir DIR"));
+    const plan::TreeOptions topts = tree ? tree_options(o) : plan::TreeOptions{};
     plan::check_namespace(o.catalog_namespace, "--catalog-namespace").take();
     plan::PlanOptions popts;
     popts.namespace_name = o.namespace_name;
@@ -71,6 +160,20 @@ int run_plan(const Globals& g, const PlanCliOptions& o) {
     warnings.insert(warnings.end(), gathered.warnings.begin(), gathered.warnings.end());
     warnings.insert(warnings.end(), p.warnings.begin(), p.warnings.end());
     p.warnings = warnings;
+    if (tree) {
+        auto t = plan::make_tree(p, topts).take();
+        for (const auto& w : p.warnings)
+            log::warning(w);
+        plan::WriteOptions wo;
+        wo.check = o.check;
+        wo.force = o.force;
+        auto ch = plan::write_tree(o.output_dir, t, wo).take();
+        if (g.format == Format::text)
+            print(changes_text(o.output_dir, ch, o.check));
+        else
+            print_structured(g, changes_node(o.output_dir, ch));
+        return o.check && !ch.empty() ? static_cast<int>(ExitCode::differs) : 0;
+    }
     if (g.format == Format::text) {
         print(plan::install_plan_text(p));
     } else {
@@ -99,11 +202,32 @@ void setup(CLI::App& root, Context& ctx) {
     cmd->add_option("--bundle-dir", opts->bundle_dirs,
                     "Read bundle NAME's manifests from DIR instead of its image (repeatable)")
         ->option_text("NAME=DIR");
-    cmd->footer("Bundle contents come from --bundle-dir, else the bundle image (pulled, cached; "
-                "--offline: the cache only), else the catalog's olm.bundle.object properties "
-                "(with a warning).\nExit 0 when planned, 1 when a bundle's contents cannot be "
-                "had, 2 for bad arguments, 3 for invalid input or objects OLM does not create, "
-                "4 when there is no solution.\nSee kpkg-plan(1).");
+    cmd->add_option("--output-dir", opts->output_dir,
+                    "Write a GitOps tree of the plan to DIR (kustomization.yaml, one file per "
+                    "object) instead of the InstallPlan")
+        ->option_text("DIR");
+    cmd->add_option("--format", opts->tree_format,
+                    "The tree: olm (Namespace, OperatorGroup, CatalogSource, Subscriptions) or "
+                    "manifests (the operators' objects, installed without OLM)")
+        ->option_text("FORMAT");
+    cmd->add_option("--target-namespaces", opts->target_namespaces,
+                    "The namespaces the operators watch, comma-separated (default: all)")
+        ->option_text("NS,...");
+    cmd->add_option("--catalog-image", opts->catalog_images,
+                    "The image of a catalog's CatalogSource (--format olm; repeatable)")
+        ->option_text("[NAME=]REF");
+    cmd->add_flag("--sync-waves", opts->sync_waves,
+                  "Annotate the objects with Argo CD sync waves in apply order");
+    cmd->add_flag("--check", opts->check,
+                  "Only compare the tree in DIR with the plan: exit 5 when it differs");
+    cmd->add_flag("--force", opts->force,
+                  "Write into DIR even when it holds files kpkg plan did not write (they stay)");
+    cmd->footer(
+        "Bundle contents come from --bundle-dir, else the bundle image (pulled, cached; "
+        "--offline: the cache only), else the catalog's olm.bundle.object properties "
+        "(with a warning).\nExit 0 when planned, 1 when a bundle's contents cannot be "
+        "had, 2 for bad arguments, 3 for invalid input or objects OLM does not create, "
+        "4 when there is no solution, 5 when --check finds the tree differs.\nSee kpkg-plan(1).");
     cmd->callback(
         [&ctx, opts] { ctx.action = [&ctx, opts] { return run_plan(ctx.globals, *opts); }; });
 }
