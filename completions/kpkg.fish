@@ -140,6 +140,13 @@ complete -c kpkg -n '__fish_seen_subcommand_from plan' -s n -l namespace -x -d '
 complete -c kpkg -n '__fish_seen_subcommand_from plan' -l approval -x -a 'Automatic Manual' -d 'The Subscriptions\' installPlanApproval'
 complete -c kpkg -n '__fish_seen_subcommand_from plan' -l catalog-namespace -x -d 'The namespace of the CatalogSources'
 complete -c kpkg -n '__fish_seen_subcommand_from plan' -l bundle-dir -r -d 'Read bundle NAME\'s manifests from DIR: NAME=DIR (repeatable)'
+complete -c kpkg -n '__fish_seen_subcommand_from plan' -l output-dir -r -a '(__fish_complete_directories)' -d 'Write a GitOps tree of the plan to DIR'
+complete -c kpkg -n '__fish_seen_subcommand_from plan' -l format -x -a 'olm manifests' -d 'The tree: olm (with OLM) or manifests (without)'
+complete -c kpkg -n '__fish_seen_subcommand_from plan' -l target-namespaces -x -d 'The namespaces the operators watch, comma-separated'
+complete -c kpkg -n '__fish_seen_subcommand_from plan' -l catalog-image -x -d 'The image of a catalog\'s CatalogSource: [NAME=]REF'
+complete -c kpkg -n '__fish_seen_subcommand_from plan' -l sync-waves -d 'Annotate the objects with Argo CD sync waves'
+complete -c kpkg -n '__fish_seen_subcommand_from plan' -l check -d 'Only compare the tree in DIR: exit 5 when it differs'
+complete -c kpkg -n '__fish_seen_subcommand_from plan' -l force -d 'Write into DIR even when it holds files kpkg plan did not write'
 
 # kpkg upgrade-path
 complete -c kpkg -n __kpkg_no_subcommand -a upgrade-path -d 'Show the upgrades OLM steps through from an installed version'
