@@ -144,6 +144,7 @@ void measure(const char* label, const std::vector<std::string>& args, const fs::
 int main(int argc, char** argv) {
     int runs = 21;
     std::string package = "eclipse-che";
+    bool keep = false; // leave the scratch directory (bundles, cache, trees) for a look
     fs::path catalog = fs::path(KPKG_BENCH_SOURCE_ROOT) /
                        "../shared/corpus/olm/large/derived-community/catalog-valid";
     for (int i = 1; i < argc; ++i) {
@@ -154,9 +155,11 @@ int main(int argc, char** argv) {
             catalog = argv[++i];
         else if (a == "--package" && i + 1 < argc)
             package = argv[++i];
+        else if (a == "--keep")
+            keep = true;
         else {
             std::fprintf(stderr, "usage: kpkg-bench-plan [--runs N] [--catalog DIR] "
-                                 "[--package PKG]\n");
+                                 "[--package PKG] [--keep]\n");
             return 2;
         }
     }
@@ -214,6 +217,9 @@ int main(int argc, char** argv) {
             with({"--output-dir", (scratch / "manifests").string(), "--format", "manifests"}),
             cache, runs);
     std::error_code ec;
-    fs::remove_all(scratch, ec);
+    if (keep)
+        std::printf("kept %s\n", scratch.c_str());
+    else
+        fs::remove_all(scratch, ec);
     return 0;
 }

@@ -1,9 +1,12 @@
 // kpkg plan: the InstallPlan OLM would create for a resolution (kpkg/plan/installplan.hpp).
 #include <deque>
+#include <filesystem>
 #include <map>
+#include <set>
 
 #include "command.hpp"
 #include "input.hpp"
+#include "kpkg/catalog/load.hpp"
 #include "kpkg/core/log.hpp"
 #include "kpkg/core/text.hpp"
 #include "kpkg/plan/installplan.hpp"
@@ -104,6 +107,73 @@ io::Node changes_node(const std::string& dir, const plan::TreeChanges& ch) {
     return n;
 }
 
+// The catalog directories of the flags by name, when every catalog is a local directory.
+std::map<std::string, std::string> catalog_directories(const RequestFlags& f) {
+    std::map<std::string, std::string> paths;
+    for (const auto& spec : f.catalogs) {
+        auto [name, path] = resolve::parse_catalog_spec(spec).take();
+        std::error_code ec;
+        if (!std::filesystem::is_directory(path, ec)) return {};
+        paths[name] = path;
+    }
+    return paths;
+}
+
+// The catalogs the plan reads the selected bundles' property values (and olm.bundle.object
+// contents) from, when the resolution ran on the catalog directories `paths` loaded without
+// those values (the smaller cached image `kpkg resolve` also reads): where one file holds every
+// blob of each selected bundle's package (the usual layout, a file per package), only that file
+// is loaded again with the values; otherwise the whole catalog is.
+std::vector<resolve::CatalogSource>
+payload_catalogs(const Globals& g, const std::map<std::string, std::string>& paths,
+                 const std::vector<resolve::CatalogSource>& catalogs,
+                 const resolve::Resolution& res, std::deque<model::Catalog>& store) {
+    std::vector<resolve::CatalogSource> out;
+    for (const auto& c : catalogs) {
+        std::set<std::string> files;
+        std::vector<const resolve::Selected*> mine;
+        for (const auto& s : res.selected)
+            if (s.catalog == c.name) mine.push_back(&s);
+        if (mine.empty()) {
+            out.push_back(c);
+            continue;
+        }
+        const model::Catalog& cat = *c.catalog;
+        for (const auto* s : mine) {
+            auto pkg = cat.strings.find(s->package);
+            auto name = cat.strings.find(s->bundle);
+            const std::uint32_t bi = pkg && name ? cat.find_bundle(*pkg, *name) : model::npos32;
+            if (bi != model::npos32) files.insert(cat.files[cat.bundles[bi].pos.file]);
+        }
+        catalog::LoadOptions lo = catalog_options(g);
+        lo.keep_payloads = true;
+        const std::string& dir = paths.at(c.name);
+        if (files.size() == 1 && !files.begin()->empty()) {
+            std::filesystem::path file = *files.begin();
+            if (file.is_relative()) file = std::filesystem::path(dir) / file;
+            auto part = catalog::load_catalog(file, lo);
+            // Every blob of each package must be in that file.
+            bool whole = static_cast<bool>(part);
+            for (const auto* s : mine) {
+                if (!whole) break;
+                const auto* a = cat.package_info(s->package);
+                const auto* b = part->package_info(s->package);
+                whole = a != nullptr && b != nullptr && b->package != model::npos32 &&
+                        a->channels.size() == b->channels.size() &&
+                        a->bundles.size() == b->bundles.size();
+            }
+            if (whole) {
+                store.push_back(std::move(*part));
+                out.push_back({c.name, &store.back(), c.priority});
+                continue;
+            }
+        }
+        store.push_back(catalog::load_catalog(std::filesystem::path(dir), lo).take());
+        out.push_back({c.name, &store.back(), c.priority});
+    }
+    return out;
+}
+
 int run_plan(const Globals& g, const PlanCliOptions& o) {
     const RequestFlags& f = o.req;
     plan::check_namespace(o.namespace_name, "--namespace").take();
@@ -142,7 +212,8 @@ int run_plan(const Globals& g, const PlanCliOptions& o) {
     // One InstallPlan moves each operator by one hop.
     req.options.one_hop = true;
     std::deque<model::Catalog> store;
-    auto catalogs = load_request_catalogs(g, f, store, true);
+    const auto dirs = catalog_directories(f);
+    auto catalogs = load_request_catalogs(g, f, store, dirs.empty());
     auto res = resolve::resolve(catalogs, req).take();
     if (!res.satisfiable) {
         std::string msg = "no InstallPlan: the request has no solution\n" +
@@ -154,6 +225,7 @@ int run_plan(const Globals& g, const PlanCliOptions& o) {
     copts.open_image = [](const std::string& image) -> Result<std::unique_ptr<io::Tree>> {
         return catch_error([&] { return open_input(image, Want::bundle); });
     };
+    if (!dirs.empty()) catalogs = payload_catalogs(g, dirs, catalogs, res, store);
     auto gathered = plan::gather_contents(catalogs, res, copts).take();
     auto p = plan::make_install_plan(catalogs, req, res, gathered.bundles, popts).take();
     std::vector<std::string> warnings = res.warnings;
