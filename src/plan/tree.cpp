@@ -10,6 +10,7 @@
 #include "kpkg/io/emit.hpp"
 #include "kpkg/io/go.hpp"
 #include "permissions.hpp"
+#include "webhooks.hpp"
 
 namespace kpkg::plan {
 
@@ -204,18 +205,20 @@ Node binding(const char* kind, const char* role_kind, const std::string& name,
     return b;
 }
 
-Result<void> refuse_for_v1(const PlannedOperator& op) {
+Result<void> refuse_for_v1(const PlannedOperator& op, CertProvider provider) {
     const std::string bundle = text::quote(op.selected.bundle);
     const Node* hooks = at(op.csv, {"spec", "webhookdefinitions"});
-    if (hooks != nullptr && hooks->is_seq() && !hooks->items.empty()) {
+    if (provider == CertProvider::none && hooks != nullptr && hooks->is_seq() &&
+        !hooks->items.empty()) {
         std::vector<std::string> names;
         for (const auto& h : hooks->items)
             names.push_back(text_at(h, {"type"}) + " " + text_at(h, {"generateName"}));
         return Error::invalid(
             "bundle " + bundle +
             ": its CSV defines webhooks (spec.webhookdefinitions: " + text::join(names, ", ") +
-            "); without OLM their serving certificates need a certificate provider, which kpkg "
-            "does not render: install this operator with OLM (--format olm)");
+            "); without OLM their serving certificates need a certificate provider: give "
+            "--cert-provider cert-manager or openshift-service-ca, or install this operator "
+            "with OLM (--format olm)");
     }
     const Node* apis = at(op.csv, {"spec", "apiservicedefinitions", "owned"});
     if (apis != nullptr && apis->is_seq() && !apis->items.empty()) {
@@ -232,8 +235,9 @@ Result<void> refuse_for_v1(const PlannedOperator& op) {
 }
 
 Result<void> manifests_of(const PlannedOperator& op, const std::string& ns,
-                          const std::vector<std::string>& targets, std::vector<Placed>& out) {
-    if (auto r = refuse_for_v1(op); !r) return r;
+                          const std::vector<std::string>& targets, CertProvider provider,
+                          std::vector<Placed>& out) {
+    if (auto r = refuse_for_v1(op, provider); !r) return r;
     const std::string folder = op.selected.package;
     const std::string& csv = op.selected.bundle;
     const Node* install = at(op.csv, {"spec", "install", "spec"});
@@ -241,8 +245,21 @@ Result<void> manifests_of(const PlannedOperator& op, const std::string& ns,
     auto cluster = detail::permissions_of(install ? install->get("clusterPermissions") : nullptr);
     const bool all_namespaces = targets.empty();
 
+    std::vector<Node> crds;
     for (const auto& o : op.objects)
-        if (text_at(o, {"kind"}) == "CustomResourceDefinition") out.push_back({folder, o, 1});
+        if (text_at(o, {"kind"}) == "CustomResourceDefinition") crds.push_back(o);
+    auto hooks = detail::webhook_objects(csv, op.csv, crds, ns, targets, provider);
+    if (!hooks) return std::move(hooks).error();
+    for (auto& crd : crds) {
+        const std::string name = text_at(crd, {"metadata", "name"});
+        if (auto it = hooks->conversions.find(name); it != hooks->conversions.end()) {
+            ensure_map(crd, "spec").set("conversion", it->second);
+            Node& ann = ensure_map(ensure_map(crd, "metadata"), "annotations");
+            for (const auto& [k, v] : hooks->crd_annotations[name])
+                ann.set(k, Node::string(v));
+        }
+        out.push_back({folder, std::move(crd), 1});
+    }
 
     std::set<std::string> accounts;
     for (const auto* list : {&perms, &cluster})
@@ -284,6 +301,8 @@ Result<void> manifests_of(const PlannedOperator& op, const std::string& ns,
         out.push_back({folder, binding("ClusterRoleBinding", "ClusterRole", name, "", sa, ns), 2});
     }
 
+    for (auto& o : hooks->cert_objects)
+        out.push_back({folder, std::move(o), 3});
     for (const auto& o : op.objects) {
         const std::string kind = text_at(o, {"kind"});
         if (kind == "CustomResourceDefinition") continue;
@@ -291,6 +310,8 @@ Result<void> manifests_of(const PlannedOperator& op, const std::string& ns,
         if (namespaced(kind)) ensure_map(copy, "metadata").set("namespace", Node::string(ns));
         out.push_back({folder, std::move(copy), 3});
     }
+    for (auto& o : hooks->services)
+        out.push_back({folder, std::move(o), 3});
 
     // Deployments of the install strategy: the CSV's annotations (then the pod template's own)
     // and olm.targetNamespaces on the pod template, one old ReplicaSet kept.
@@ -322,8 +343,13 @@ Result<void> manifests_of(const PlannedOperator& op, const std::string& ns,
             for (auto& [k, v] : merged)
                 ann.set(k, std::move(v));
             dep.set("spec", std::move(spec));
+            if (auto it = hooks->cert_secrets.find(name); it != hooks->cert_secrets.end())
+                detail::mount_serving_cert(dep, it->second);
             out.push_back({folder, std::move(dep), 4});
         }
+    // The webhooks last: registered once what serves them is there.
+    for (auto& o : hooks->configurations)
+        out.push_back({folder, std::move(o), 5});
     return {};
 }
 
@@ -439,7 +465,8 @@ Result<GitOpsTree> make_tree(const InstallPlan& plan, const TreeOptions& opts) {
         }
     } else {
         for (const PlannedOperator* op : dependency_order(plan))
-            if (auto r = manifests_of(*op, ns, opts.target_namespaces, objs); !r)
+            if (auto r = manifests_of(*op, ns, opts.target_namespaces, opts.cert_provider, objs);
+                !r)
                 return std::move(r).error();
     }
 

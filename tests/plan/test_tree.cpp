@@ -444,6 +444,11 @@ TEST(PlanTree, WebhooksAndApiServicesAreRefusedWithoutOlm) {
         auto r = run_kpkg(vault_from(manifests_args(tmp / what), what));
         EXPECT_EQ(r.exit_code, 3) << what;
         EXPECT_TRUE(contains(r.err, "bundle \"vault-operator.v1.2.0\": its CSV ")) << r.err;
+        if (what == "webhook") {
+            EXPECT_TRUE(contains(r.err, "give --cert-provider cert-manager or "
+                                        "openshift-service-ca"))
+                << r.err;
+        }
         EXPECT_TRUE(contains(r.err, what == "webhook" ? "vvaultservice.kb.io"
                                                       : "v1.metrics.vault.example.com"))
             << r.err;
@@ -452,6 +457,97 @@ TEST(PlanTree, WebhooksAndApiServicesAreRefusedWithoutOlm) {
         auto olm = run_kpkg(vault_from(olm_args(tmp / (what + "-olm")), what));
         EXPECT_EQ(olm.exit_code, 0) << olm.err;
     }
+}
+
+TEST(PlanTree, CertManagerServesTheWebhooks) {
+    test::TempDir tmp;
+    const fs::path out = tmp / "out";
+    auto r = run_kpkg(
+        with(vault_from(manifests_args(out), "webhook"), {"--cert-provider", "cert-manager"}));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto files = read_tree(out);
+    const std::string cfg =
+        files.at("vault/validatingwebhookconfiguration-vvaultservice.kb.io.yaml");
+    EXPECT_TRUE(contains(cfg, "    cert-manager.io/inject-ca-from: "
+                              "operators/vault-operator-service-cert\n"))
+        << cfg;
+    EXPECT_TRUE(contains(cfg, "      name: vault-operator-service\n      port: 443\n")) << cfg;
+    // Only the target namespace's objects go through the webhook.
+    EXPECT_TRUE(contains(cfg, "    - key: kubernetes.io/metadata.name\n      operator: In\n"
+                              "      values:\n      - operators\n"))
+        << cfg;
+    EXPECT_TRUE(contains(files.at("vault/certificate-vault-operator-service-cert.yaml"),
+                         "  - vault-operator-service.operators.svc\n"));
+    EXPECT_TRUE(
+        contains(files.at("vault/issuer-vault-operator-service-cert-selfsigned-issuer.yaml"),
+                 "  selfSigned: {}\n"));
+    EXPECT_TRUE(contains(files.at("vault/service-vault-operator-service.yaml"),
+                         "  - name: \"443\"\n    port: 443\n    targetPort: 443\n"));
+    // The Deployment mounts the certificate where the webhook server reads it.
+    const std::string dep = files.at("vault/deployment-vault-operator.yaml");
+    EXPECT_TRUE(contains(dep, "        - name: webhook-cert\n          mountPath: "
+                              "/tmp/k8s-webhook-server/serving-certs\n"))
+        << dep;
+    EXPECT_TRUE(contains(dep, "          secretName: vault-operator-service-cert\n")) << dep;
+    // The webhook configuration comes last, after the Deployment serving it.
+    const auto res = resources(out);
+    EXPECT_EQ(res.back(), "vault/validatingwebhookconfiguration-vvaultservice.kb.io.yaml");
+    if (fs::exists(kubectl_path)) expect_kustomize_keeps_order(out);
+}
+
+TEST(PlanTree, OpenShiftServiceCaServesTheConversionWebhook) {
+    // vault alone (etcd installed), supporting only AllNamespaces, with a conversion webhook.
+    test::TempDir tmp;
+    auto r = run_kpkg({"plan", "vault", "--catalog", sample(), "-n", "operators", "--installed",
+                       testdata("plan/installed-etcd.yaml").string(), "--bundle-dir",
+                       bundle_dir("vault-operator.v1.2.0", "conversion"), "--offline",
+                       "--output-dir", (tmp / "out").string(), "--format", "manifests",
+                       "--cert-provider", "openshift-service-ca"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto files = read_tree(tmp / "out");
+    const std::string crd =
+        files.at("vault/customresourcedefinition-vaultservices.vault.security.coreos.com.yaml");
+    EXPECT_TRUE(contains(crd, "    service.beta.openshift.io/inject-cabundle: \"true\"\n"));
+    EXPECT_TRUE(contains(crd, "  conversion:\n    strategy: Webhook\n")) << crd;
+    EXPECT_TRUE(contains(crd, "          path: /convert\n          port: 9443\n")) << crd;
+    const std::string svc = files.at("vault/service-vault-operator-service.yaml");
+    EXPECT_TRUE(contains(svc, "    service.beta.openshift.io/serving-cert-secret-name: "
+                              "vault-operator-service-cert\n"))
+        << svc;
+    EXPECT_TRUE(contains(svc, "    targetPort: webhook\n")) << svc;
+    for (const auto& [path, bytes] : files) {
+        EXPECT_EQ(path.find("/issuer-"), std::string::npos) << path;
+        EXPECT_EQ(path.find("/certificate-"), std::string::npos) << path;
+    }
+}
+
+TEST(PlanTree, WebhooksOlmV1Refuses) {
+    test::TempDir tmp;
+    auto r = run_kpkg(with(vault_from(manifests_args(tmp / "out"), "webhook-bad"),
+                           {"--cert-provider", "cert-manager"}));
+    EXPECT_EQ(r.exit_code, 3);
+    EXPECT_TRUE(contains(r.err, "bundle \"vault-operator.v1.2.0\": OLM v1 refuses its webhooks:"))
+        << r.err;
+    for (const char* why :
+         {"\"vall.kb.io\" has a rule on API group \"*\", which OLM forbids",
+          "\"mhooks.kb.io\" has a rule on \"ValidatingWebhookConfigurations\" of "
+          "admissionregistration.k8s.io",
+          "\"mother.kb.io\" names deployment \"vault-webhook\", which the install strategy does "
+          "not have",
+          "conversion webhooks need a bundle that supports only the AllNamespaces install mode",
+          "names CRD \"etcdclusters.etcd.database.coreos.com\", which the bundle does not own"})
+        EXPECT_TRUE(contains(r.err, why)) << why << "\n" << r.err;
+    EXPECT_FALSE(fs::exists(tmp / "out"));
+    // APIServices stay refused with a certificate provider; --cert-provider is for manifests.
+    auto api = run_kpkg(with(vault_from(manifests_args(tmp / "api"), "apiservice"),
+                             {"--cert-provider", "cert-manager"}));
+    EXPECT_EQ(api.exit_code, 3);
+    EXPECT_TRUE(contains(api.err, "owns APIServices")) << api.err;
+    EXPECT_EQ(run_kpkg(with(olm_args(tmp / "o"), {"--cert-provider", "cert-manager"})).exit_code,
+              2);
+    auto bad = run_kpkg(with(manifests_args(tmp / "b"), {"--cert-provider", "vault"}));
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_TRUE(contains(bad.err, "give cert-manager or openshift-service-ca")) << bad.err;
 }
 
 TEST(PlanTree, CrdOwnedTwice) {

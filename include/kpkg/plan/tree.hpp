@@ -27,6 +27,10 @@
 namespace kpkg::plan {
 
 enum class TreeFormat : std::uint8_t { olm, manifests };
+// Who provides the serving certificates of webhooks in the manifests format.
+enum class CertProvider : std::uint8_t { none, cert_manager, openshift_service_ca };
+// "cert-manager" or "openshift-service-ca" (exit 2 otherwise).
+Result<CertProvider> parse_cert_provider(std::string_view s);
 // "olm" or "manifests" (exit 2 otherwise, naming the flag).
 Result<TreeFormat> parse_tree_format(std::string_view s);
 
@@ -38,6 +42,8 @@ struct TreeOptions {
     std::map<std::string, std::string> catalog_images;
     // argocd.argoproj.io/sync-wave annotations on every object.
     bool sync_waves = false;
+    // The manifests format: webhooks are refused without a certificate provider.
+    CertProvider cert_provider = CertProvider::none;
 };
 
 struct TreeFile {

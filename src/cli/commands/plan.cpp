@@ -30,6 +30,7 @@ struct PlanCliOptions {
     std::vector<std::string> target_namespaces;
     std::vector<std::string> catalog_images;
     bool sync_waves = false;
+    std::string cert_provider;
     bool check = false;
     bool force = false;
 };
@@ -70,6 +71,12 @@ plan::TreeOptions tree_options(const PlanCliOptions& o) {
         throw Exception(Error::usage("--catalog-image is for --format olm (a manifests tree "
                                      "has no CatalogSource)"));
     t.sync_waves = o.sync_waves;
+    if (!o.cert_provider.empty()) {
+        if (t.format != plan::TreeFormat::manifests)
+            throw Exception(Error::usage("--cert-provider is for --format manifests (with OLM, "
+                                         "OLM provides the webhooks' certificates)"));
+        t.cert_provider = plan::parse_cert_provider(o.cert_provider).take();
+    }
     return t;
 }
 
@@ -178,11 +185,13 @@ int run_plan(const Globals& g, const PlanCliOptions& o) {
     const RequestFlags& f = o.req;
     plan::check_namespace(o.namespace_name, "--namespace").take();
     const bool tree = !o.output_dir.empty();
-    if (!tree && (!o.tree_format.empty() || !o.target_namespaces.empty() ||
-                  !o.catalog_images.empty() || o.sync_waves || o.check || o.force))
-        throw Exception(Error::usage("--format, --target-namespaces, --catalog-image, "
-                                     "--sync-waves, --check and --force are for trees: give "
-                                     "--output-dir DIR"));
+    if (!tree &&
+        (!o.tree_format.empty() || !o.target_namespaces.empty() || !o.catalog_images.empty() ||
+         o.sync_waves || !o.cert_provider.empty() || o.check || o.force))
+        throw Exception(
+            Error::usage("--format, --target-namespaces, --catalog-image, "
+                         "--sync-waves, --cert-provider, --check and --force are for trees: give "
+                         "--output-dir DIR"));
     const plan::TreeOptions topts = tree ? tree_options(o) : plan::TreeOptions{};
     plan::check_namespace(o.catalog_namespace, "--catalog-namespace").take();
     plan::PlanOptions popts;
@@ -290,6 +299,10 @@ void setup(CLI::App& root, Context& ctx) {
         ->option_text("[NAME=]REF");
     cmd->add_flag("--sync-waves", opts->sync_waves,
                   "Annotate the objects with Argo CD sync waves in apply order");
+    cmd->add_option("--cert-provider", opts->cert_provider,
+                    "Who provides webhook certificates without OLM (--format manifests): "
+                    "cert-manager or openshift-service-ca")
+        ->option_text("PROVIDER");
     cmd->add_flag("--check", opts->check,
                   "Only compare the tree in DIR with the plan: exit 5 when it differs");
     cmd->add_flag("--force", opts->force,
