@@ -145,6 +145,7 @@ complete -c kpkg -n '__fish_seen_subcommand_from plan' -l format -x -a 'olm mani
 complete -c kpkg -n '__fish_seen_subcommand_from plan' -l target-namespaces -x -d 'The namespaces the operators watch, comma-separated'
 complete -c kpkg -n '__fish_seen_subcommand_from plan' -l catalog-image -x -d 'The image of a catalog\'s CatalogSource: [NAME=]REF'
 complete -c kpkg -n '__fish_seen_subcommand_from plan' -l sync-waves -d 'Annotate the objects with Argo CD sync waves'
+complete -c kpkg -n '__fish_seen_subcommand_from plan' -l cert-provider -x -a 'cert-manager openshift-service-ca' -d 'Who provides webhook certificates without OLM'
 complete -c kpkg -n '__fish_seen_subcommand_from plan' -l check -d 'Only compare the tree in DIR: exit 5 when it differs'
 complete -c kpkg -n '__fish_seen_subcommand_from plan' -l force -d 'Write into DIR even when it holds files kpkg plan did not write'
 

@@ -10,7 +10,8 @@
 //    registry+v1 bundle: common/ holds the Namespace; <package>/ holds, per operator in
 //    dependency order, its CRDs, ServiceAccounts, Roles and RoleBindings per target namespace,
 //    ClusterRoles and ClusterRoleBindings (the namespaced permissions too when all namespaces are
-//    targeted), the bundle's other objects and the Deployments of the CSV's install strategy.
+//    targeted), the bundle's other objects and the Deployments of the CSV's install strategy;
+//    with a certificate provider, what its webhooks need (src/plan/webhooks.hpp).
 // One file per object, <kind>-<name>.yaml (kind in lower case; a namespaced object outside the
 // install namespace is <kind>-<namespace>-<name>.yaml), and kustomization.yaml listing them in
 // apply order with sortOptions.order fifo (kustomize otherwise reorders by kind).
@@ -60,8 +61,8 @@ struct GitOpsTree {
 // Errors: target namespaces an operator's install modes do not allow, or none given when one
 // does not support all namespaces (exit 2, naming the bundle and its modes); a catalog without
 // --catalog-image in the olm format (exit 2); two bundles owning the same CRD, and in the
-// manifests format what OLM v1 refuses: webhooks and APIServices (no certificate provider is
-// rendered), conversion webhooks (exit 3, naming the bundle).
+// manifests format what OLM v1 refuses: webhooks without a certificate provider or failing its
+// checks, APIServices (exit 3, naming the bundle).
 Result<GitOpsTree> make_tree(const InstallPlan& plan, const TreeOptions& opts);
 
 // The name of the file listing the files of a tree kpkg wrote (one relative path a line).
