@@ -121,7 +121,14 @@ mode_t current_umask() {
 Result<TreeChanges> write_tree(const fs::path& dir_arg, const GitOpsTree& tree,
                                const WriteOptions& opts) {
     std::error_code ec;
-    fs::path dir = dir_arg;
+    // An absolute path without a trailing '/' ("out/", "." and ".." name their directory).
+    fs::path dir = fs::absolute(dir_arg, ec).lexically_normal();
+    if (ec) return io_error("cannot resolve", dir_arg, ec);
+    while (!dir.has_filename() && dir.has_relative_path())
+        dir = dir.parent_path();
+    if (!dir.has_relative_path())
+        return Error::usage("--output-dir " + dir_arg.string() +
+                            ": the root directory cannot be a tree");
     const fs::file_status lst = fs::symlink_status(dir, ec);
     if (fs::is_symlink(lst)) {
         // A link to the tree: the directory it names is the one replaced.
