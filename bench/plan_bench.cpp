@@ -208,6 +208,9 @@ int main(int argc, char** argv) {
         a.insert(a.end(), more.begin(), more.end());
         return a;
     };
+    // For scale on a busy machine: the resolution alone, the same catalog image read.
+    measure(("resolve " + package + " (for scale)").c_str(),
+            {"resolve", package, "--catalog", catalog.string()}, cache, runs);
     measure("plan -o yaml (the InstallPlan)", with({"-o", "yaml"}), cache, runs);
     measure("plan --output-dir --format olm (rerun)",
             with({"--output-dir", (scratch / "olm").string(), "--format", "olm", "--catalog-image",
