@@ -464,10 +464,18 @@ Result<GitOpsTree> make_tree(const InstallPlan& plan, const TreeOptions& opts) {
             objs.push_back({s.package, std::move(sub), 2});
         }
     } else {
-        for (const PlannedOperator* op : dependency_order(plan))
+        // Sync waves 1-5 for the first operator, 6-10 for the next...: an operator's objects
+        // after those of the operators it depends on, as written.
+        int base = 0;
+        for (const PlannedOperator* op : dependency_order(plan)) {
+            const std::size_t first = objs.size();
             if (auto r = manifests_of(*op, ns, opts.target_namespaces, opts.cert_provider, objs);
                 !r)
                 return std::move(r).error();
+            for (std::size_t i = first; i < objs.size(); ++i)
+                objs[i].wave += base;
+            base += 5;
+        }
     }
 
     GitOpsTree tree;

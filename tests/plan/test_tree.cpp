@@ -162,6 +162,35 @@ TEST(PlanTree, ManifestsContent) {
     EXPECT_EQ(secret->front().root.get("metadata")->get("namespace")->text, "operators");
 }
 
+TEST(PlanTree, SyncWavesFollowTheApplyOrder) {
+    test::TempDir tmp;
+    ASSERT_EQ(run_kpkg(with(manifests_args(tmp / "out"), {"--sync-waves"})).exit_code, 0);
+    auto wave = [&](const std::string& file) {
+        auto docs = io::parse_yaml(read_file(tmp / "out" / file), file);
+        EXPECT_TRUE(docs) << file;
+        if (!docs) return std::string();
+        const io::Node* ann = docs->front().root.get("metadata")->get("annotations");
+        const io::Node* w = ann != nullptr ? ann->get("argocd.argoproj.io/sync-wave") : nullptr;
+        return w != nullptr ? w->text : std::string("none");
+    };
+    EXPECT_EQ(wave("common/namespace-operators.yaml"), "0");
+    EXPECT_EQ(wave("etcd/customresourcedefinition-etcdbackups.etcd.database.coreos.com.yaml"), "1");
+    EXPECT_EQ(wave("etcd/serviceaccount-etcd-operator.yaml"), "2");
+    EXPECT_EQ(wave("etcd/service-etcd-operator-metrics.yaml"), "3");
+    EXPECT_EQ(wave("etcd/deployment-etcd-operator.yaml"), "4");
+    // vault, which requires etcd, in the waves after etcd's.
+    EXPECT_EQ(wave("vault/customresourcedefinition-vaultservices.vault.security.coreos.com.yaml"),
+              "6");
+    EXPECT_EQ(wave("vault/deployment-vault-operator.yaml"), "9");
+    // Waves never go down along kustomization.yaml's order.
+    int last = 0;
+    for (const auto& r : resources(tmp / "out")) {
+        const int w = std::stoi(wave(r));
+        EXPECT_GE(w, last) << r;
+        (void)(w > last ? last = w : last);
+    }
+}
+
 TEST(PlanTree, AllNamespacesPromotesPermissions) {
     // etcd installed: vault alone, which supports AllNamespaces (the default without
     // --target-namespaces).
