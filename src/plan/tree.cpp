@@ -407,13 +407,15 @@ Result<GitOpsTree> make_tree(const InstallPlan& plan, const TreeOptions& opts) {
     if (opts.format == TreeFormat::olm) {
         std::set<std::string> catalogs;
         for (const auto& op : plan.operators)
-            if (!op.dependency) catalogs.insert(op.selected.catalog);
+            catalogs.insert(op.selected.catalog); // OLM resolves the dependencies there too
+
         std::map<std::string, std::string> images = opts.catalog_images;
         if (auto unnamed = images.find(""); unnamed != images.end()) {
             // REF alone: the image of the one catalog.
             if (catalogs.size() != 1 || images.size() != 1)
                 return Error::usage("--catalog-image " + text::quote(unnamed->second) +
-                                    ": the Subscriptions name " + std::to_string(catalogs.size()) +
+                                    ": the plan's operators come from " +
+                                    std::to_string(catalogs.size()) +
                                     " catalogs; give NAME=REF for each");
             images = {{*catalogs.begin(), unnamed->second}};
         }
@@ -434,7 +436,8 @@ Result<GitOpsTree> make_tree(const InstallPlan& plan, const TreeOptions& opts) {
         }
         if (!missing.empty())
             return Error::usage(
-                "--format olm writes a CatalogSource for each catalog the Subscriptions name, "
+                "--format olm writes a CatalogSource for each catalog the plan's operators come "
+                "from, "
                 "and the image of " +
                 text::join(missing, ", ") + " is not known: give --catalog-image " +
                 (catalogs.size() == 1 ? "REF" : "NAME=REF") + " (the catalog's image)");
@@ -442,7 +445,7 @@ Result<GitOpsTree> make_tree(const InstallPlan& plan, const TreeOptions& opts) {
             if (!catalogs.count(name))
                 return Error::usage(
                     "--catalog-image " + text::quote(name + "=" + ref) + ": " + text::quote(name) +
-                    " is not a catalog of the plan's " + "Subscriptions (" +
+                    " is not a catalog of the plan's " + "operators (" +
                     text::join(std::vector<std::string>(catalogs.begin(), catalogs.end()), ", ") +
                     ")");
         Node og = object("operators.coreos.com/v1", "OperatorGroup", ns, ns);

@@ -612,6 +612,47 @@ TEST(PlanTree, CrdOwnedTwice) {
     }
 }
 
+TEST(PlanTree, CatalogSourceForEveryCatalogOfThePlan) {
+    // vault from one catalog, the etcd it requires from another: OLM resolves etcd again from its
+    // catalog, which needs a CatalogSource too.
+    test::TempDir tmp;
+    std::vector<std::string> args = {"plan",
+                                     "vault",
+                                     "--catalog",
+                                     "vaults=" + testdata("catalog/vault").string(),
+                                     "--catalog",
+                                     "etcds=" + testdata("catalog/etcd").string(),
+                                     "-n",
+                                     "operators",
+                                     "--bundle-dir",
+                                     bundle_dir("vault-operator.v1.2.0"),
+                                     "--bundle-dir",
+                                     bundle_dir("etcdoperator.v0.9.4"),
+                                     "--offline",
+                                     "--output-dir",
+                                     (tmp / "out").string(),
+                                     "--format",
+                                     "olm",
+                                     "--target-namespaces",
+                                     "operators"};
+    auto one = run_kpkg(with(args, {"--catalog-image", "quay.io/example/vaults:v1"}));
+    EXPECT_EQ(one.exit_code, 2);
+    EXPECT_TRUE(contains(one.err, "the plan's operators come from 2 catalogs; give NAME=REF"))
+        << one.err;
+    auto missing = run_kpkg(with(args, {"--catalog-image", "vaults=quay.io/example/vaults:v1"}));
+    EXPECT_EQ(missing.exit_code, 2);
+    EXPECT_TRUE(contains(missing.err, "the image of etcds is not known")) << missing.err;
+    EXPECT_FALSE(fs::exists(tmp / "out"));
+    auto r = run_kpkg(with(args, {"--catalog-image", "vaults=quay.io/example/vaults:v1",
+                                  "--catalog-image", "etcds=quay.io/example/etcds:v1"}));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto files = read_tree(tmp / "out");
+    EXPECT_TRUE(contains(files.at("common/catalogsource-olm-etcds.yaml"),
+                         "  image: quay.io/example/etcds:v1\n"));
+    EXPECT_TRUE(contains(files.at("vault/subscription-vault.yaml"), "  source: vaults\n"));
+    EXPECT_FALSE(files.count("etcd/subscription-etcd.yaml"));
+}
+
 TEST(PlanTree, FlagMistakes) {
     test::TempDir tmp;
     auto no_image = run_kpkg(vault_tree(tmp / "o", "olm", {"--target-namespaces", "operators"}));

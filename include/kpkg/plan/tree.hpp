@@ -3,7 +3,8 @@
 // Two formats:
 //  - olm: for clusters with OLM. common/ holds the Namespace, its OperatorGroup (target
 //    namespaces, checked against every planned CSV's install modes as OLM checks them) and a
-//    CatalogSource per catalog the Subscriptions name; <package>/ holds the Subscription of each
+//    CatalogSource per catalog the planned operators come from (OLM resolves their dependencies
+//    there again); <package>/ holds the Subscription of each
 //    requested package, startingCSV pinned to the resolved CSV, with the approval asked for
 //    (OLM resolves the dependencies itself).
 //  - manifests: for clusters without OLM, the objects OLM v1 (operator-controller) makes of a
