@@ -40,7 +40,7 @@ __kpkg_flags() {
         "kpkg package tree") __kpkg_flags="$global --config-testcase --component --cluster --config-path" ;;
         "kpkg package render") __kpkg_flags="$global --config-testcase --component --config --name --namespace --environment --as --image --output-dir" ;;
         "kpkg resolve") __kpkg_flags="$global --catalog --priority --installed --starting-csv --source --upgrade --one-hop --exclude-deprecated --all-packages --lockfile --locked --debug-testcase" ;;
-        "kpkg plan") __kpkg_flags="$global --catalog --priority --installed --starting-csv --source --upgrade --exclude-deprecated -n --namespace --approval --catalog-namespace --bundle-dir" ;;
+        "kpkg plan") __kpkg_flags="$global --catalog --priority --installed --starting-csv --source --upgrade --exclude-deprecated -n --namespace --approval --catalog-namespace --bundle-dir --output-dir --format --target-namespaces --catalog-image --sync-waves --cert-provider --check --force" ;;
         *) __kpkg_flags=$global ;;
     esac
 }
@@ -80,7 +80,8 @@ _kpkg() {
             -o | --output | --image | --k8s-version | --channel | --format | --output-file | \
                 --catalog | --priority | --installed | --starting-csv | --source | --debug-testcase | --from | --to | --lockfile | --locked | \
                 -t | --tag | --save | --platform | --label | --base-image | --older-than | \
-                -n | --namespace | --approval | --catalog-namespace | --bundle-dir)
+                -n | --namespace | --approval | --catalog-namespace | --bundle-dir | \
+                --output-dir | --target-namespaces | --catalog-image | --cert-provider)
                 # Its value follows; "--output=json" may arrive split as "--output" "=" "json".
                 if [[ ${COMP_WORDS[i + 1]} == = ]]; then ((i += 2)); else ((i++)); fi
                 # A value with a colon (oci:DIR, quay.io/op:v1) arrives split at it as well.
@@ -197,8 +198,22 @@ _kpkg() {
         mapfile -t COMPREPLY < <(compgen -d -- "${cur#*=}")
         return
     fi
-    # -n/--namespace NS, --catalog-namespace NS: nothing to offer.
-    [[ $prev == -n || $prev == --namespace || $prev == --catalog-namespace ]] && return
+    # -n/--namespace NS, --catalog-namespace NS, --target-namespaces NS,..., --catalog-image
+    # [NAME=]REF: nothing to offer.
+    [[ $prev == -n || $prev == --namespace || $prev == --catalog-namespace || $prev == --target-namespaces || $prev == --catalog-image ]] && return
+    if [[ $prev == --output-dir ]]; then
+        compopt -o filenames 2>/dev/null
+        mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+        return
+    fi
+    if [[ $prev == --cert-provider ]]; then
+        COMPREPLY=($(compgen -W "cert-manager openshift-service-ca" -- "$cur"))
+        return
+    fi
+    if [[ $prev == --format && $path == "kpkg plan" ]]; then
+        COMPREPLY=($(compgen -W "olm manifests" -- "$cur"))
+        return
+    fi
     if [[ $prev == --format ]]; then
         COMPREPLY=($(compgen -W "text dot mermaid" -- "$cur"))
         return

@@ -7,6 +7,7 @@
 
 #include "kpkg/core/text.hpp"
 #include "kpkg/io/go.hpp"
+#include "permissions.hpp"
 
 namespace kpkg::plan {
 
@@ -149,20 +150,11 @@ io::Node& ensure_map(io::Node& parent, const std::string& k) {
     return *n;
 }
 
-// --- RBAC of the install strategy -------------------------------------------------------------
+} // namespace
 
-struct Rule {
-    bool has_verbs = false;
-    std::vector<std::string> verbs, api_groups, resources, resource_names, non_resource_urls;
-};
+namespace detail {
 
-struct Permission {
-    std::string service_account;
-    bool has_rules = false;
-    std::vector<Rule> rules;
-};
-
-std::vector<std::string> strings_of(const io::Node* n) {
+static std::vector<std::string> strings_of(const io::Node* n) {
     std::vector<std::string> out;
     if (n == nullptr || !n->is_seq()) return out;
     for (const auto& i : n->items)
@@ -196,7 +188,7 @@ std::vector<Permission> permissions_of(const io::Node* list) {
 }
 
 // rbacv1.PolicyRule: verbs always, the others when not empty.
-void rule_json(std::string& out, const Rule& r) {
+static void rule_json(std::string& out, const Rule& r) {
     out += '{';
     key(out, "verbs");
     if (r.has_verbs)
@@ -215,6 +207,22 @@ void rule_json(std::string& out, const Rule& r) {
     out += '}';
 }
 
+io::Node rule_node(const Rule& r) {
+    io::Node n = io::Node::map();
+    auto list = [&](const char* k, const std::vector<std::string>& v, bool always) {
+        if (v.empty() && !always) return;
+        io::Node& l = n.set(k, io::Node::seq());
+        for (const auto& x : v)
+            l.push(io::Node::string(x));
+    };
+    list("verbs", r.verbs, true);
+    list("apiGroups", r.api_groups, false);
+    list("resources", r.resources, false);
+    list("resourceNames", r.resource_names, false);
+    list("nonResourceURLs", r.non_resource_urls, false);
+    return n;
+}
+
 std::string rules_json(const Permission& p) {
     if (!p.has_rules) return "null";
     std::string out = "[";
@@ -225,6 +233,15 @@ std::string rules_json(const Permission& p) {
     out += ']';
     return out;
 }
+
+} // namespace detail
+
+using detail::Permission;
+using detail::permissions_of;
+using detail::Rule;
+using detail::rules_json;
+
+namespace {
 
 // The name hash of a Role (namespace empty) or ClusterRole: json.Encoder output of
 // {name, namespace?, permission{serviceAccountName, rules}}.
@@ -592,6 +609,9 @@ Result<InstallPlan> make_install_plan(const std::vector<resolve::CatalogSource>&
                                   text::quote(name) + " (" + api + ") is not a kind OLM creates");
         }
 
+        op.csv = csv->object;
+        for (const BundleObject* o : others)
+            op.objects.push_back(o->object);
         // The CSV step.
         io::Node obj = csv->object;
         std::string api_version = text_at(obj, {"apiVersion"});

@@ -6,23 +6,30 @@
 #include <cstdint>
 
 #include "kpkg/plan/installplan.hpp"
+#include "kpkg/plan/tree.hpp"
 
 namespace kpkg::plan {
 
-std::string base62_sha224(std::string_view bytes) {
+namespace {
+
+// The SHA-224 of `bytes` as a number in `base` (digits 0-9a-zA-Z), most significant digit first,
+// without leading zeros, as Go's big.Int Text writes it.
+std::string sha224_in_base(std::string_view bytes, unsigned base) {
     std::array<unsigned char, SHA224_DIGEST_LENGTH> digest{};
     SHA224(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest.data());
-    // Long division of the big-endian number by 62, least significant digit first.
+    // Long division of the big-endian number by `base`, least significant digit first.
     static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
     std::array<unsigned char, SHA224_DIGEST_LENGTH> n = digest;
     std::size_t start = 0;
+    while (start < n.size() && n[start] == 0)
+        ++start;
     std::string out;
     while (start < n.size()) {
         unsigned rem = 0;
         for (std::size_t i = start; i < n.size(); ++i) {
             const unsigned cur = (rem << 8) | n[i];
-            n[i] = static_cast<unsigned char>(cur / 62);
-            rem = cur % 62;
+            n[i] = static_cast<unsigned char>(cur / base);
+            rem = cur % base;
         }
         out.push_back(digits[rem]);
         while (start < n.size() && n[start] == 0)
@@ -30,6 +37,16 @@ std::string base62_sha224(std::string_view bytes) {
     }
     if (out.empty()) out.push_back('0');
     return {out.rbegin(), out.rend()};
+}
+
+} // namespace
+
+std::string base62_sha224(std::string_view bytes) {
+    return sha224_in_base(bytes, 62);
+}
+
+std::string base36_sha224(std::string_view bytes) {
+    return sha224_in_base(bytes, 36);
 }
 
 std::string rbac_name(std::string_view base, std::string_view hash) {

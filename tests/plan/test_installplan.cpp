@@ -255,6 +255,25 @@ TEST(PlanCli, SampleCatalogStepOrder) {
     EXPECT_EQ(secret->version, "v1");
 }
 
+TEST(PlanCli, PackageSplitOverFilesGivesTheSamePlan) {
+    // The plan reads the selected bundles' properties again from the one file holding their
+    // package; a package spread over two files is read from the whole catalog instead, and the
+    // plan is the same.
+    test::TempDir tmp;
+    const std::string vault = read_file(testdata("catalog/vault/catalog.yaml"));
+    const auto cut = vault.find("---\nschema: olm.bundle");
+    ASSERT_NE(cut, std::string::npos);
+    tmp.write("catalog/etcd/catalog.json", read_file(testdata("catalog/etcd/catalog.json")));
+    tmp.write("catalog/vault/package.yaml", vault.substr(0, cut));
+    tmp.write("catalog/vault/bundles.yaml", vault.substr(cut));
+    auto args = with(vault_args(), {"-o", "yaml"});
+    for (auto& a : args)
+        if (a == sample()) a = (tmp / "catalog").string();
+    auto r = run_kpkg(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, read_file(testdata("plan/expected/vault.yaml")));
+}
+
 TEST(PlanCli, ManualApproval) {
     auto r = run_kpkg(with(vault_args(), {"--approval", "Manual", "-o", "json"}));
     ASSERT_EQ(r.exit_code, 0) << r.err;

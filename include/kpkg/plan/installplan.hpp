@@ -139,6 +139,9 @@ struct PlannedOperator {
     ContentSource source = ContentSource::directory;
     std::string origin;
     std::size_t first_step = 0, step_count = 0; // its steps (the Subscription step excluded)
+    // The bundle's CSV as the bundle has it, and its other objects in step order (for trees).
+    io::Node csv;
+    std::vector<io::Node> objects;
 };
 
 struct InstallPlan {
