@@ -1435,6 +1435,381 @@ private:
     std::shared_ptr<Budget> budget_;
 };
 
+// ------------------------------------------------------------------------------------------------
+// JSON Schema mode (gojsonschema's checks and wording, for kubeconform)
+
+// gojsonschema's name of a value's type: whole numbers are "integer".
+std::string json_type_of(const Node& n) {
+    const Scalar d = scalar(n);
+    if (d.type == JType::number && std::isfinite(d.num) && d.num == std::floor(d.num))
+        return "integer";
+    return jtype_name(d.type);
+}
+
+// A JSON value as encoding/json writes it (compact).
+std::string compact_json(const Node& n) {
+    io::JsonStyle st;
+    st.indent = 0;
+    std::string j = io::to_json(n, st);
+    while (!j.empty() && j.back() == '\n')
+        j.pop_back();
+    return j;
+}
+
+bool json_format_ok(std::string_view format, std::string_view v) {
+    static constexpr std::string_view checked[] = {"date-time", "date",  "ipv4", "ipv6",
+                                                   "hostname",  "email", "uuid"};
+    for (std::string_view f : checked)
+        if (f == format) return check_format(format, v);
+    return true;
+}
+
+class JsonValidator {
+public:
+    JsonValidator(std::vector<FieldError>& out, const SchemaLoader& load,
+                  const JsonSchemaLimits& limits, std::uint64_t& used,
+                  std::set<std::string>& loaded)
+        : out_(out), load_(load), limits_(limits), used_(used), loaded_(loaded) {}
+
+    std::optional<Error> failure; // a schema problem: the validation is abandoned
+
+    void validate(const Node& s, const Node* doc, const Node& data, const std::string& name,
+                  std::size_t depth, std::size_t hops = 0) {
+        if (failure) return;
+        if (++used_ > limits_.max_checks) {
+            fail("validation needs more than " + std::to_string(limits_.max_checks) + " checks");
+            return;
+        }
+        if (depth > limits_.max_depth) {
+            add(name, "nesting deeper than " + std::to_string(limits_.max_depth) + " levels",
+                data.mark);
+            return;
+        }
+        if (!s.is_map()) return;
+        // draft 4: a $ref replaces its siblings.
+        if (const Node* ref = kw(s, "$ref"); ref && ref->is_string()) {
+            if (hops >= limits_.max_ref_hops) {
+                fail("$ref " + quote(ref->text) + ": more than " +
+                     std::to_string(limits_.max_ref_hops) +
+                     " $refs in a row without reaching a schema (a $ref cycle?)");
+                return;
+            }
+            const Node* target_doc = doc;
+            const Node* target = resolve(ref->text, doc, target_doc);
+            if (!target) return;
+            validate(*target, target_doc, data, name, depth, hops + 1);
+            return;
+        }
+        // type
+        std::vector<std::string> types;
+        if (kw_true(s, "x-kubernetes-int-or-string")) {
+            types = {"integer", "string"};
+        } else if (const Node* t = kw(s, "type")) {
+            if (t->is_string())
+                types = {t->text};
+            else if (t->is_seq())
+                for (const auto& i : t->items)
+                    if (i.is_string()) types.push_back(i.text);
+        }
+        const std::string have = json_type_of(data);
+        if (!types.empty()) {
+            const bool ok = std::find(types.begin(), types.end(), have) != types.end() ||
+                            (have == "integer" &&
+                             std::find(types.begin(), types.end(), "number") != types.end());
+            if (!ok) {
+                std::string expected = types.size() == 1 ? types[0] : "[";
+                if (types.size() > 1) {
+                    for (std::size_t i = 0; i < types.size(); ++i)
+                        expected += (i ? "," : "") + types[i];
+                    expected += "]";
+                }
+                add(name, "Invalid type. Expected: " + expected + ", given: " + have, data.mark);
+                return;
+            }
+        }
+        junctors(s, doc, data, name, depth);
+        if (const Node* en = kw_seq(s, "enum"); en && !en->items.empty()) {
+            bool found = false;
+            for (const auto& v : en->items)
+                found = found || json_equal(v, data);
+            if (!found) {
+                std::string allowed;
+                for (std::size_t i = 0; i < en->items.size(); ++i)
+                    allowed += (i ? ", " : "") + compact_json(en->items[i]);
+                add(name, field_of(name) + " must be one of the following: " + allowed, data.mark);
+            }
+        }
+        if (data.is_seq()) arrays(s, doc, data, name, depth);
+        if (data.is_map()) objects(s, doc, data, name, depth);
+        if (have == "string") strings(s, data, name);
+        if (have == "integer" || have == "number") numbers(s, scalar(data).num, data, name);
+    }
+
+private:
+    static std::string field_of(const std::string& name) { return name.empty() ? "(root)" : name; }
+    static std::string child(const std::string& name, const std::string& key) {
+        return name.empty() ? key : name + "." + key;
+    }
+    void add(const std::string& name, std::string message, const io::Mark& m) {
+        out_.push_back({field_of(name), std::move(message), m});
+    }
+    void fail(std::string message) {
+        if (!failure) failure = Error::invalid(std::move(message));
+    }
+
+    // "#/a/b" in `doc`, or "other.json#/a/b" in the document the loader returns.
+    const Node* resolve(const std::string& ref, const Node* doc, const Node*& target_doc) {
+        const auto hash = ref.find('#');
+        const std::string uri = ref.substr(0, hash);
+        const std::string pointer = hash == std::string::npos ? "" : ref.substr(hash + 1);
+        if (!uri.empty()) {
+            if (!load_) {
+                fail("$ref " + quote(ref) + ": no document to resolve " + quote(uri) + " against");
+                return nullptr;
+            }
+            if (loaded_.insert(uri).second && loaded_.size() > limits_.max_documents) {
+                fail("$ref " + quote(ref) + ": more than " + std::to_string(limits_.max_documents) +
+                     " schema documents");
+                return nullptr;
+            }
+            auto d = load_(uri);
+            if (!d) {
+                fail("$ref " + quote(ref) + ": " + d.error().message);
+                return nullptr;
+            }
+            doc = *d;
+        }
+        target_doc = doc;
+        const Node* at = doc;
+        if (!at) {
+            fail("$ref " + quote(ref) + ": no document");
+            return nullptr;
+        }
+        if (!pointer.empty() && pointer[0] != '/') {
+            fail("$ref " + quote(ref) + ": only JSON pointers (#/...) are supported");
+            return nullptr;
+        }
+        for (std::size_t i = 1; i <= pointer.size();) {
+            const auto slash = pointer.find('/', i);
+            std::string token =
+                pointer.substr(i, slash == std::string::npos ? std::string::npos : slash - i);
+            std::string t;
+            for (std::size_t k = 0; k < token.size(); ++k) {
+                if (token[k] == '~' && k + 1 < token.size()) {
+                    t += token[k + 1] == '1' ? '/' : '~';
+                    ++k;
+                } else if (token[k] == '%' && k + 2 < token.size() &&
+                           std::isxdigit(static_cast<unsigned char>(token[k + 1])) &&
+                           std::isxdigit(static_cast<unsigned char>(token[k + 2]))) {
+                    t += static_cast<char>(std::stoi(token.substr(k + 1, 2), nullptr, 16));
+                    k += 2;
+                } else {
+                    t += token[k];
+                }
+            }
+            const Node* next = nullptr;
+            if (at->is_map()) {
+                next = at->get(t);
+            } else if (at->is_seq() && !t.empty() && all_digits(t) && t.size() < 10) {
+                const std::size_t n = std::stoul(t);
+                if (n < at->items.size()) next = &at->items[n];
+            }
+            if (!next) {
+                fail("$ref " + quote(ref) + ": " + quote(t) + " not found");
+                return nullptr;
+            }
+            at = next;
+            if (slash == std::string::npos) break;
+            i = slash + 1;
+        }
+        return at;
+    }
+
+    void junctors(const Node& s, const Node* doc, const Node& data, const std::string& name,
+                  std::size_t depth) {
+        auto attempt = [&](const Node& sub, std::vector<FieldError>& errs) {
+            JsonValidator v(errs, load_, limits_, used_, loaded_);
+            v.validate(sub, doc, data, name, depth);
+            if (v.failure && !failure) failure = v.failure;
+        };
+        if (const Node* any = kw_seq(s, "anyOf"); any && !any->items.empty()) {
+            std::optional<std::vector<FieldError>> best;
+            bool ok = false;
+            for (const auto& sub : any->items) {
+                std::vector<FieldError> errs;
+                attempt(sub, errs);
+                if (errs.empty()) {
+                    ok = true;
+                    break;
+                }
+                if (!best || errs.size() < best->size()) best = std::move(errs);
+            }
+            if (!ok) {
+                add(name, "Must validate at least one schema (anyOf)", data.mark);
+                out_.insert(out_.end(), best->begin(), best->end());
+            }
+        }
+        if (const Node* one = kw_seq(s, "oneOf"); one && !one->items.empty()) {
+            std::optional<std::vector<FieldError>> best;
+            int valid = 0;
+            for (const auto& sub : one->items) {
+                std::vector<FieldError> errs;
+                attempt(sub, errs);
+                if (errs.empty())
+                    ++valid;
+                else if (!best || errs.size() < best->size())
+                    best = std::move(errs);
+            }
+            if (valid != 1) {
+                add(name, "Must validate one and only one schema (oneOf)", data.mark);
+                if (valid == 0) out_.insert(out_.end(), best->begin(), best->end());
+            }
+        }
+        if (const Node* all = kw_seq(s, "allOf")) {
+            bool failed = false;
+            for (const auto& sub : all->items) {
+                std::vector<FieldError> errs;
+                attempt(sub, errs);
+                failed = failed || !errs.empty();
+                out_.insert(out_.end(), errs.begin(), errs.end());
+            }
+            if (failed) add(name, "Must validate all the schemas (allOf)", data.mark);
+        }
+        if (const Node* n = kw_map(s, "not")) {
+            std::vector<FieldError> errs;
+            attempt(*n, errs);
+            if (errs.empty()) add(name, "Must not validate the schema (not)", data.mark);
+        }
+    }
+
+    void strings(const Node& s, const Node& data, const std::string& name) {
+        const std::string& v = data.text;
+        const auto len = static_cast<std::int64_t>(rune_count(v));
+        if (auto mn = kw_int(s, "minLength"); mn && len < *mn)
+            add(name, "String length must be greater than or equal to " + std::to_string(*mn),
+                data.mark);
+        if (auto mx = kw_int(s, "maxLength"); mx && len > *mx)
+            add(name, "String length must be less than or equal to " + std::to_string(*mx),
+                data.mark);
+        if (const std::string pat = kw_string(s, "pattern"); !pat.empty()) {
+            auto re = Regex::compile(pat);
+            if (!re) {
+                fail("pattern " + quote(pat) + ": " + re.error().message);
+                return;
+            }
+            const Regex::Outcome o = re->search(v);
+            if (o == Regex::Outcome::no_match)
+                add(name, "Does not match pattern '" + pat + "'", data.mark);
+            else if (o == Regex::Outcome::too_costly)
+                add(name, "could not be matched against '" + pat + "' within kpkg's work limit",
+                    data.mark);
+        }
+        if (const std::string f = kw_string(s, "format"); !f.empty() && !json_format_ok(f, v))
+            add(name, "Does not match format '" + f + "'", data.mark);
+    }
+
+    void numbers(const Node& s, double v, const Node& data, const std::string& name) {
+        if (auto m = kw_number(s, "multipleOf"); m && *m > 0) {
+            const double q = v / *m;
+            if (q != std::floor(q)) add(name, "Must be a multiple of " + go_float(*m), data.mark);
+        }
+        if (auto mn = kw_number(s, "minimum")) {
+            const bool ex = kw_true(s, "exclusiveMinimum");
+            if (ex ? v <= *mn : v < *mn)
+                add(name,
+                    std::string(ex ? "Must be greater than "
+                                   : "Must be greater than or equal to ") +
+                        go_float(*mn),
+                    data.mark);
+        }
+        if (auto mx = kw_number(s, "maximum")) {
+            const bool ex = kw_true(s, "exclusiveMaximum");
+            if (ex ? v >= *mx : v > *mx)
+                add(name,
+                    std::string(ex ? "Must be less than " : "Must be less than or equal to ") +
+                        go_float(*mx),
+                    data.mark);
+        }
+    }
+
+    void arrays(const Node& s, const Node* doc, const Node& data, const std::string& name,
+                std::size_t depth) {
+        const auto n = static_cast<std::int64_t>(data.items.size());
+        if (auto mn = kw_int(s, "minItems"); mn && n < *mn)
+            add(name, "Array must have at least " + std::to_string(*mn) + " items", data.mark);
+        if (auto mx = kw_int(s, "maxItems"); mx && n > *mx)
+            add(name, "Array must have at most " + std::to_string(*mx) + " items", data.mark);
+        if (kw_true(s, "uniqueItems")) {
+            std::set<std::string> seen;
+            for (const auto& i : data.items)
+                if (!seen.insert(canonical(i)).second) {
+                    add(name, "array items must be unique", data.mark);
+                    break;
+                }
+        }
+        if (const Node* it = kw(s, "items")) {
+            if (it->is_map()) {
+                for (std::size_t i = 0; i < data.items.size(); ++i)
+                    validate(*it, doc, data.items[i], child(name, std::to_string(i)), depth + 1);
+            } else if (it->is_seq()) {
+                for (std::size_t i = 0; i < data.items.size() && i < it->items.size(); ++i)
+                    validate(it->items[i], doc, data.items[i], child(name, std::to_string(i)),
+                             depth + 1);
+                if (kw_false(s, "additionalItems") && data.items.size() > it->items.size())
+                    add(name, "No additional items allowed on array", data.mark);
+            }
+        }
+    }
+
+    void objects(const Node& s, const Node* doc, const Node& data, const std::string& name,
+                 std::size_t depth) {
+        const auto n = static_cast<std::int64_t>(data.fields.size());
+        if (auto mx = kw_int(s, "maxProperties"); mx && n > *mx)
+            add(name, "Must have at most " + std::to_string(*mx) + " properties", data.mark);
+        if (auto mn = kw_int(s, "minProperties"); mn && n < *mn)
+            add(name, "Must have at least " + std::to_string(*mn) + " properties", data.mark);
+        if (const Node* req = kw_seq(s, "required"))
+            for (const auto& r : req->items)
+                if (r.is_string() && !data.get(r.text))
+                    add(name, r.text + " is required", data.mark);
+        const Node* props = kw_map(s, "properties");
+        const Node* patterns = kw_map(s, "patternProperties");
+        const Node* ap = kw_map(s, "additionalProperties");
+        const bool closed = kw_false(s, "additionalProperties") &&
+                            !kw_true(s, "x-kubernetes-preserve-unknown-fields");
+        for (const auto& f : data.fields) {
+            bool matched = props && props->get(f.key);
+            if (patterns)
+                for (const auto& p : patterns->fields) {
+                    auto re = Regex::compile(p.key);
+                    if (!re) {
+                        fail("patternProperties " + quote(p.key) + ": " + re.error().message);
+                        return;
+                    }
+                    if (re->search(f.key) == Regex::Outcome::match) {
+                        matched = true;
+                        validate(p.value, doc, f.value, child(name, f.key), depth + 1);
+                    }
+                }
+            if (matched) continue;
+            if (ap)
+                validate(*ap, doc, f.value, child(name, f.key), depth + 1);
+            else if (closed)
+                add(name, "Additional property " + f.key + " is not allowed", f.key_mark);
+        }
+        if (props)
+            for (const auto& p : props->fields)
+                if (const Node* v = data.get(p.key))
+                    validate(p.value, doc, *v, child(name, p.key), depth + 1);
+    }
+
+    std::vector<FieldError>& out_;
+    const SchemaLoader& load_;
+    const JsonSchemaLimits& limits_;
+    std::uint64_t& used_;
+    std::set<std::string>& loaded_;
+};
+
 // ValidateDefaults: each default carries nothing pruning drops and validates against its own
 // schema (a validator rooted there, so the name in kube-openapi's text is empty). Defaults under
 // additionalProperties are not followed (the structural checks forbid them there).
@@ -1537,6 +1912,18 @@ std::vector<FieldError> validate_config(const io::Node& schema, const io::Node& 
     for (auto& e : out)
         if (seen.insert(e.message).second) unique.push_back(std::move(e));
     return unique;
+}
+
+Result<std::vector<FieldError>> validate_json_schema(const io::Node& schema, const io::Node& value,
+                                                     const SchemaLoader& load,
+                                                     const JsonSchemaLimits& limits) {
+    std::vector<FieldError> out;
+    std::uint64_t used = 0;
+    std::set<std::string> loaded;
+    JsonValidator v(out, load, limits, used, loaded);
+    v.validate(schema, &schema, value, "", 0);
+    if (v.failure) return fail(std::move(*v.failure));
+    return out;
 }
 
 } // namespace kpkg::pko
