@@ -254,18 +254,13 @@ std::string shown_diff(std::string_view diff) {
 }
 
 // One render of a package (a test case, or the defaults) and its fixtures.
-// The kubeconform check of a package's files: every YAML file that is not a template, or what a
-// test case rendered (templates' output included); helper files (_*) and excluded ones are not
-// objects and are left alone.
+// The kubeconform check of a package's files, as kubectl-package runs it: what a test case
+// rendered (template outputs included; helper files (_*) and files spec.filter.paths excludes
+// make no objects and are left out), or the package's own YAML files, every one.
 void check_kubeconform(const Package& pkg, Kubeconform& kc, const Rendered* rendered,
                        Report& report) {
-    auto checked = [](const std::string& path) {
-        const auto slash = path.rfind('/');
-        const std::string_view base =
-            std::string_view(path).substr(slash == std::string::npos ? 0 : slash + 1);
-        return is_yaml(path) && !is_template(path) && !(base.size() && base[0] == '_');
-    };
     auto run = [&](const std::string& path, const std::string& text) {
+        if (!is_yaml(path) || is_template(path)) return;
         std::string display;
         if (auto f = pkg.files.find(path); f != pkg.files.end())
             display = f->second.display;
@@ -274,13 +269,18 @@ void check_kubeconform(const Package& pkg, Kubeconform& kc, const Rendered* rend
         for (Violation& v : kc.check_file(path, text, display, pkg.component))
             report.violations.push_back(std::move(v));
     };
-    if (rendered) {
-        for (const auto& [path, text] : rendered->files)
-            if (checked(path) && !rendered->excluded.count(path)) run(path, text);
+    if (!rendered) {
+        for (const auto& [path, f] : pkg.files)
+            run(path, f.bytes);
         return;
     }
-    for (const auto& [path, f] : pkg.files)
-        if (checked(path)) run(path, f.bytes);
+    for (const auto& [path, text] : rendered->files) {
+        const auto slash = path.rfind('/');
+        const std::string_view base =
+            std::string_view(path).substr(slash == std::string::npos ? 0 : slash + 1);
+        if (!base.empty() && base[0] == '_') continue;
+        if (!rendered->excluded.count(path)) run(path, text);
+    }
 }
 
 void run_case(const Package& pkg, const RenderContext& ctx, const std::string& case_name,

@@ -349,6 +349,18 @@ metadata:
     // Without --offline too: fetched once, then the cache answers.
     auto again = p.validate();
     EXPECT_EQ(again.out, online.out) << again.err;
+    // A damaged schema in the cache is never used: it counts as absent.
+    std::size_t damaged = 0;
+    for (const auto& e : fs::recursive_directory_iterator(p.dir / "cache/blobs")) {
+        if (!e.is_regular_file()) continue;
+        p.dir.write(fs::relative(e.path(), p.dir.path()).string(), "{\"type\": \"string\"}");
+        ++damaged;
+    }
+    EXPECT_EQ(damaged, 1u);
+    auto broken = p.validate({"--offline"});
+    EXPECT_EQ(broken.exit_code, 1) << broken.out << broken.err;
+    EXPECT_TRUE(contains(broken.err, "configmap-v1.json is not in the cache (offline)"))
+        << broken.err;
 }
 
 TEST(PkoKubeconform, OfflineWithAColdCacheFailsClearly) {
