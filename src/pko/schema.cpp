@@ -1468,14 +1468,26 @@ class JsonValidator {
 public:
     JsonValidator(std::vector<FieldError>& out, const SchemaLoader& load,
                   const JsonSchemaLimits& limits, std::uint64_t& used,
-                  std::set<std::string>& loaded)
-        : out_(out), load_(load), limits_(limits), used_(used), loaded_(loaded) {}
+                  std::set<std::string>& loaded, std::size_t& frames)
+        : out_(out), load_(load), limits_(limits), used_(used), loaded_(loaded), frames_(frames) {}
 
     std::optional<Error> failure; // a schema problem: the validation is abandoned
 
-    void validate(const Node& s, const Node* doc, const Node& data, const std::string& name,
-                  std::size_t depth, std::size_t hops = 0) {
+    // `nest`: $refs followed and junctors entered since the value last descended (a schema
+    // that refers to itself without consuming the value never ends).
+    void validate(const Node& schema, const Node* doc, const Node& data, const std::string& name,
+                  std::size_t depth, std::size_t nest = 0) {
         if (failure) return;
+        struct Frame {
+            std::size_t& n;
+            explicit Frame(std::size_t& c) : n(++c) {}
+            ~Frame() { --n; }
+        } frame(frames_);
+        if (frames_ > limits_.max_frames) {
+            fail("schema and object nesting deeper than " + std::to_string(limits_.max_frames) +
+                 " levels");
+            return;
+        }
         if (++used_ > limits_.max_checks) {
             fail("validation needs more than " + std::to_string(limits_.max_checks) + " checks");
             return;
@@ -1485,21 +1497,26 @@ public:
                 data.mark);
             return;
         }
-        if (!s.is_map()) return;
-        // draft 4: a $ref replaces its siblings.
-        if (const Node* ref = kw(s, "$ref"); ref && ref->is_string()) {
-            if (hops >= limits_.max_ref_hops) {
+        // draft 4: a $ref replaces its siblings; a chain of them is followed here, not by
+        // recursion.
+        const Node* cur = &schema;
+        while (cur->is_map()) {
+            const Node* ref = kw(*cur, "$ref");
+            if (!ref || !ref->is_string()) break;
+            if (++nest > limits_.max_ref_hops) {
                 fail("$ref " + quote(ref->text) + ": more than " +
                      std::to_string(limits_.max_ref_hops) +
-                     " $refs in a row without reaching a schema (a $ref cycle?)");
+                     " $refs and junctors without reaching the value's next level (a $ref "
+                     "cycle)");
                 return;
             }
             const Node* target_doc = doc;
-            const Node* target = resolve(ref->text, doc, target_doc);
-            if (!target) return;
-            validate(*target, target_doc, data, name, depth, hops + 1);
-            return;
+            cur = resolve(ref->text, doc, target_doc);
+            if (!cur) return;
+            doc = target_doc;
         }
+        const Node& s = *cur;
+        if (!s.is_map()) return;
         // type
         std::vector<std::string> types;
         if (kw_true(s, "x-kubernetes-int-or-string")) {
@@ -1527,7 +1544,7 @@ public:
                 return;
             }
         }
-        junctors(s, doc, data, name, depth);
+        junctors(s, doc, data, name, depth, nest + 1);
         if (const Node* en = kw_seq(s, "enum"); en && !en->items.empty()) {
             bool found = false;
             for (const auto& v : en->items)
@@ -1626,10 +1643,10 @@ private:
     }
 
     void junctors(const Node& s, const Node* doc, const Node& data, const std::string& name,
-                  std::size_t depth) {
+                  std::size_t depth, std::size_t nest) {
         auto attempt = [&](const Node& sub, std::vector<FieldError>& errs) {
-            JsonValidator v(errs, load_, limits_, used_, loaded_);
-            v.validate(sub, doc, data, name, depth);
+            JsonValidator v(errs, load_, limits_, used_, loaded_, frames_);
+            v.validate(sub, doc, data, name, depth, nest);
             if (v.failure && !failure) failure = v.failure;
         };
         if (const Node* any = kw_seq(s, "anyOf"); any && !any->items.empty()) {
@@ -1808,6 +1825,7 @@ private:
     const JsonSchemaLimits& limits_;
     std::uint64_t& used_;
     std::set<std::string>& loaded_;
+    std::size_t& frames_; // validate() calls active, junctors' included
 };
 
 // ValidateDefaults: each default carries nothing pruning drops and validates against its own
@@ -1920,7 +1938,8 @@ Result<std::vector<FieldError>> validate_json_schema(const io::Node& schema, con
     std::vector<FieldError> out;
     std::uint64_t used = 0;
     std::set<std::string> loaded;
-    JsonValidator v(out, load, limits, used, loaded);
+    std::size_t frames = 0;
+    JsonValidator v(out, load, limits, used, loaded, frames);
     v.validate(schema, &schema, value, "", 0);
     if (v.failure) return fail(std::move(*v.failure));
     return out;

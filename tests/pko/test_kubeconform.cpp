@@ -273,6 +273,49 @@ TEST(PkoKubeconform, JsonSchemaWording) {
                    "l.1: Invalid type. Expected: string, given: integer\n");
 }
 
+TEST(PkoKubeconform, JsonSchemaCyclesAndDepthAreBounded) {
+    auto value = io::parse_json("{\"a\": 1}", "v.json");
+    ASSERT_TRUE(value.ok());
+    // A junctor that refers back to its own schema never reaches the value's next level.
+    auto loop = io::parse_json(
+        R"({"definitions": {"a": {"allOf": [{"$ref": "#/definitions/a"}]}}, "$ref": "#/definitions/a"})",
+        "s.json");
+    ASSERT_TRUE(loop.ok());
+    auto r = validate_json_schema((*loop)[0].root, (*value)[0].root);
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(contains(r.error().message, "a $ref cycle")) << r.error().message;
+    EXPECT_EQ(r.error().code, ExitCode::invalid);
+    // A recursive schema follows a deep value and stops at the limit, without a crash.
+    auto rec = io::parse_json(
+        R"({"definitions": {"n": {"type": "object", "properties": {"x": {"$ref": "#/definitions/n"}}}}, "$ref": "#/definitions/n"})",
+        "s.json");
+    ASSERT_TRUE(rec.ok());
+    std::string deep;
+    for (int i = 0; i < 500; ++i)
+        deep += "{\"x\": ";
+    deep += "1";
+    for (int i = 0; i < 500; ++i)
+        deep += "}";
+    auto dv = io::parse_json(deep, "deep.json");
+    ASSERT_TRUE(dv.ok()) << dv.error().str();
+    auto d = validate_json_schema((*rec)[0].root, (*dv)[0].root);
+    ASSERT_TRUE(d.ok()) << d.error().str();
+    ASSERT_EQ(d->size(), 1u);
+    EXPECT_TRUE(contains((*d)[0].message, "Invalid type. Expected: object, given: integer"));
+    JsonSchemaLimits tight;
+    tight.max_frames = 100;
+    auto t = validate_json_schema((*rec)[0].root, (*dv)[0].root, {}, tight);
+    ASSERT_FALSE(t.ok());
+    EXPECT_TRUE(contains(t.error().message, "nesting deeper than 100")) << t.error().message;
+    // Unresolvable: a pointer that leads nowhere, a sibling document without a loader.
+    auto bad = io::parse_json(R"({"$ref": "#/definitions/none"})", "s.json");
+    auto r2 = validate_json_schema((*bad)[0].root, (*value)[0].root);
+    ASSERT_FALSE(r2.ok());
+    EXPECT_TRUE(contains(r2.error().message, "\"definitions\" not found")) << r2.error().message;
+    auto sib = io::parse_json(R"({"$ref": "other.json#/x"})", "s.json");
+    EXPECT_FALSE(validate_json_schema((*sib)[0].root, (*value)[0].root).ok());
+}
+
 // A python3 http.server on 127.0.0.1 serving `dir`, stopped when the object goes away.
 class LoopbackServer {
 public:

@@ -81,8 +81,9 @@ using SchemaLoader = std::function<Result<const io::Node*>(const std::string& ur
 struct JsonSchemaLimits {
     std::size_t max_depth = 512;           // value nesting
     std::uint64_t max_checks = 10'000'000; // schema-value checks, junctor attempts included
-    std::size_t max_ref_hops = 64;         // $refs followed without descending into the value
+    std::size_t max_ref_hops = 64;         // $refs and junctors without descending into the value
     std::size_t max_documents = 256;       // distinct documents a $ref may load
+    std::size_t max_frames = 1024;         // schema and value nesting together (stack used)
 };
 
 Result<std::vector<FieldError>> validate_json_schema(const io::Node& schema, const io::Node& value,
