@@ -95,8 +95,7 @@ Result<std::string> kubeconform_schema_path(std::string location, const std::str
         out += location.substr(at, open - at);
         const auto close = location.find("}}", open + 2);
         if (close == std::string::npos)
-            return fail(Error::invalid("schema location " + text::quote(location) +
-                                       ": unclosed action (\"{{\" without \"}}\")"));
+            return fail(Error::invalid("unclosed action (\"{{\" without \"}}\")"));
         std::string action = location.substr(open + 2, close - open - 2);
         if (!action.empty() && action.front() == '-') action.erase(0, 1);
         if (!action.empty() && action.back() == '-') action.pop_back();
@@ -107,7 +106,7 @@ Result<std::string> kubeconform_schema_path(std::string location, const std::str
             action.size() > 1 && action[0] == '.' ? vars.find(action.substr(1)) : vars.end();
         if (it == vars.end())
             return fail(Error::invalid(
-                "schema location " + text::quote(location) + ": unknown template action " +
+                "unknown template action " +
                 text::quote("{{" + location.substr(open + 2, close - open - 2) + "}}") +
                 " (known: .NormalizedKubernetesVersion, .StrictSuffix, .ResourceKind, "
                 ".ResourceAPIVersion, .Group, .KindSuffix)"));
@@ -289,6 +288,10 @@ std::unique_ptr<Kubeconform> Kubeconform::make(const Manifest& m, KubeconformOpt
     auto impl = std::make_unique<Impl>();
     impl->opts = std::move(opts);
     impl->locations = kubeconform_locations(m);
+    // A location whose template does not execute: the manifest check reports it, and nothing
+    // is checked, as kubeconform refuses to start.
+    for (const std::string& l : impl->locations)
+        if (!kubeconform_schema_path(l, "Deployment", "v1", "master")) return nullptr;
     const io::Node* v = kc->get("kubernetesVersion");
     std::string version = v && v->is_scalar() ? v->text : "";
     if (!version.empty() && version[0] == 'v') version.erase(0, 1);

@@ -160,6 +160,17 @@ std::vector<Violation> check_manifest(const Package& pkg) {
         const io::Node* v = at(kc, "kubernetesVersion");
         if (!v || !v->is_string() || v->text.empty())
             add("test.kubeconform.kubernetesVersion: Required value", kc->mark);
+        // kubeconform refuses a location whose template does not execute before it checks
+        // anything (then no object is checked).
+        if (const io::Node* locs = at(kc, "schemaLocations"); locs && locs->is_seq())
+            for (std::size_t i = 0; i < locs->items.size(); ++i) {
+                const io::Node& l = locs->items[i];
+                if (!l.is_scalar()) continue;
+                if (auto p = kubeconform_schema_path(l.text, "Deployment", "v1", "master"); !p)
+                    add(idx("test.kubeconform.schemaLocations", i) +
+                            ": Invalid value: " + go_quote(l.text) + ": " + p.error().message,
+                        l.mark);
+            }
     }
     if (pkg.lock) {
         const Lock& l = *pkg.lock;

@@ -212,7 +212,12 @@ TEST(PkoKubeconform, UnknownTemplateActionIsAnError) {
     p.dir.write("pkg/configmap.yaml", kGoodConfigMap);
     auto r = p.validate();
     EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
-    EXPECT_TRUE(contains(r.out + r.err, "unknown template action \"{{ .Nope }}\"")) << r.out;
+    // Reported once, on the manifest's line, as kubeconform refuses to start.
+    EXPECT_TRUE(contains(r.out + r.err,
+                         "manifest.yaml:17:23: error: test.kubeconform.schemaLocations[0]: Invalid "
+                         "value: \"/x/{{ .Nope }}.json\": unknown template action \"{{ .Nope }}\""))
+        << r.out;
+    EXPECT_FALSE(contains(r.out + r.err, "configmap.yaml")) << r.out;
 }
 
 TEST(PkoKubeconform, HugeSchemaIsRefused) {

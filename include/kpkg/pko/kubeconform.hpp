@@ -44,7 +44,8 @@ Result<std::string> kubeconform_schema_path(std::string location, const std::str
 
 class Kubeconform {
 public:
-    // nullptr from make() when the manifest has no test.kubeconform.
+    // nullptr from make() when the manifest has no test.kubeconform, or when a location's
+    // template does not execute (check_manifest reports it).
     static std::unique_ptr<Kubeconform> make(const Manifest& m, KubeconformOptions opts);
     ~Kubeconform();
 
