@@ -269,12 +269,37 @@ struct Kubeconform::Impl {
         };
         auto errs = validate_json_schema(*schema, *json, load);
         if (!errs) return "schema " + c.location + ": " + errs.error().message;
-        std::string msg;
-        for (const auto& e : *errs) {
-            if (!msg.empty()) msg += " - ";
-            msg += "For field " + e.field + ": " + e.message;
+        if (errs->empty()) return "";
+        // kubeconform shows the library's error: its first leaf, located in the schema by the
+        // URL it was compiled from (a file:// URL for a path). kpkg adds the others.
+        const JsonSchemaError& first = errs->front();
+        std::string msg = "problem validating schema. Check JSON formatting: jsonschema: " +
+                          quoted(first.instance) + " does not validate with " +
+                          schema_url(c.location) + "#" + first.keyword + ": " + first.message;
+        if (errs->size() > 1) {
+            msg += " (also:";
+            for (std::size_t i = 1; i < errs->size(); ++i)
+                msg += std::string(i > 1 ? ";" : "") + " " + quoted((*errs)[i].instance) + ": " +
+                       (*errs)[i].message;
+            msg += ")";
         }
         return msg;
+    }
+
+    static std::string quoted(const std::string& pointer) {
+        std::string out = "'";
+        for (char c : pointer) {
+            if (c == '\'' || c == '\\') out += '\\';
+            out += c;
+        }
+        return out + "'";
+    }
+
+    static std::string schema_url(const std::string& location) {
+        if (is_url(location)) return location;
+        std::error_code ec;
+        const fs::path abs = fs::absolute(location, ec);
+        return "file://" + (ec ? location : abs.lexically_normal().string());
     }
 };
 

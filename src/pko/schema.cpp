@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -1436,24 +1437,49 @@ private:
 };
 
 // ------------------------------------------------------------------------------------------------
-// JSON Schema mode (gojsonschema's checks and wording, for kubeconform)
+// JSON Schema mode (santhosh-tekuri/jsonschema v5's checks and wording, as kubeconform uses it)
 
-// gojsonschema's name of a value's type: whole numbers are "integer".
+// The library's name of a value's type: every number is a "number".
 std::string json_type_of(const Node& n) {
-    const Scalar d = scalar(n);
-    if (d.type == JType::number && std::isfinite(d.num) && d.num == std::floor(d.num))
-        return "integer";
-    return jtype_name(d.type);
+    return jtype_name(scalar(n).type);
 }
 
-// A JSON value as encoding/json writes it (compact).
-std::string compact_json(const Node& n) {
+// A JSON value as the library shows it: strings in single quotes, others as compact JSON.
+std::string display(const Node& n) {
+    if (scalar(n).type == JType::string) {
+        std::string q = quote(n.text);
+        std::string out = "'";
+        for (std::size_t i = 1; i + 1 < q.size(); ++i) {
+            if (q[i] == '\\' && q[i + 1] == '"') continue; // \" shows as "
+            if (q[i] == '\'') out += '\\';
+            out += q[i];
+        }
+        return out + "'";
+    }
     io::JsonStyle st;
     st.indent = 0;
     std::string j = io::to_json(n, st);
     while (!j.empty() && j.back() == '\n')
         j.pop_back();
     return j;
+}
+
+std::string display(std::string_view text) {
+    return display(Node::string(std::string(text)));
+}
+
+// One JSON pointer token.
+std::string pointer_token(std::string_view key) {
+    std::string t;
+    for (char c : key) {
+        if (c == '~')
+            t += "~0";
+        else if (c == '/')
+            t += "~1";
+        else
+            t += c;
+    }
+    return t;
 }
 
 bool json_format_ok(std::string_view format, std::string_view v) {
@@ -1466,17 +1492,18 @@ bool json_format_ok(std::string_view format, std::string_view v) {
 
 class JsonValidator {
 public:
-    JsonValidator(std::vector<FieldError>& out, const SchemaLoader& load,
+    JsonValidator(std::vector<JsonSchemaError>& out, const SchemaLoader& load,
                   const JsonSchemaLimits& limits, std::uint64_t& used,
                   std::set<std::string>& loaded, std::size_t& frames)
         : out_(out), load_(load), limits_(limits), used_(used), loaded_(loaded), frames_(frames) {}
 
     std::optional<Error> failure; // a schema problem: the validation is abandoned
 
+    // `at`: the value's JSON pointer; `kw`: the keywords followed from the root schema.
     // `nest`: $refs followed and junctors entered since the value last descended (a schema
     // that refers to itself without consuming the value never ends).
-    void validate(const Node& schema, const Node* doc, const Node& data, const std::string& name,
-                  std::size_t depth, std::size_t nest = 0) {
+    void validate(const Node& schema, const Node* doc, const Node& data, const std::string& at,
+                  const std::string& kw_at, std::size_t depth, std::size_t nest = 0) {
         if (failure) return;
         struct Frame {
             std::size_t& n;
@@ -1493,13 +1520,14 @@ public:
             return;
         }
         if (depth > limits_.max_depth) {
-            add(name, "nesting deeper than " + std::to_string(limits_.max_depth) + " levels",
+            add(at, kw_at, "nesting deeper than " + std::to_string(limits_.max_depth) + " levels",
                 data.mark);
             return;
         }
         // draft 4: a $ref replaces its siblings; a chain of them is followed here, not by
         // recursion.
         const Node* cur = &schema;
+        std::string kwp = kw_at;
         while (cur->is_map()) {
             const Node* ref = kw(*cur, "$ref");
             if (!ref || !ref->is_string()) break;
@@ -1514,6 +1542,7 @@ public:
             cur = resolve(ref->text, doc, target_doc);
             if (!cur) return;
             doc = target_doc;
+            kwp += "/$ref";
         }
         const Node& s = *cur;
         if (!s.is_map()) return;
@@ -1529,22 +1558,21 @@ public:
                     if (i.is_string()) types.push_back(i.text);
         }
         const std::string have = json_type_of(data);
+        const Scalar sc = scalar(data);
+        const bool integral =
+            sc.type == JType::number && std::isfinite(sc.num) && sc.num == std::floor(sc.num);
         if (!types.empty()) {
-            const bool ok = std::find(types.begin(), types.end(), have) != types.end() ||
-                            (have == "integer" &&
-                             std::find(types.begin(), types.end(), "number") != types.end());
+            bool ok = false;
+            for (const auto& t : types)
+                ok = ok || t == have || (t == "integer" && integral);
             if (!ok) {
-                std::string expected = types.size() == 1 ? types[0] : "[";
-                if (types.size() > 1) {
-                    for (std::size_t i = 0; i < types.size(); ++i)
-                        expected += (i ? "," : "") + types[i];
-                    expected += "]";
-                }
-                add(name, "Invalid type. Expected: " + expected + ", given: " + have, data.mark);
+                std::string expected;
+                for (std::size_t i = 0; i < types.size(); ++i)
+                    expected += (i ? " or " : "") + types[i];
+                add(at, kwp + "/type", "expected " + expected + ", but got " + have, data.mark);
                 return;
             }
         }
-        junctors(s, doc, data, name, depth, nest + 1);
         if (const Node* en = kw_seq(s, "enum"); en && !en->items.empty()) {
             bool found = false;
             for (const auto& v : en->items)
@@ -1552,23 +1580,30 @@ public:
             if (!found) {
                 std::string allowed;
                 for (std::size_t i = 0; i < en->items.size(); ++i)
-                    allowed += (i ? ", " : "") + compact_json(en->items[i]);
-                add(name, field_of(name) + " must be one of the following: " + allowed, data.mark);
+                    allowed += (i ? ", " : "") + display(en->items[i]);
+                add(at, kwp + "/enum",
+                    (en->items.size() == 1 ? "value must be " : "value must be one of ") + allowed,
+                    data.mark);
             }
         }
-        if (data.is_seq()) arrays(s, doc, data, name, depth);
-        if (data.is_map()) objects(s, doc, data, name, depth);
-        if (have == "string") strings(s, data, name);
-        if (have == "integer" || have == "number") numbers(s, scalar(data).num, data, name);
+        if (have == "string")
+            if (const std::string f = kw_string(s, "format");
+                !f.empty() && !json_format_ok(f, data.text))
+                add(at, kwp + "/format", display(data) + " is not valid " + display(f), data.mark);
+        if (data.is_map()) objects(s, doc, data, at, kwp, depth);
+        if (data.is_seq()) arrays(s, doc, data, at, kwp, depth);
+        if (have == "string") strings(s, data, at, kwp);
+        if (have == "number") numbers(s, sc.num, data, at, kwp);
+        junctors(s, doc, data, at, kwp, depth, nest + 1);
     }
 
 private:
-    static std::string field_of(const std::string& name) { return name.empty() ? "(root)" : name; }
-    static std::string child(const std::string& name, const std::string& key) {
-        return name.empty() ? key : name + "." + key;
+    static std::string child(const std::string& at, const std::string& key) {
+        return at + "/" + pointer_token(key);
     }
-    void add(const std::string& name, std::string message, const io::Mark& m) {
-        out_.push_back({field_of(name), std::move(message), m});
+    void add(const std::string& at, const std::string& kwp, std::string message,
+             const io::Mark& m) {
+        out_.push_back({at, kwp, std::move(message), m});
     }
     void fail(std::string message) {
         if (!failure) failure = Error::invalid(std::move(message));
@@ -1597,8 +1632,8 @@ private:
             doc = *d;
         }
         target_doc = doc;
-        const Node* at = doc;
-        if (!at) {
+        const Node* node = doc;
+        if (!node) {
             fail("$ref " + quote(ref) + ": no document");
             return nullptr;
         }
@@ -1625,88 +1660,89 @@ private:
                 }
             }
             const Node* next = nullptr;
-            if (at->is_map()) {
-                next = at->get(t);
-            } else if (at->is_seq() && !t.empty() && all_digits(t) && t.size() < 10) {
+            if (node->is_map()) {
+                next = node->get(t);
+            } else if (node->is_seq() && !t.empty() && all_digits(t) && t.size() < 10) {
                 const std::size_t n = std::stoul(t);
-                if (n < at->items.size()) next = &at->items[n];
+                if (n < node->items.size()) next = &node->items[n];
             }
             if (!next) {
                 fail("$ref " + quote(ref) + ": " + quote(t) + " not found");
                 return nullptr;
             }
-            at = next;
+            node = next;
             if (slash == std::string::npos) break;
             i = slash + 1;
         }
-        return at;
+        return node;
     }
 
-    void junctors(const Node& s, const Node* doc, const Node& data, const std::string& name,
-                  std::size_t depth, std::size_t nest) {
-        auto attempt = [&](const Node& sub, std::vector<FieldError>& errs) {
+    void junctors(const Node& s, const Node* doc, const Node& data, const std::string& at,
+                  const std::string& kwp, std::size_t depth, std::size_t nest) {
+        auto attempt = [&](const Node& sub, const std::string& where,
+                           std::vector<JsonSchemaError>& errs) {
             JsonValidator v(errs, load_, limits_, used_, loaded_, frames_);
-            v.validate(sub, doc, data, name, depth, nest);
+            v.validate(sub, doc, data, at, where, depth, nest);
             if (v.failure && !failure) failure = v.failure;
         };
+        if (const Node* n = kw_map(s, "not")) {
+            std::vector<JsonSchemaError> errs;
+            attempt(*n, kwp + "/not", errs);
+            if (errs.empty()) add(at, kwp + "/not", "not failed", data.mark);
+        }
+        if (const Node* all = kw_seq(s, "allOf")) {
+            // Each failing alternative's errors, in order (the first one is what is shown).
+            for (std::size_t i = 0; i < all->items.size(); ++i) {
+                std::vector<JsonSchemaError> errs;
+                attempt(all->items[i], kwp + "/allOf/" + std::to_string(i), errs);
+                out_.insert(out_.end(), errs.begin(), errs.end());
+            }
+        }
         if (const Node* any = kw_seq(s, "anyOf"); any && !any->items.empty()) {
-            std::optional<std::vector<FieldError>> best;
+            std::vector<JsonSchemaError> all_errs;
             bool ok = false;
-            for (const auto& sub : any->items) {
-                std::vector<FieldError> errs;
-                attempt(sub, errs);
-                if (errs.empty()) {
-                    ok = true;
-                    break;
-                }
-                if (!best || errs.size() < best->size()) best = std::move(errs);
+            for (std::size_t i = 0; i < any->items.size() && !ok; ++i) {
+                std::vector<JsonSchemaError> errs;
+                attempt(any->items[i], kwp + "/anyOf/" + std::to_string(i), errs);
+                if (errs.empty()) ok = true;
+                all_errs.insert(all_errs.end(), errs.begin(), errs.end());
             }
             if (!ok) {
-                add(name, "Must validate at least one schema (anyOf)", data.mark);
-                out_.insert(out_.end(), best->begin(), best->end());
+                if (all_errs.empty()) add(at, kwp + "/anyOf", "anyOf failed", data.mark);
+                out_.insert(out_.end(), all_errs.begin(), all_errs.end());
             }
         }
         if (const Node* one = kw_seq(s, "oneOf"); one && !one->items.empty()) {
-            std::optional<std::vector<FieldError>> best;
-            int valid = 0;
-            for (const auto& sub : one->items) {
-                std::vector<FieldError> errs;
-                attempt(sub, errs);
+            std::vector<JsonSchemaError> all_errs;
+            std::vector<std::size_t> valid;
+            for (std::size_t i = 0; i < one->items.size() && valid.size() < 2; ++i) {
+                std::vector<JsonSchemaError> errs;
+                attempt(one->items[i], kwp + "/oneOf/" + std::to_string(i), errs);
                 if (errs.empty())
-                    ++valid;
-                else if (!best || errs.size() < best->size())
-                    best = std::move(errs);
+                    valid.push_back(i);
+                else
+                    all_errs.insert(all_errs.end(), errs.begin(), errs.end());
             }
-            if (valid != 1) {
-                add(name, "Must validate one and only one schema (oneOf)", data.mark);
-                if (valid == 0) out_.insert(out_.end(), best->begin(), best->end());
-            }
-        }
-        if (const Node* all = kw_seq(s, "allOf")) {
-            bool failed = false;
-            for (const auto& sub : all->items) {
-                std::vector<FieldError> errs;
-                attempt(sub, errs);
-                failed = failed || !errs.empty();
-                out_.insert(out_.end(), errs.begin(), errs.end());
-            }
-            if (failed) add(name, "Must validate all the schemas (allOf)", data.mark);
-        }
-        if (const Node* n = kw_map(s, "not")) {
-            std::vector<FieldError> errs;
-            attempt(*n, errs);
-            if (errs.empty()) add(name, "Must not validate the schema (not)", data.mark);
+            if (valid.size() > 1)
+                add(at, kwp + "/oneOf",
+                    "valid against schemas at indexes " + std::to_string(valid[0]) + " and " +
+                        std::to_string(valid[1]),
+                    data.mark);
+            else if (valid.empty())
+                out_.insert(out_.end(), all_errs.begin(), all_errs.end());
         }
     }
 
-    void strings(const Node& s, const Node& data, const std::string& name) {
+    void strings(const Node& s, const Node& data, const std::string& at, const std::string& kwp) {
         const std::string& v = data.text;
         const auto len = static_cast<std::int64_t>(rune_count(v));
         if (auto mn = kw_int(s, "minLength"); mn && len < *mn)
-            add(name, "String length must be greater than or equal to " + std::to_string(*mn),
+            add(at, kwp + "/minLength",
+                "length must be >= " + std::to_string(*mn) + ", but got " + std::to_string(len),
                 data.mark);
         if (auto mx = kw_int(s, "maxLength"); mx && len > *mx)
-            add(name, "String length must be less than or equal to " + std::to_string(*mx),
+            add(at, kwp + "/maxLength",
+                "length must be <= " + std::to_string(*mx) + ", but got " + std::to_string(len),
                 data.mark);
         if (const std::string pat = kw_string(s, "pattern"); !pat.empty()) {
             auto re = Regex::compile(pat);
@@ -1716,84 +1752,118 @@ private:
             }
             const Regex::Outcome o = re->search(v);
             if (o == Regex::Outcome::no_match)
-                add(name, "Does not match pattern '" + pat + "'", data.mark);
+                add(at, kwp + "/pattern", "does not match pattern " + display(pat), data.mark);
             else if (o == Regex::Outcome::too_costly)
-                add(name, "could not be matched against '" + pat + "' within kpkg's work limit",
+                add(at, kwp + "/pattern",
+                    "could not be matched against " + display(pat) + " within kpkg's work limit",
                     data.mark);
         }
-        if (const std::string f = kw_string(s, "format"); !f.empty() && !json_format_ok(f, v))
-            add(name, "Does not match format '" + f + "'", data.mark);
     }
 
-    void numbers(const Node& s, double v, const Node& data, const std::string& name) {
-        if (auto m = kw_number(s, "multipleOf"); m && *m > 0) {
-            const double q = v / *m;
-            if (q != std::floor(q)) add(name, "Must be a multiple of " + go_float(*m), data.mark);
-        }
+    void numbers(const Node& s, double v, const Node& data, const std::string& at,
+                 const std::string& kwp) {
+        const std::string val = go_float(v);
         if (auto mn = kw_number(s, "minimum")) {
             const bool ex = kw_true(s, "exclusiveMinimum");
             if (ex ? v <= *mn : v < *mn)
-                add(name,
-                    std::string(ex ? "Must be greater than "
-                                   : "Must be greater than or equal to ") +
-                        go_float(*mn),
+                add(at, kwp + "/minimum",
+                    std::string(ex ? "must be > " : "must be >= ") + go_float(*mn) + " but found " +
+                        val,
                     data.mark);
         }
         if (auto mx = kw_number(s, "maximum")) {
             const bool ex = kw_true(s, "exclusiveMaximum");
             if (ex ? v >= *mx : v > *mx)
-                add(name,
-                    std::string(ex ? "Must be less than " : "Must be less than or equal to ") +
-                        go_float(*mx),
+                add(at, kwp + "/maximum",
+                    std::string(ex ? "must be < " : "must be <= ") + go_float(*mx) + " but found " +
+                        val,
                     data.mark);
+        }
+        if (auto m = kw_number(s, "multipleOf"); m && *m > 0) {
+            const double q = v / *m;
+            if (q != std::floor(q))
+                add(at, kwp + "/multipleOf", val + " not multipleOf " + go_float(*m), data.mark);
         }
     }
 
-    void arrays(const Node& s, const Node* doc, const Node& data, const std::string& name,
-                std::size_t depth) {
+    void arrays(const Node& s, const Node* doc, const Node& data, const std::string& at,
+                const std::string& kwp, std::size_t depth) {
         const auto n = static_cast<std::int64_t>(data.items.size());
         if (auto mn = kw_int(s, "minItems"); mn && n < *mn)
-            add(name, "Array must have at least " + std::to_string(*mn) + " items", data.mark);
+            add(at, kwp + "/minItems",
+                "minimum " + std::to_string(*mn) + " items required, but found " +
+                    std::to_string(n) + " items",
+                data.mark);
         if (auto mx = kw_int(s, "maxItems"); mx && n > *mx)
-            add(name, "Array must have at most " + std::to_string(*mx) + " items", data.mark);
+            add(at, kwp + "/maxItems",
+                "maximum " + std::to_string(*mx) + " items required, but found " +
+                    std::to_string(n) + " items",
+                data.mark);
         if (kw_true(s, "uniqueItems")) {
-            std::set<std::string> seen;
-            for (const auto& i : data.items)
-                if (!seen.insert(canonical(i)).second) {
-                    add(name, "array items must be unique", data.mark);
+            std::map<std::string, std::size_t> seen;
+            for (std::size_t i = 0; i < data.items.size(); ++i) {
+                auto [it, fresh] = seen.emplace(canonical(data.items[i]), i);
+                if (!fresh) {
+                    add(at, kwp + "/uniqueItems",
+                        "items at index " + std::to_string(it->second) + " and " +
+                            std::to_string(i) + " are equal",
+                        data.mark);
                     break;
                 }
+            }
         }
         if (const Node* it = kw(s, "items")) {
             if (it->is_map()) {
                 for (std::size_t i = 0; i < data.items.size(); ++i)
-                    validate(*it, doc, data.items[i], child(name, std::to_string(i)), depth + 1);
+                    validate(*it, doc, data.items[i], child(at, std::to_string(i)), kwp + "/items",
+                             depth + 1);
             } else if (it->is_seq()) {
                 for (std::size_t i = 0; i < data.items.size() && i < it->items.size(); ++i)
-                    validate(it->items[i], doc, data.items[i], child(name, std::to_string(i)),
-                             depth + 1);
+                    validate(it->items[i], doc, data.items[i], child(at, std::to_string(i)),
+                             kwp + "/items/" + std::to_string(i), depth + 1);
                 if (kw_false(s, "additionalItems") && data.items.size() > it->items.size())
-                    add(name, "No additional items allowed on array", data.mark);
+                    add(at, kwp + "/additionalItems",
+                        "only " + std::to_string(it->items.size()) +
+                            " items are allowed, but found " + std::to_string(data.items.size()) +
+                            " items",
+                        data.mark);
             }
         }
     }
 
-    void objects(const Node& s, const Node* doc, const Node& data, const std::string& name,
-                 std::size_t depth) {
+    void objects(const Node& s, const Node* doc, const Node& data, const std::string& at,
+                 const std::string& kwp, std::size_t depth) {
         const auto n = static_cast<std::int64_t>(data.fields.size());
-        if (auto mx = kw_int(s, "maxProperties"); mx && n > *mx)
-            add(name, "Must have at most " + std::to_string(*mx) + " properties", data.mark);
         if (auto mn = kw_int(s, "minProperties"); mn && n < *mn)
-            add(name, "Must have at least " + std::to_string(*mn) + " properties", data.mark);
-        if (const Node* req = kw_seq(s, "required"))
+            add(at, kwp + "/minProperties",
+                "minimum " + std::to_string(*mn) + " properties allowed, but found " +
+                    std::to_string(n) + " properties",
+                data.mark);
+        if (auto mx = kw_int(s, "maxProperties"); mx && n > *mx)
+            add(at, kwp + "/maxProperties",
+                "maximum " + std::to_string(*mx) + " properties allowed, but found " +
+                    std::to_string(n) + " properties",
+                data.mark);
+        if (const Node* req = kw_seq(s, "required")) {
+            std::string missing;
             for (const auto& r : req->items)
                 if (r.is_string() && !data.get(r.text))
-                    add(name, r.text + " is required", data.mark);
+                    missing += (missing.empty() ? "" : ", ") + display(r.text);
+            if (!missing.empty())
+                add(at, kwp + "/required", "missing properties: " + missing, data.mark);
+        }
         const Node* props = kw_map(s, "properties");
+        if (props)
+            for (const auto& p : props->fields)
+                if (const Node* v = data.get(p.key))
+                    validate(p.value, doc, *v, child(at, p.key),
+                             kwp + "/properties/" + pointer_token(p.key), depth + 1);
         const Node* patterns = kw_map(s, "patternProperties");
         const Node* ap = kw_map(s, "additionalProperties");
         const bool closed = kw_false(s, "additionalProperties") &&
                             !kw_true(s, "x-kubernetes-preserve-unknown-fields");
+        std::string extra;
+        io::Mark extra_mark;
         for (const auto& f : data.fields) {
             bool matched = props && props->get(f.key);
             if (patterns)
@@ -1805,22 +1875,25 @@ private:
                     }
                     if (re->search(f.key) == Regex::Outcome::match) {
                         matched = true;
-                        validate(p.value, doc, f.value, child(name, f.key), depth + 1);
+                        validate(p.value, doc, f.value, child(at, f.key),
+                                 kwp + "/patternProperties/" + pointer_token(p.key), depth + 1);
                     }
                 }
             if (matched) continue;
-            if (ap)
-                validate(*ap, doc, f.value, child(name, f.key), depth + 1);
-            else if (closed)
-                add(name, "Additional property " + f.key + " is not allowed", f.key_mark);
+            if (ap) {
+                validate(*ap, doc, f.value, child(at, f.key), kwp + "/additionalProperties",
+                         depth + 1);
+            } else if (closed) {
+                if (extra.empty()) extra_mark = f.key_mark;
+                extra += (extra.empty() ? "" : ", ") + display(f.key);
+            }
         }
-        if (props)
-            for (const auto& p : props->fields)
-                if (const Node* v = data.get(p.key))
-                    validate(p.value, doc, *v, child(name, p.key), depth + 1);
+        if (!extra.empty())
+            add(at, kwp + "/additionalProperties", "additionalProperties " + extra + " not allowed",
+                extra_mark);
     }
 
-    std::vector<FieldError>& out_;
+    std::vector<JsonSchemaError>& out_;
     const SchemaLoader& load_;
     const JsonSchemaLimits& limits_;
     std::uint64_t& used_;
@@ -1932,15 +2005,16 @@ std::vector<FieldError> validate_config(const io::Node& schema, const io::Node& 
     return unique;
 }
 
-Result<std::vector<FieldError>> validate_json_schema(const io::Node& schema, const io::Node& value,
-                                                     const SchemaLoader& load,
-                                                     const JsonSchemaLimits& limits) {
-    std::vector<FieldError> out;
+Result<std::vector<JsonSchemaError>> validate_json_schema(const io::Node& schema,
+                                                          const io::Node& value,
+                                                          const SchemaLoader& load,
+                                                          const JsonSchemaLimits& limits) {
+    std::vector<JsonSchemaError> out;
     std::uint64_t used = 0;
     std::set<std::string> loaded;
     std::size_t frames = 0;
     JsonValidator v(out, load, limits, used, loaded, frames);
-    v.validate(schema, &schema, value, "", 0);
+    v.validate(schema, &schema, value, "", "", 0);
     if (v.failure) return fail(std::move(*v.failure));
     return out;
 }
