@@ -1490,6 +1490,36 @@ bool json_format_ok(std::string_view format, std::string_view v) {
     return true;
 }
 
+// A schema's bound as the library prints it (a big.Rat: "0/1", "1/2").
+std::string rational(double v) {
+    const std::string g = go_float(v);
+    const auto dot = g.find('.');
+    if (std::isfinite(v) && g.find_first_of("eE") == std::string::npos) {
+        std::string digits = g;
+        std::int64_t den = 1;
+        if (dot != std::string::npos) {
+            digits.erase(dot, 1);
+            for (std::size_t i = dot; i < g.size() - 1 && den < 1'000'000'000'000'000; ++i)
+                den *= 10;
+        }
+        if (digits.size() < 18) {
+            std::int64_t num = std::stoll(digits);
+            std::int64_t a = num < 0 ? -num : num, b = den;
+            while (b) {
+                const std::int64_t t = a % b;
+                a = b;
+                b = t;
+            }
+            if (a > 1) {
+                num /= a;
+                den /= a;
+            }
+            return std::to_string(num) + "/" + std::to_string(den);
+        }
+    }
+    return g;
+}
+
 class JsonValidator {
 public:
     JsonValidator(std::vector<JsonSchemaError>& out, const SchemaLoader& load,
@@ -1763,26 +1793,27 @@ private:
     void numbers(const Node& s, double v, const Node& data, const std::string& at,
                  const std::string& kwp) {
         const std::string val = go_float(v);
+        // draft 4's boolean exclusiveMinimum/Maximum turn the bound into an exclusive one.
         if (auto mn = kw_number(s, "minimum")) {
             const bool ex = kw_true(s, "exclusiveMinimum");
             if (ex ? v <= *mn : v < *mn)
-                add(at, kwp + "/minimum",
-                    std::string(ex ? "must be > " : "must be >= ") + go_float(*mn) + " but found " +
+                add(at, kwp + (ex ? "/exclusiveMinimum" : "/minimum"),
+                    std::string(ex ? "must be > " : "must be >= ") + rational(*mn) + " but found " +
                         val,
                     data.mark);
         }
         if (auto mx = kw_number(s, "maximum")) {
             const bool ex = kw_true(s, "exclusiveMaximum");
             if (ex ? v >= *mx : v > *mx)
-                add(at, kwp + "/maximum",
-                    std::string(ex ? "must be < " : "must be <= ") + go_float(*mx) + " but found " +
+                add(at, kwp + (ex ? "/exclusiveMaximum" : "/maximum"),
+                    std::string(ex ? "must be < " : "must be <= ") + rational(*mx) + " but found " +
                         val,
                     data.mark);
         }
         if (auto m = kw_number(s, "multipleOf"); m && *m > 0) {
             const double q = v / *m;
             if (q != std::floor(q))
-                add(at, kwp + "/multipleOf", val + " not multipleOf " + go_float(*m), data.mark);
+                add(at, kwp + "/multipleOf", val + " not multipleOf " + rational(*m), data.mark);
         }
     }
 

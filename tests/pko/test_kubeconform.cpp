@@ -271,9 +271,11 @@ TEST(PkoKubeconform, JsonSchemaWording) {
     auto s = io::parse_json(R"({"type": "object", "required": ["a"], "properties": {
         "n": {"type": "integer", "maximum": 3},
         "e": {"enum": ["x", "y"]},
+        "m": {"type": "number", "minimum": 0.5, "maximum": 2, "exclusiveMaximum": true},
+        "k": {"maximum": 2},
         "l": {"type": "array", "items": {"type": "string"}, "maxItems": 1}}})",
                             "s.json");
-    auto v = io::parse_json(R"({"n": 4.5, "e": "z", "l": ["a", 2]})", "v.json");
+    auto v = io::parse_json(R"({"n": 4.5, "e": "z", "m": 0, "k": 2, "l": ["a", 2]})", "v.json");
     ASSERT_TRUE(s.ok() && v.ok());
     auto errs = validate_json_schema((*s)[0].root, (*v)[0].root);
     ASSERT_TRUE(errs.ok());
@@ -283,6 +285,7 @@ TEST(PkoKubeconform, JsonSchemaWording) {
     EXPECT_EQ(all, "'' /required: missing properties: 'a'\n"
                    "'/n' /properties/n/type: expected integer, but got number\n"
                    "'/e' /properties/e/enum: value must be one of 'x', 'y'\n"
+                   "'/m' /properties/m/minimum: must be >= 1/2 but found 0\n"
                    "'/l' /properties/l/maxItems: maximum 1 items required, but found 2 items\n"
                    "'/l/1' /properties/l/items/type: expected string, but got number\n");
 }
