@@ -1468,16 +1468,24 @@ std::string display(std::string_view text) {
     return display(Node::string(std::string(text)));
 }
 
-// One JSON pointer token.
+// One JSON pointer token as the library writes it: ~ and / escaped, then the bytes a URL path
+// segment may not hold percent-encoded (Go's url.PathEscape).
 std::string pointer_token(std::string_view key) {
     std::string t;
     for (char c : key) {
-        if (c == '~')
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '~') {
             t += "~0";
-        else if (c == '/')
+        } else if (c == '/') {
             t += "~1";
-        else
+        } else if (std::isalnum(u) ||
+                   std::string_view("-._$&+,;=:@").find(c) != std::string_view::npos) {
             t += c;
+        } else {
+            char buf[4];
+            std::snprintf(buf, sizeof buf, "%%%02X", u);
+            t += buf;
+        }
     }
     return t;
 }

@@ -273,9 +273,11 @@ TEST(PkoKubeconform, JsonSchemaWording) {
         "e": {"enum": ["x", "y"]},
         "m": {"type": "number", "minimum": 0.5, "maximum": 2, "exclusiveMaximum": true},
         "k": {"maximum": 2},
+        "a b/c": {"type": "string"},
         "l": {"type": "array", "items": {"type": "string"}, "maxItems": 1}}})",
                             "s.json");
-    auto v = io::parse_json(R"({"n": 4.5, "e": "z", "m": 0, "k": 2, "l": ["a", 2]})", "v.json");
+    auto v = io::parse_json(R"({"n": 4.5, "e": "z", "m": 0, "k": 2, "a b/c": 1, "l": ["a", 2]})",
+                            "v.json");
     ASSERT_TRUE(s.ok() && v.ok());
     auto errs = validate_json_schema((*s)[0].root, (*v)[0].root);
     ASSERT_TRUE(errs.ok());
@@ -286,6 +288,7 @@ TEST(PkoKubeconform, JsonSchemaWording) {
                    "'/n' /properties/n/type: expected integer, but got number\n"
                    "'/e' /properties/e/enum: value must be one of 'x', 'y'\n"
                    "'/m' /properties/m/minimum: must be >= 1/2 but found 0\n"
+                   "'/a%20b~1c' /properties/a%20b~1c/type: expected string, but got number\n"
                    "'/l' /properties/l/maxItems: maximum 1 items required, but found 2 items\n"
                    "'/l/1' /properties/l/items/type: expected string, but got number\n");
 }
