@@ -340,7 +340,9 @@ TEST(PkoKubeconform, JsonSchemaCyclesAndDepthAreBounded) {
 // A python3 http.server on 127.0.0.1 serving `dir`, stopped when the object goes away.
 class LoopbackServer {
 public:
-    explicit LoopbackServer(const fs::path& dir) {
+    // `status`: 0 serves the files; anything else answers every request with that status.
+    explicit LoopbackServer(const fs::path& dir, int status = 0) {
+        const std::string code = std::to_string(status);
         int fds[2];
         if (::pipe(fds) != 0) return;
         pid_ = ::fork();
@@ -348,14 +350,18 @@ public:
             ::dup2(fds[1], 1);
             ::close(fds[0]);
             ::close(fds[1]);
-            const char* script = "import http.server,os,sys\n"
-                                 "os.chdir(sys.argv[1])\n"
-                                 "class H(http.server.SimpleHTTPRequestHandler):\n"
-                                 "    def log_message(self, *a): pass\n"
-                                 "s=http.server.ThreadingHTTPServer(('127.0.0.1',0),H)\n"
-                                 "print(s.server_address[1],flush=True)\n"
-                                 "s.serve_forever()\n";
-            ::execlp("python3", "python3", "-c", script, dir.c_str(), nullptr);
+            const char* script =
+                "import http.server,os,sys\n"
+                "os.chdir(sys.argv[1])\n"
+                "class H(http.server.SimpleHTTPRequestHandler):\n"
+                "    def log_message(self, *a): pass\n"
+                "    def do_GET(self):\n"
+                "        if sys.argv[2] != '0': return self.send_error(int(sys.argv[2]))\n"
+                "        return super().do_GET()\n"
+                "s=http.server.ThreadingHTTPServer(('127.0.0.1',0),H)\n"
+                "print(s.server_address[1],flush=True)\n"
+                "s.serve_forever()\n";
+            ::execlp("python3", "python3", "-c", script, dir.c_str(), code.c_str(), nullptr);
             ::_exit(127);
         }
         ::close(fds[1]);
@@ -426,6 +432,26 @@ metadata:
     EXPECT_EQ(broken.exit_code, 1) << broken.out << broken.err;
     EXPECT_TRUE(contains(broken.err, "configmap-v1.json is not in the cache (offline)"))
         << broken.err;
+}
+
+TEST(PkoKubeconform, HttpErrorStatusIsAViolationAndNotCached) {
+    LoopbackServer server(schemas("schemas"), 503);
+    if (server.port() <= 0) GTEST_SKIP() << "python3 http.server did not start";
+    Package p;
+    const std::string url = "http://127.0.0.1:" + std::to_string(server.port());
+    p.dir.write("pkg/manifest.yaml", manifest("\"" + url + "\""));
+    p.dir.write("pkg/configmap.yaml", kGoodConfigMap);
+    auto r = p.validate();
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out + r.err, "configmap.yaml idx 0: error while downloading schema at " +
+                                            url +
+                                            "/v1.30.0-standalone-strict/configmap-v1.json - "
+                                            "received HTTP status 503"))
+        << r.out << r.err;
+    server.stop();
+    auto offline = p.validate({"--offline"});
+    EXPECT_EQ(offline.exit_code, 1) << offline.out << offline.err;
+    EXPECT_TRUE(contains(offline.err, "is not in the cache (offline)")) << offline.err;
 }
 
 TEST(PkoKubeconform, OfflineWithAColdCacheFailsClearly) {
