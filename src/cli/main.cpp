@@ -284,8 +284,8 @@ int run(int argc, char** argv) {
                     "this machine's)")
         ->option_text("PLATFORM");
     root.add_flag("--offline", image_flags().offline,
-                  "Images from the cache only: no network (a tag answers with what it last "
-                  "pointed to)");
+                  "Images (and kubeconform schemas) from the cache only: no network (a tag "
+                  "answers with what it last pointed to)");
     root.add_flag("--insecure", image_flags().insecure,
                   "The registries named may be spoken to over plain http (loopback registries "
                   "always may)");

@@ -753,4 +753,9 @@ std::optional<bool> glob_match(std::string_view pattern, std::string_view name) 
     return any;
 }
 
+std::vector<std::pair<std::string_view, std::uint32_t>>
+split_yaml_documents(std::string_view text) {
+    return split_documents(text);
+}
+
 } // namespace kpkg::pko

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -1435,6 +1436,510 @@ private:
     std::shared_ptr<Budget> budget_;
 };
 
+// ------------------------------------------------------------------------------------------------
+// JSON Schema mode (santhosh-tekuri/jsonschema v5's checks and wording, as kubeconform uses it)
+
+// The library's name of a value's type: every number is a "number".
+std::string json_type_of(const Node& n) {
+    return jtype_name(scalar(n).type);
+}
+
+// A JSON value as the library shows it: strings in single quotes, others as compact JSON.
+std::string display(const Node& n) {
+    if (scalar(n).type == JType::string) {
+        std::string q = quote(n.text);
+        std::string out = "'";
+        for (std::size_t i = 1; i + 1 < q.size(); ++i) {
+            if (q[i] == '\\' && q[i + 1] == '"') continue; // \" shows as "
+            if (q[i] == '\'') out += '\\';
+            out += q[i];
+        }
+        return out + "'";
+    }
+    io::JsonStyle st;
+    st.indent = 0;
+    std::string j = io::to_json(n, st);
+    while (!j.empty() && j.back() == '\n')
+        j.pop_back();
+    return j;
+}
+
+std::string display(std::string_view text) {
+    return display(Node::string(std::string(text)));
+}
+
+// One JSON pointer token as the library writes it: ~ and / escaped, then the bytes a URL path
+// segment may not hold percent-encoded (Go's url.PathEscape).
+std::string pointer_token(std::string_view key) {
+    std::string t;
+    for (char c : key) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '~') {
+            t += "~0";
+        } else if (c == '/') {
+            t += "~1";
+        } else if (std::isalnum(u) ||
+                   std::string_view("-._$&+,;=:@").find(c) != std::string_view::npos) {
+            t += c;
+        } else {
+            char buf[4];
+            std::snprintf(buf, sizeof buf, "%%%02X", u);
+            t += buf;
+        }
+    }
+    return t;
+}
+
+bool json_format_ok(std::string_view format, std::string_view v) {
+    static constexpr std::string_view checked[] = {"date-time", "date",  "ipv4", "ipv6",
+                                                   "hostname",  "email", "uuid"};
+    for (std::string_view f : checked)
+        if (f == format) return check_format(format, v);
+    return true;
+}
+
+// A schema's bound as the library prints it (a big.Rat: "0/1", "1/2").
+std::string rational(double v) {
+    const std::string g = go_float(v);
+    const auto dot = g.find('.');
+    if (std::isfinite(v) && g.find_first_of("eE") == std::string::npos) {
+        std::string digits = g;
+        std::int64_t den = 1;
+        if (dot != std::string::npos) {
+            digits.erase(dot, 1);
+            for (std::size_t i = dot; i < g.size() - 1 && den < 1'000'000'000'000'000; ++i)
+                den *= 10;
+        }
+        if (digits.size() < 18) {
+            std::int64_t num = std::stoll(digits);
+            std::int64_t a = num < 0 ? -num : num, b = den;
+            while (b) {
+                const std::int64_t t = a % b;
+                a = b;
+                b = t;
+            }
+            if (a > 1) {
+                num /= a;
+                den /= a;
+            }
+            return std::to_string(num) + "/" + std::to_string(den);
+        }
+    }
+    return g;
+}
+
+class JsonValidator {
+public:
+    JsonValidator(std::vector<JsonSchemaError>& out, const SchemaLoader& load,
+                  const JsonSchemaLimits& limits, std::uint64_t& used,
+                  std::set<std::string>& loaded, std::size_t& frames)
+        : out_(out), load_(load), limits_(limits), used_(used), loaded_(loaded), frames_(frames) {}
+
+    std::optional<Error> failure; // a schema problem: the validation is abandoned
+
+    // `at`: the value's JSON pointer; `kw`: the keywords followed from the root schema.
+    // `nest`: $refs followed and junctors entered since the value last descended (a schema
+    // that refers to itself without consuming the value never ends).
+    void validate(const Node& schema, const Node* doc, const Node& data, const std::string& at,
+                  const std::string& kw_at, std::size_t depth, std::size_t nest = 0) {
+        if (failure) return;
+        struct Frame {
+            std::size_t& n;
+            explicit Frame(std::size_t& c) : n(++c) {}
+            ~Frame() { --n; }
+        } frame(frames_);
+        if (frames_ > limits_.max_frames) {
+            fail("schema and object nesting deeper than " + std::to_string(limits_.max_frames) +
+                 " levels");
+            return;
+        }
+        if (++used_ > limits_.max_checks) {
+            fail("validation needs more than " + std::to_string(limits_.max_checks) + " checks");
+            return;
+        }
+        if (depth > limits_.max_depth) {
+            add(at, kw_at, "nesting deeper than " + std::to_string(limits_.max_depth) + " levels",
+                data.mark);
+            return;
+        }
+        // draft 4: a $ref replaces its siblings; a chain of them is followed here, not by
+        // recursion.
+        const Node* cur = &schema;
+        std::string kwp = kw_at;
+        while (cur->is_map()) {
+            const Node* ref = kw(*cur, "$ref");
+            if (!ref || !ref->is_string()) break;
+            if (++nest > limits_.max_ref_hops) {
+                fail("$ref " + quote(ref->text) + ": more than " +
+                     std::to_string(limits_.max_ref_hops) +
+                     " $refs and junctors without reaching the value's next level (a $ref "
+                     "cycle)");
+                return;
+            }
+            const Node* target_doc = doc;
+            cur = resolve(ref->text, doc, target_doc);
+            if (!cur) return;
+            doc = target_doc;
+            kwp += "/$ref";
+        }
+        const Node& s = *cur;
+        if (!s.is_map()) return;
+        // type
+        std::vector<std::string> types;
+        if (kw_true(s, "x-kubernetes-int-or-string")) {
+            types = {"integer", "string"};
+        } else if (const Node* t = kw(s, "type")) {
+            if (t->is_string())
+                types = {t->text};
+            else if (t->is_seq())
+                for (const auto& i : t->items)
+                    if (i.is_string()) types.push_back(i.text);
+        }
+        const std::string have = json_type_of(data);
+        const Scalar sc = scalar(data);
+        const bool integral =
+            sc.type == JType::number && std::isfinite(sc.num) && sc.num == std::floor(sc.num);
+        if (!types.empty()) {
+            bool ok = false;
+            for (const auto& t : types)
+                ok = ok || t == have || (t == "integer" && integral);
+            if (!ok) {
+                std::string expected;
+                for (std::size_t i = 0; i < types.size(); ++i)
+                    expected += (i ? " or " : "") + types[i];
+                add(at, kwp + "/type", "expected " + expected + ", but got " + have, data.mark);
+                return;
+            }
+        }
+        if (const Node* en = kw_seq(s, "enum"); en && !en->items.empty()) {
+            bool found = false;
+            for (const auto& v : en->items)
+                found = found || json_equal(v, data);
+            if (!found) {
+                std::string allowed;
+                for (std::size_t i = 0; i < en->items.size(); ++i)
+                    allowed += (i ? ", " : "") + display(en->items[i]);
+                add(at, kwp + "/enum",
+                    (en->items.size() == 1 ? "value must be " : "value must be one of ") + allowed,
+                    data.mark);
+            }
+        }
+        if (have == "string")
+            if (const std::string f = kw_string(s, "format");
+                !f.empty() && !json_format_ok(f, data.text))
+                add(at, kwp + "/format", display(data) + " is not valid " + display(f), data.mark);
+        if (data.is_map()) objects(s, doc, data, at, kwp, depth);
+        if (data.is_seq()) arrays(s, doc, data, at, kwp, depth);
+        if (have == "string") strings(s, data, at, kwp);
+        if (have == "number") numbers(s, sc.num, data, at, kwp);
+        junctors(s, doc, data, at, kwp, depth, nest + 1);
+    }
+
+private:
+    static std::string child(const std::string& at, const std::string& key) {
+        return at + "/" + pointer_token(key);
+    }
+    void add(const std::string& at, const std::string& kwp, std::string message,
+             const io::Mark& m) {
+        out_.push_back({at, kwp, std::move(message), m});
+    }
+    void fail(std::string message) {
+        if (!failure) failure = Error::invalid(std::move(message));
+    }
+
+    // "#/a/b" in `doc`, or "other.json#/a/b" in the document the loader returns.
+    const Node* resolve(const std::string& ref, const Node* doc, const Node*& target_doc) {
+        const auto hash = ref.find('#');
+        const std::string uri = ref.substr(0, hash);
+        const std::string pointer = hash == std::string::npos ? "" : ref.substr(hash + 1);
+        if (!uri.empty()) {
+            if (!load_) {
+                fail("$ref " + quote(ref) + ": no document to resolve " + quote(uri) + " against");
+                return nullptr;
+            }
+            if (loaded_.insert(uri).second && loaded_.size() > limits_.max_documents) {
+                fail("$ref " + quote(ref) + ": more than " + std::to_string(limits_.max_documents) +
+                     " schema documents");
+                return nullptr;
+            }
+            auto d = load_(uri);
+            if (!d) {
+                fail("$ref " + quote(ref) + ": " + d.error().message);
+                return nullptr;
+            }
+            doc = *d;
+        }
+        target_doc = doc;
+        const Node* node = doc;
+        if (!node) {
+            fail("$ref " + quote(ref) + ": no document");
+            return nullptr;
+        }
+        if (!pointer.empty() && pointer[0] != '/') {
+            fail("$ref " + quote(ref) + ": only JSON pointers (#/...) are supported");
+            return nullptr;
+        }
+        for (std::size_t i = 1; i <= pointer.size();) {
+            const auto slash = pointer.find('/', i);
+            std::string token =
+                pointer.substr(i, slash == std::string::npos ? std::string::npos : slash - i);
+            std::string t;
+            for (std::size_t k = 0; k < token.size(); ++k) {
+                if (token[k] == '~' && k + 1 < token.size()) {
+                    t += token[k + 1] == '1' ? '/' : '~';
+                    ++k;
+                } else if (token[k] == '%' && k + 2 < token.size() &&
+                           std::isxdigit(static_cast<unsigned char>(token[k + 1])) &&
+                           std::isxdigit(static_cast<unsigned char>(token[k + 2]))) {
+                    t += static_cast<char>(std::stoi(token.substr(k + 1, 2), nullptr, 16));
+                    k += 2;
+                } else {
+                    t += token[k];
+                }
+            }
+            const Node* next = nullptr;
+            if (node->is_map()) {
+                next = node->get(t);
+            } else if (node->is_seq() && !t.empty() && all_digits(t) && t.size() < 10) {
+                const std::size_t n = std::stoul(t);
+                if (n < node->items.size()) next = &node->items[n];
+            }
+            if (!next) {
+                fail("$ref " + quote(ref) + ": " + quote(t) + " not found");
+                return nullptr;
+            }
+            node = next;
+            if (slash == std::string::npos) break;
+            i = slash + 1;
+        }
+        return node;
+    }
+
+    void junctors(const Node& s, const Node* doc, const Node& data, const std::string& at,
+                  const std::string& kwp, std::size_t depth, std::size_t nest) {
+        auto attempt = [&](const Node& sub, const std::string& where,
+                           std::vector<JsonSchemaError>& errs) {
+            JsonValidator v(errs, load_, limits_, used_, loaded_, frames_);
+            v.validate(sub, doc, data, at, where, depth, nest);
+            if (v.failure && !failure) failure = v.failure;
+        };
+        if (const Node* n = kw_map(s, "not")) {
+            std::vector<JsonSchemaError> errs;
+            attempt(*n, kwp + "/not", errs);
+            if (errs.empty()) add(at, kwp + "/not", "not failed", data.mark);
+        }
+        if (const Node* all = kw_seq(s, "allOf")) {
+            // Each failing alternative's errors, in order (the first one is what is shown).
+            for (std::size_t i = 0; i < all->items.size(); ++i) {
+                std::vector<JsonSchemaError> errs;
+                attempt(all->items[i], kwp + "/allOf/" + std::to_string(i), errs);
+                out_.insert(out_.end(), errs.begin(), errs.end());
+            }
+        }
+        if (const Node* any = kw_seq(s, "anyOf"); any && !any->items.empty()) {
+            std::vector<JsonSchemaError> all_errs;
+            bool ok = false;
+            for (std::size_t i = 0; i < any->items.size() && !ok; ++i) {
+                std::vector<JsonSchemaError> errs;
+                attempt(any->items[i], kwp + "/anyOf/" + std::to_string(i), errs);
+                if (errs.empty()) ok = true;
+                all_errs.insert(all_errs.end(), errs.begin(), errs.end());
+            }
+            if (!ok) {
+                if (all_errs.empty()) add(at, kwp + "/anyOf", "anyOf failed", data.mark);
+                out_.insert(out_.end(), all_errs.begin(), all_errs.end());
+            }
+        }
+        if (const Node* one = kw_seq(s, "oneOf"); one && !one->items.empty()) {
+            std::vector<JsonSchemaError> all_errs;
+            std::vector<std::size_t> valid;
+            for (std::size_t i = 0; i < one->items.size() && valid.size() < 2; ++i) {
+                std::vector<JsonSchemaError> errs;
+                attempt(one->items[i], kwp + "/oneOf/" + std::to_string(i), errs);
+                if (errs.empty())
+                    valid.push_back(i);
+                else
+                    all_errs.insert(all_errs.end(), errs.begin(), errs.end());
+            }
+            if (valid.size() > 1)
+                add(at, kwp + "/oneOf",
+                    "valid against schemas at indexes " + std::to_string(valid[0]) + " and " +
+                        std::to_string(valid[1]),
+                    data.mark);
+            else if (valid.empty())
+                out_.insert(out_.end(), all_errs.begin(), all_errs.end());
+        }
+    }
+
+    void strings(const Node& s, const Node& data, const std::string& at, const std::string& kwp) {
+        const std::string& v = data.text;
+        const auto len = static_cast<std::int64_t>(rune_count(v));
+        if (auto mn = kw_int(s, "minLength"); mn && len < *mn)
+            add(at, kwp + "/minLength",
+                "length must be >= " + std::to_string(*mn) + ", but got " + std::to_string(len),
+                data.mark);
+        if (auto mx = kw_int(s, "maxLength"); mx && len > *mx)
+            add(at, kwp + "/maxLength",
+                "length must be <= " + std::to_string(*mx) + ", but got " + std::to_string(len),
+                data.mark);
+        if (const std::string pat = kw_string(s, "pattern"); !pat.empty()) {
+            auto re = Regex::compile(pat);
+            if (!re) {
+                fail("pattern " + quote(pat) + ": " + re.error().message);
+                return;
+            }
+            const Regex::Outcome o = re->search(v);
+            if (o == Regex::Outcome::no_match)
+                add(at, kwp + "/pattern", "does not match pattern " + display(pat), data.mark);
+            else if (o == Regex::Outcome::too_costly)
+                add(at, kwp + "/pattern",
+                    "could not be matched against " + display(pat) + " within kpkg's work limit",
+                    data.mark);
+        }
+    }
+
+    void numbers(const Node& s, double v, const Node& data, const std::string& at,
+                 const std::string& kwp) {
+        const std::string val = go_float(v);
+        // draft 4's boolean exclusiveMinimum/Maximum turn the bound into an exclusive one.
+        if (auto mn = kw_number(s, "minimum")) {
+            const bool ex = kw_true(s, "exclusiveMinimum");
+            if (ex ? v <= *mn : v < *mn)
+                add(at, kwp + (ex ? "/exclusiveMinimum" : "/minimum"),
+                    std::string(ex ? "must be > " : "must be >= ") + rational(*mn) + " but found " +
+                        val,
+                    data.mark);
+        }
+        if (auto mx = kw_number(s, "maximum")) {
+            const bool ex = kw_true(s, "exclusiveMaximum");
+            if (ex ? v >= *mx : v > *mx)
+                add(at, kwp + (ex ? "/exclusiveMaximum" : "/maximum"),
+                    std::string(ex ? "must be < " : "must be <= ") + rational(*mx) + " but found " +
+                        val,
+                    data.mark);
+        }
+        if (auto m = kw_number(s, "multipleOf"); m && *m > 0) {
+            const double q = v / *m;
+            if (q != std::floor(q))
+                add(at, kwp + "/multipleOf", val + " not multipleOf " + rational(*m), data.mark);
+        }
+    }
+
+    void arrays(const Node& s, const Node* doc, const Node& data, const std::string& at,
+                const std::string& kwp, std::size_t depth) {
+        const auto n = static_cast<std::int64_t>(data.items.size());
+        if (auto mn = kw_int(s, "minItems"); mn && n < *mn)
+            add(at, kwp + "/minItems",
+                "minimum " + std::to_string(*mn) + " items required, but found " +
+                    std::to_string(n) + " items",
+                data.mark);
+        if (auto mx = kw_int(s, "maxItems"); mx && n > *mx)
+            add(at, kwp + "/maxItems",
+                "maximum " + std::to_string(*mx) + " items required, but found " +
+                    std::to_string(n) + " items",
+                data.mark);
+        if (kw_true(s, "uniqueItems")) {
+            std::map<std::string, std::size_t> seen;
+            for (std::size_t i = 0; i < data.items.size(); ++i) {
+                auto [it, fresh] = seen.emplace(canonical(data.items[i]), i);
+                if (!fresh) {
+                    add(at, kwp + "/uniqueItems",
+                        "items at index " + std::to_string(it->second) + " and " +
+                            std::to_string(i) + " are equal",
+                        data.mark);
+                    break;
+                }
+            }
+        }
+        if (const Node* it = kw(s, "items")) {
+            if (it->is_map()) {
+                for (std::size_t i = 0; i < data.items.size(); ++i)
+                    validate(*it, doc, data.items[i], child(at, std::to_string(i)), kwp + "/items",
+                             depth + 1);
+            } else if (it->is_seq()) {
+                for (std::size_t i = 0; i < data.items.size() && i < it->items.size(); ++i)
+                    validate(it->items[i], doc, data.items[i], child(at, std::to_string(i)),
+                             kwp + "/items/" + std::to_string(i), depth + 1);
+                if (kw_false(s, "additionalItems") && data.items.size() > it->items.size())
+                    add(at, kwp + "/additionalItems",
+                        "only " + std::to_string(it->items.size()) +
+                            " items are allowed, but found " + std::to_string(data.items.size()) +
+                            " items",
+                        data.mark);
+            }
+        }
+    }
+
+    void objects(const Node& s, const Node* doc, const Node& data, const std::string& at,
+                 const std::string& kwp, std::size_t depth) {
+        const auto n = static_cast<std::int64_t>(data.fields.size());
+        if (auto mn = kw_int(s, "minProperties"); mn && n < *mn)
+            add(at, kwp + "/minProperties",
+                "minimum " + std::to_string(*mn) + " properties allowed, but found " +
+                    std::to_string(n) + " properties",
+                data.mark);
+        if (auto mx = kw_int(s, "maxProperties"); mx && n > *mx)
+            add(at, kwp + "/maxProperties",
+                "maximum " + std::to_string(*mx) + " properties allowed, but found " +
+                    std::to_string(n) + " properties",
+                data.mark);
+        if (const Node* req = kw_seq(s, "required")) {
+            std::string missing;
+            for (const auto& r : req->items)
+                if (r.is_string() && !data.get(r.text))
+                    missing += (missing.empty() ? "" : ", ") + display(r.text);
+            if (!missing.empty())
+                add(at, kwp + "/required", "missing properties: " + missing, data.mark);
+        }
+        const Node* props = kw_map(s, "properties");
+        if (props)
+            for (const auto& p : props->fields)
+                if (const Node* v = data.get(p.key))
+                    validate(p.value, doc, *v, child(at, p.key),
+                             kwp + "/properties/" + pointer_token(p.key), depth + 1);
+        const Node* patterns = kw_map(s, "patternProperties");
+        const Node* ap = kw_map(s, "additionalProperties");
+        const bool closed = kw_false(s, "additionalProperties") &&
+                            !kw_true(s, "x-kubernetes-preserve-unknown-fields");
+        std::string extra;
+        io::Mark extra_mark;
+        for (const auto& f : data.fields) {
+            bool matched = props && props->get(f.key);
+            if (patterns)
+                for (const auto& p : patterns->fields) {
+                    auto re = Regex::compile(p.key);
+                    if (!re) {
+                        fail("patternProperties " + quote(p.key) + ": " + re.error().message);
+                        return;
+                    }
+                    if (re->search(f.key) == Regex::Outcome::match) {
+                        matched = true;
+                        validate(p.value, doc, f.value, child(at, f.key),
+                                 kwp + "/patternProperties/" + pointer_token(p.key), depth + 1);
+                    }
+                }
+            if (matched) continue;
+            if (ap) {
+                validate(*ap, doc, f.value, child(at, f.key), kwp + "/additionalProperties",
+                         depth + 1);
+            } else if (closed) {
+                if (extra.empty()) extra_mark = f.key_mark;
+                extra += (extra.empty() ? "" : ", ") + display(f.key);
+            }
+        }
+        if (!extra.empty())
+            add(at, kwp + "/additionalProperties", "additionalProperties " + extra + " not allowed",
+                extra_mark);
+    }
+
+    std::vector<JsonSchemaError>& out_;
+    const SchemaLoader& load_;
+    const JsonSchemaLimits& limits_;
+    std::uint64_t& used_;
+    std::set<std::string>& loaded_;
+    std::size_t& frames_; // validate() calls active, junctors' included
+};
+
 // ValidateDefaults: each default carries nothing pruning drops and validates against its own
 // schema (a validator rooted there, so the name in kube-openapi's text is empty). Defaults under
 // additionalProperties are not followed (the structural checks forbid them there).
@@ -1537,6 +2042,20 @@ std::vector<FieldError> validate_config(const io::Node& schema, const io::Node& 
     for (auto& e : out)
         if (seen.insert(e.message).second) unique.push_back(std::move(e));
     return unique;
+}
+
+Result<std::vector<JsonSchemaError>> validate_json_schema(const io::Node& schema,
+                                                          const io::Node& value,
+                                                          const SchemaLoader& load,
+                                                          const JsonSchemaLimits& limits) {
+    std::vector<JsonSchemaError> out;
+    std::uint64_t used = 0;
+    std::set<std::string> loaded;
+    std::size_t frames = 0;
+    JsonValidator v(out, load, limits, used, loaded, frames);
+    v.validate(schema, &schema, value, "", "", 0);
+    if (v.failure) return fail(std::move(*v.failure));
+    return out;
 }
 
 } // namespace kpkg::pko

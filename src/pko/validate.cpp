@@ -2,6 +2,7 @@
 // case rendered, its objects checked and compared with the fixtures.
 #include "kpkg/pko/validate.hpp"
 
+#include <memory>
 #include <set>
 
 #include "kpkg/core/semver.hpp"
@@ -159,6 +160,17 @@ std::vector<Violation> check_manifest(const Package& pkg) {
         const io::Node* v = at(kc, "kubernetesVersion");
         if (!v || !v->is_string() || v->text.empty())
             add("test.kubeconform.kubernetesVersion: Required value", kc->mark);
+        // kubeconform refuses a location whose template does not execute before it checks
+        // anything (then no object is checked).
+        if (const io::Node* locs = at(kc, "schemaLocations"); locs && locs->is_seq())
+            for (std::size_t i = 0; i < locs->items.size(); ++i) {
+                const io::Node& l = locs->items[i];
+                if (!l.is_scalar()) continue;
+                if (auto p = kubeconform_schema_path(l.text, "Deployment", "v1", "master"); !p)
+                    add(idx("test.kubeconform.schemaLocations", i) +
+                            ": Invalid value: " + go_quote(l.text) + ": " + p.error().message,
+                        l.mark);
+            }
     }
     if (pkg.lock) {
         const Lock& l = *pkg.lock;
@@ -253,8 +265,38 @@ std::string shown_diff(std::string_view diff) {
 }
 
 // One render of a package (a test case, or the defaults) and its fixtures.
+// The kubeconform check of a package's files, as kubectl-package runs it: what a test case
+// rendered (template outputs included; helper files (_*) and files spec.filter.paths excludes
+// make no objects and are left out), or the package's own YAML files, every one.
+void check_kubeconform(const Package& pkg, Kubeconform& kc, const Rendered* rendered,
+                       Report& report) {
+    auto run = [&](const std::string& path, const std::string& text) {
+        if (!is_yaml(path) || is_template(path)) return;
+        std::string display;
+        if (auto f = pkg.files.find(path); f != pkg.files.end())
+            display = f->second.display;
+        else if (auto t = pkg.files.find(path + ".gotmpl"); t != pkg.files.end())
+            display = t->second.display;
+        for (Violation& v : kc.check_file(path, text, display, pkg.component))
+            report.violations.push_back(std::move(v));
+    };
+    if (!rendered) {
+        for (const auto& [path, f] : pkg.files)
+            run(path, f.bytes);
+        return;
+    }
+    for (const auto& [path, text] : rendered->files) {
+        const auto slash = path.rfind('/');
+        const std::string_view base =
+            std::string_view(path).substr(slash == std::string::npos ? 0 : slash + 1);
+        if (!base.empty() && base[0] == '_') continue;
+        if (!rendered->excluded.count(path)) run(path, text);
+    }
+}
+
 void run_case(const Package& pkg, const RenderContext& ctx, const std::string& case_name,
-              bool compare, const ValidateOptions& opts, Report& report) {
+              bool compare, const ValidateOptions& opts, Report& report,
+              Kubeconform* kc = nullptr) {
     ++report.renders;
     RenderResult r = render(pkg, ctx);
     for (Violation& v : r.violations) {
@@ -263,6 +305,7 @@ void run_case(const Package& pkg, const RenderContext& ctx, const std::string& c
             v.reason = "Testcase \"" + case_name + "\": " + v.reason;
         report.violations.push_back(std::move(v));
     }
+    if (!r.failed && kc) check_kubeconform(pkg, *kc, &r.rendered, report);
     if (r.failed || !compare) return;
 
     const std::string dir = ".test-fixtures/" + case_name + "/";
@@ -340,12 +383,15 @@ void validate_package(const Package& pkg, const ValidateOptions& opts, Report& r
     for (Violation& v : check_manifest(pkg))
         report.violations.push_back(std::move(v));
     const Manifest& m = pkg.manifest;
+    const std::unique_ptr<Kubeconform> kc = Kubeconform::make(m, opts.kubeconform);
     if (m.tests.empty()) {
         // kubectl-package never renders the templates of such a package; kpkg renders them once
         // with the schema's defaults so that their errors do not wait for a cluster.
         RenderContext ctx = test_context(m, TestCase{"", io::Node::map(), {}});
         ctx.config = admit_package_config(m, io::Node::map(), "").config;
         run_case(pkg, ctx, "", false, opts, report);
+        // kubectl-package checks the package's own YAML files then.
+        if (kc) check_kubeconform(pkg, *kc, nullptr, report);
         return;
     }
     for (const TestCase& tc : m.tests) {
@@ -353,8 +399,9 @@ void validate_package(const Package& pkg, const ValidateOptions& opts, Report& r
         // Defaulted and pruned; what does not validate was reported with the manifest.
         ctx.config =
             admit_package_config(m, ctx.config.is_map() ? ctx.config : io::Node::map(), "").config;
-        run_case(pkg, ctx, tc.name, opts.compare_fixtures, opts, report);
+        run_case(pkg, ctx, tc.name, opts.compare_fixtures, opts, report, kc.get());
     }
+    if (kc) check_kubeconform(pkg, *kc, nullptr, report);
 }
 
 } // namespace

@@ -2,9 +2,12 @@
 // (split, labelled, filtered by CEL), as the Package Operator manager does before it deploys.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kpkg/io/node.hpp"
@@ -79,6 +82,10 @@ RenderResult render(const Package& pkg, const RenderContext& ctx, const RenderOp
 // The text of a fixture for the file `path` of `r`: the file's text without the documents its
 // conditions dropped; "" when nothing would be written (excluded, all dropped, blank).
 std::string fixture_text(const Rendered& r, const std::string& path);
+
+// A rendered YAML file split into its documents as Package Operator splits it, each with the
+// 1-based line it starts at.
+std::vector<std::pair<std::string_view, std::uint32_t>> split_yaml_documents(std::string_view text);
 
 // Go's path.Match: `*` any run of characters but '/', `?` one, [...] classes, '\' escapes.
 // nullopt for a malformed pattern.

@@ -13,10 +13,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "kpkg/core/result.hpp"
 #include "kpkg/io/node.hpp"
 
 namespace kpkg::pko {
@@ -60,5 +62,41 @@ Admission admit_config(const io::Node* schema, const io::Node& config,
 // Validation only (no pruning or defaulting), as the manifest's test.template configs are checked.
 std::vector<FieldError> validate_config(const io::Node& schema, const io::Node& config,
                                         std::string_view path, const AdmissionLimits& limits = {});
+
+// JSON Schema as kubeconform reads kubernetes-json-schema's files (draft 4, with the checks and
+// wording of santhosh-tekuri/jsonschema v5, the library of kubeconform 0.6): the same validator
+// in another mode. Each error has the value's JSON pointer ("/spec/replicas", "" at the root),
+// the keywords followed from the root schema to the one that failed
+// ("/properties/spec/properties/replicas/type", through "/$ref"), and the library's message
+// ("expected integer or null, but got string"). Also honoured: x-kubernetes-int-or-string (an
+// integer or a string) and x-kubernetes-preserve-unknown-fields (no additional-property errors
+// below it); formats checked: date-time, date, ipv4, ipv6, hostname, email, uuid (others, such
+// as int-or-string or int32, are accepted as the library accepts unknown formats).
+//
+// A $ref is "#/json/pointer" into the document it appears in, or "file.json#/pointer" into
+// another document, which `load` returns (its argument: the part before '#'; the node must
+// outlive the validation). The error (exit 3) names the schema: a $ref that cannot be resolved,
+// a chain of $refs that never reaches a schema (a cycle), more work than the limits allow.
+struct JsonSchemaError {
+    std::string instance; // JSON pointer of the value
+    std::string keyword;  // keyword location from the root schema
+    std::string message;
+    io::Mark mark;
+};
+
+using SchemaLoader = std::function<Result<const io::Node*>(const std::string& uri)>;
+
+struct JsonSchemaLimits {
+    std::size_t max_depth = 512;           // value nesting
+    std::uint64_t max_checks = 10'000'000; // schema-value checks, junctor attempts included
+    std::size_t max_ref_hops = 64;         // $refs and junctors without descending into the value
+    std::size_t max_documents = 256;       // distinct documents a $ref may load
+    std::size_t max_frames = 1024;         // schema and value nesting together (stack used)
+};
+
+Result<std::vector<JsonSchemaError>> validate_json_schema(const io::Node& schema,
+                                                          const io::Node& value,
+                                                          const SchemaLoader& load = {},
+                                                          const JsonSchemaLimits& limits = {});
 
 } // namespace kpkg::pko

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "kpkg/pko/kubeconform.hpp"
 #include "kpkg/pko/package.hpp"
 #include "kpkg/pko/render.hpp"
 
@@ -24,6 +25,8 @@ struct ValidateOptions {
     // Test cases compared with their fixtures; false for a package read from an image, which
     // holds no .test-fixtures/ (kubectl-package only renders them then).
     bool compare_fixtures = true;
+    // How test.kubeconform's schemas are read (http locations through `fetch`).
+    KubeconformOptions kubeconform;
 };
 
 struct Report {

@@ -16,6 +16,7 @@
 #include "kpkg/io/load.hpp"
 #include "kpkg/io/tree.hpp"
 #include "kpkg/oci/location.hpp"
+#include "kpkg/oci/url_cache.hpp"
 #include "kpkg/pko/package.hpp"
 #include "kpkg/pko/render.hpp"
 #include "kpkg/pko/util.hpp"
@@ -160,6 +161,18 @@ int run_validate(const Globals& g, const ValidateOpts& o) {
     pko::ValidateOptions vo;
     vo.update_fixtures = o.update_fixtures;
     vo.compare_fixtures = !s.image;
+    // test.kubeconform's http(s) schema locations: fetched once into the cache (--offline: the
+    // cache only).
+    vo.kubeconform.fetch =
+        [max = vo.kubeconform.max_schema_bytes](const std::string& url) -> Result<pko::UrlAnswer> {
+        auto f = oci::fetch_cached(image_store(), url, image_flags().offline, max);
+        if (!f) return fail(std::move(f).error());
+        pko::UrlAnswer a;
+        a.status = f->status;
+        a.body = std::move(f->body);
+        a.too_large = f->too_large;
+        return a;
+    };
     pko::Report report = pko::validate(loaded, vo);
 
     if (o.update_fixtures && report.violations.empty()) {
