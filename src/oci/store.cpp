@@ -42,8 +42,7 @@ Error bad_digest(std::string_view d) {
 // larger than `max` bytes (a sparse file claiming gigabytes) — those are removed, so the next
 // write replaces them. Opened without following links and without blocking; the size is
 // checked before anything is read, and the bytes go straight into the result.
-Result<std::optional<std::string>> slurp(const fs::path& p,
-                                         std::uint64_t max = std::uint64_t{1} << 34) {
+Result<std::optional<std::string>> slurp(const fs::path& p, std::uint64_t max) {
     const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR) return std::optional<std::string>();
@@ -132,6 +131,11 @@ std::vector<std::string> listed_digests(std::string_view json) {
 }
 
 } // namespace
+
+Result<std::optional<std::string>> read_cache_file(const std::filesystem::path& p,
+                                                   std::uint64_t max_size) {
+    return slurp(p, max_size);
+}
 
 Store::Store(fs::path root) : root_(std::move(root)) {}
 

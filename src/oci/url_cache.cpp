@@ -22,11 +22,9 @@ fs::path record_path(const Store& s, const std::string& url) {
 
 // The remembered answer; nothing when there is none or it is damaged.
 std::optional<UrlFetch> cached(const Store& s, const std::string& url) {
-    io::Limits lim;
-    lim.max_file_bytes = 1 << 20;
-    auto text = io::read_file(record_path(s, url), lim);
-    if (!text) return std::nullopt;
-    auto docs = io::parse_json(*text, "url record", lim);
+    auto text = read_cache_file(record_path(s, url), 1 << 20);
+    if (!text || !*text) return std::nullopt;
+    auto docs = io::parse_json(**text, "url record");
     if (!docs || docs->size() != 1 || !(*docs)[0].root.is_map()) return std::nullopt;
     const io::Node& r = (*docs)[0].root;
     const io::Node* u = r.get("url");

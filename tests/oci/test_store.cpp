@@ -339,6 +339,16 @@ TEST(OciStore, FifosLinksAndHugeFilesInTheCacheAreMissesAndReplaced) {
         ASSERT_TRUE(store.put_tree(tree_digest, rootfs)) << kind;
         EXPECT_TRUE(store.get_tree(tree_digest)) << kind;
     }
+    // Other files of the cache (URL records) are read by the same rule.
+    const fs::path record = d.path() / "urls" / "record";
+    fs::create_directories(record.parent_path());
+    plant(record, "fifo");
+    within("record", [&] {
+        auto got = oci::read_cache_file(record, 1 << 20);
+        ASSERT_TRUE(got);
+        EXPECT_FALSE(got->has_value());
+    });
+    EXPECT_FALSE(fs::exists(fs::symlink_status(record)));
     // A blob larger than the caller says it can be is not read either.
     auto small = store.get(dg, bytes.size() - 1);
     ASSERT_TRUE(small);

@@ -65,6 +65,12 @@ struct PruneResult {
     std::uint64_t bytes_freed = 0;
 };
 
+// A file of the cache read as the store reads its own: nothing when it is absent, a symbolic
+// link, a FIFO or device, a directory or larger than `max_size` bytes (those are removed, except
+// a directory), never blocking or following a link. Errors: an unreadable file (Error::io).
+Result<std::optional<std::string>> read_cache_file(const std::filesystem::path& p,
+                                                   std::uint64_t max_size);
+
 class Store {
 public:
     // A cache under `root` (created on first write).
