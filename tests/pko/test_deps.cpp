@@ -484,17 +484,22 @@ TEST(PkoDepsTransitive, LongChainDecidedAtItsEnd) {
     std::vector<std::string> versions;
     for (int m = 1; m <= 10; ++m)
         versions.push_back(std::to_string(m) + ".0.0");
+    // Names built by appending (GCC 12 -O3 warns about "lit" + string, -Wrestrict).
+    auto name = [](int i, const char* suffix, int m = 0) {
+        std::string s = "p";
+        s += std::to_string(i);
+        s += suffix;
+        if (m > 0) s += std::to_string(m);
+        return s;
+    };
     for (int i = 0; i < n; ++i)
         for (int m = 1; m <= 10; ++m)
-            entries.push_back(pkg("p" + std::to_string(i),
-                                  {versions[static_cast<std::size_t>(m - 1)]},
-                                  "p" + std::to_string(i) + "-" + std::to_string(m)));
-    Graph g({{"first", "p0.r", ""}, {"last", "p" + std::to_string(n - 1) + ".r", "<4"}},
-            std::move(entries));
+            entries.push_back(
+                pkg(name(i, ""), {versions[static_cast<std::size_t>(m - 1)]}, name(i, "-", m)));
+    Graph g({{"first", "p0.r", ""}, {"last", name(n - 1, ".r"), "<4"}}, std::move(entries));
     for (int i = 0; i + 1 < n; ++i)
         for (int m = 1; m <= 10; ++m)
-            g.deps["p" + std::to_string(i) + "-" + std::to_string(m)] = {
-                {"next", "p" + std::to_string(i + 1) + ".r", std::to_string(m) + ".x"}};
+            g.deps[name(i, "-", m)] = {{"next", name(i + 1, ".r"), std::to_string(m) + ".x"}};
     EXPECT_EQ(g.versions(), "first=3.0.0 last=3.0.0");
     for (const auto& [digest, count] : g.reads)
         EXPECT_EQ(count, 1) << digest;

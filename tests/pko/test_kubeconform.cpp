@@ -87,7 +87,10 @@ struct Package {
 };
 
 std::string quoted(const fs::path& p) {
-    return "\"" + p.string() + "\"";
+    std::string out = "\""; // appended (GCC 12 -O3 warns about "lit" + string, -Wrestrict)
+    out += p.string();
+    out += '"';
+    return out;
 }
 
 TEST(PkoKubeconform, LocalSchemasPassAndTemplatesAreChecked) {
@@ -231,11 +234,13 @@ TEST(PkoKubeconform, UnknownTemplateActionIsAnError) {
 
 TEST(PkoKubeconform, HugeSchemaIsRefused) {
     TempDir d;
-    d.write("big/configmap-v1.json",
-            "{\"type\": \"object\", \"description\": \"" + std::string(4096, 'x') + "\"}");
-    auto docs = io::parse_yaml(
-        manifest("\"" + (d / "big").string() + "/{{ .ResourceKind }}{{ .KindSuffix }}.json\""),
-        "manifest.yaml");
+    std::string schema = "{\"type\": \"object\", \"description\": \"";
+    schema.append(4096, 'x');
+    schema += "\"}";
+    d.write("big/configmap-v1.json", schema);
+    std::string location = quoted(d / "big");
+    location.insert(location.size() - 1, "/{{ .ResourceKind }}{{ .KindSuffix }}.json");
+    auto docs = io::parse_yaml(manifest(location), "manifest.yaml");
     ASSERT_TRUE(docs.ok());
     Manifest m;
     m.doc = (*docs)[0].root;
