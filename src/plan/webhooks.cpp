@@ -344,6 +344,8 @@ void mount_serving_cert(Node& deployment, const std::string& secret) {
     }
     volumes.push(std::move(vol));
     pod->set("volumes", std::move(volumes));
+    // Fetched again: adding "volumes" to the pod may have moved its fields.
+    containers = pod->get("containers");
     if (containers == nullptr || !containers->is_seq()) return;
     for (auto& c : containers->items) {
         Node mounts = Node::seq();
