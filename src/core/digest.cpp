@@ -31,6 +31,16 @@ Sha256& Sha256::update(const void* data, std::size_t len) {
     return *this;
 }
 
+std::array<std::uint8_t, 28> sha224(std::string_view data) {
+    // SHA224() itself goes through EVP, whose provider machinery would be linked and started.
+    SHA256_CTX c;
+    SHA224_Init(&c);
+    SHA224_Update(&c, data.data(), data.size());
+    std::array<std::uint8_t, 28> out{};
+    SHA224_Final(out.data(), &c);
+    return out;
+}
+
 std::array<std::uint8_t, 32> Sha256::finish() {
     std::array<std::uint8_t, 32> out{};
     SHA256_Final(out.data(), ctx(ctx_));

@@ -1,10 +1,8 @@
 // OLM's naming of the RBAC it makes for a CSV: base62 of SHA-224, names cut to 63 characters.
-#define OPENSSL_SUPPRESS_DEPRECATED
-#include <openssl/sha.h>
-
 #include <array>
 #include <cstdint>
 
+#include "kpkg/core/digest.hpp"
 #include "kpkg/plan/installplan.hpp"
 #include "kpkg/plan/tree.hpp"
 
@@ -15,11 +13,9 @@ namespace {
 // The SHA-224 of `bytes` as a number in `base` (digits 0-9a-zA-Z), most significant digit first,
 // without leading zeros, as Go's big.Int Text writes it.
 std::string sha224_in_base(std::string_view bytes, unsigned base) {
-    std::array<unsigned char, SHA224_DIGEST_LENGTH> digest{};
-    SHA224(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest.data());
     // Long division of the big-endian number by `base`, least significant digit first.
     static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-    std::array<unsigned char, SHA224_DIGEST_LENGTH> n = digest;
+    std::array<std::uint8_t, 28> n = sha224(bytes);
     std::size_t start = 0;
     while (start < n.size() && n[start] == 0)
         ++start;

@@ -53,3 +53,10 @@ TEST(Digest, Syntax) {
         }
     }
 }
+
+// FIPS 180-2's test vectors for SHA-224.
+TEST(Sha224, KnownVectors) {
+    auto hex = [](const std::array<std::uint8_t, 28>& d) { return to_hex(d.data(), d.size()); };
+    EXPECT_EQ(hex(sha224("abc")), "23097d223405d8228642a477bda255b32aadbce4bda0b3f7e36c9da7");
+    EXPECT_EQ(hex(sha224("")), "d14a028c2a3a2bc9476102bb288234c415a2b01f828ea62ac5b3e42f");
+}

@@ -35,6 +35,8 @@ std::string to_hex(const std::uint8_t* data, std::size_t len);
 
 // "sha256:<hex>" of a byte string.
 std::string sha256_digest(std::string_view data);
+// The SHA-224 of a byte string (OLM hashes RBAC names with it).
+std::array<std::uint8_t, 28> sha224(std::string_view data);
 // "sha256:<hex>" of a file's content, streamed.
 Result<std::string> sha256_file(const std::filesystem::path& path);
 
