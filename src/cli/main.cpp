@@ -216,7 +216,7 @@ std::string_view command_word(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
         if (a == "-h" || a == "--help" || a == "--help-all") return {};
-        if (word == "__spec" && a[0] != '-') {
+        if (word == "__spec" && !a.empty() && a[0] != '-') {
             word = a; // kpkg __spec WORD: the tree a run of WORD sets up
             continue;
         }
