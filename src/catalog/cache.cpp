@@ -232,53 +232,12 @@ std::optional<std::string_view> unframe(const char (&magic)[8], std::string_view
     return payload;
 }
 
-// An open cache file: never through a symbolic link, never blocking (a FIFO planted in the
-// cache must not stop the load), and only a regular file; anything else is a miss.
-class CacheFd {
-public:
-    explicit CacheFd(const fs::path& p) {
-        fd_ = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-        if (fd_ < 0) {
-            why_ = errno == ENOENT  ? "is missing"
-                   : errno == ELOOP ? "is a symbolic link"
-                                    : "cannot be opened";
-            return;
-        }
-        if (::fstat(fd_, &sb_) != 0 || !S_ISREG(sb_.st_mode)) {
-            why_ = "is not a regular file";
-            ::close(fd_);
-            fd_ = -1;
-        }
-    }
-    ~CacheFd() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    CacheFd(const CacheFd&) = delete;
-    CacheFd& operator=(const CacheFd&) = delete;
-    bool ok() const { return fd_ >= 0; }
-    int fd() const { return fd_; }
-    std::uint64_t size() const { return static_cast<std::uint64_t>(sb_.st_size); }
-    const char* why() const { return why_; }
-    // The first kHeader bytes (fewer when the file is shorter).
-    std::string header() const {
-        std::string h(kHeader, '\0');
-        std::size_t used = 0;
-        while (used < h.size()) {
-            const ssize_t n =
-                ::pread(fd_, h.data() + used, h.size() - used, static_cast<off_t>(used));
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) break;
-            used += static_cast<std::size_t>(n);
-        }
-        h.resize(used);
-        return h;
-    }
+using CacheFd = CacheFile;
 
-private:
-    int fd_ = -1;
-    struct stat sb_ {};
-    const char* why_ = "";
-};
+// The first kHeader bytes of an open cache file (fewer when it is shorter).
+std::string header_of(const CacheFd& f) {
+    return f.read(0, kHeader);
+}
 
 // A cache file mapped read-only (unmapped when it goes).
 class MappedFile {
@@ -305,22 +264,6 @@ private:
     void* data_ = nullptr;
     std::size_t size_ = 0;
 };
-
-// The whole of an open cache file (which must not be larger than `limit`).
-std::optional<std::string> read_whole(const CacheFd& f, std::uint64_t limit) {
-    if (!f.ok() || f.size() > limit) return std::nullopt;
-    std::string data(static_cast<std::size_t>(f.size()), '\0');
-    std::size_t used = 0;
-    while (used < data.size()) {
-        const ssize_t n =
-            ::pread(f.fd(), data.data() + used, data.size() - used, static_cast<off_t>(used));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        used += static_cast<std::size_t>(n);
-    }
-    data.resize(used);
-    return data;
-}
 
 // The options that change what a load gives.
 std::string options_tag(const LoadOptions& o) {
@@ -839,11 +782,11 @@ std::optional<model::Catalog> cache_load(const io::Tree& tree, const io::Identit
             return std::nullopt;
         }
         if (mfile.size() > kMaxManifestBytes ||
-            !header_ok(kManifestMagic, mfile.header(), mfile.size())) {
+            !header_ok(kManifestMagic, header_of(mfile), mfile.size())) {
             note = "manifest " + paths->manifest.string() + " is damaged or of another version";
             return std::nullopt;
         }
-        const auto mdata = read_whole(mfile, kMaxManifestBytes);
+        const auto mdata = mfile.read_whole(kMaxManifestBytes);
         const auto mpayload = mdata ? unframe(kManifestMagic, *mdata) : std::nullopt;
         m = mpayload ? decode_manifest(*mpayload) : std::nullopt;
     }
@@ -917,7 +860,7 @@ std::optional<model::Catalog> cache_load(const io::Tree& tree, const io::Identit
     // Sizes checked before anything but the header is read: the size the manifest recorded, a
     // bound from the size of the source, and the header's.
     if (ifile.size() != m->image_bytes || m->image_bytes > image_bound(m->stamps, opts) ||
-        !header_ok(kImageMagic, ifile.header(), ifile.size())) {
+        !header_ok(kImageMagic, header_of(ifile), ifile.size())) {
         note = "image " + image.string() + " is not of the size the manifest records";
         return std::nullopt;
     }

@@ -256,4 +256,43 @@ Result<void> write_output_file(const fs::path& target, std::string_view data) {
     return f->commit();
 }
 
+CacheFile::CacheFile(const fs::path& p) {
+    fd_ = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    if (fd_ < 0) {
+        errno_ = errno;
+        why_ = errno_ == ENOENT  ? "is missing"
+               : errno_ == ELOOP ? "is a symbolic link"
+                                 : "cannot be opened";
+        return;
+    }
+    if (::fstat(fd_, &sb_) != 0 || !S_ISREG(sb_.st_mode)) {
+        why_ = S_ISDIR(sb_.st_mode) ? "is a directory" : "is not a regular file";
+        ::close(fd_);
+        fd_ = -1;
+    }
+}
+
+CacheFile::~CacheFile() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+std::string CacheFile::read(std::uint64_t offset, std::size_t n) const {
+    std::string out(n, '\0');
+    std::size_t used = 0;
+    while (fd_ >= 0 && used < n) {
+        const ssize_t got =
+            ::pread(fd_, out.data() + used, n - used, static_cast<off_t>(offset + used));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break; // an error or a file shorter than it was: what is there
+        used += static_cast<std::size_t>(got);
+    }
+    out.resize(used);
+    return out;
+}
+
+std::optional<std::string> CacheFile::read_whole(std::uint64_t limit) const {
+    if (!ok() || size() > limit) return std::nullopt;
+    return read(0, static_cast<std::size_t>(size()));
+}
+
 } // namespace kpkg

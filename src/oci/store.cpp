@@ -39,46 +39,19 @@ Error bad_digest(std::string_view d) {
 // The whole file, or nothing when it does not exist.
 // A cache file's bytes, or nothing when it is absent or is not what kpkg writes there: a
 // symbolic link, a FIFO or device (which would block or never end), a directory, or a file
-// larger than `max` bytes (a sparse file claiming gigabytes) — those are removed, so the next
-// write replaces them. Opened without following links and without blocking; the size is
-// checked before anything is read, and the bytes go straight into the result.
+// larger than `max` bytes (a sparse file claiming gigabytes) — those are removed (a directory
+// is left), so the next write replaces them. Nothing is read of them (core's CacheFile).
 Result<std::optional<std::string>> slurp(const fs::path& p, std::uint64_t max) {
-    const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0) {
-        if (errno == ENOENT || errno == ENOTDIR) return std::optional<std::string>();
-        if (errno == ELOOP) { // a symbolic link
-            ::unlink(p.c_str());
-            return std::optional<std::string>();
-        }
-        return fail(Error::io(std::string("cannot open: ") + std::strerror(errno), {p.string()}));
-    }
-    struct Closer {
-        int fd;
-        ~Closer() { ::close(fd); }
-    } closer{fd};
-    struct stat st {};
-    if (::fstat(fd, &st) != 0)
-        return fail(Error::io(std::string("cannot read: ") + std::strerror(errno), {p.string()}));
-    if (!S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > max) {
-        if (!S_ISDIR(st.st_mode)) ::unlink(p.c_str());
-        return std::optional<std::string>();
-    }
-    const auto size = static_cast<std::size_t>(st.st_size);
-    std::string out;
-    out.resize(size);
-    std::size_t used = 0;
-    while (used < size) {
-        const ssize_t n = ::read(fd, out.data() + used, size - used);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return fail(
-                Error::io(std::string("cannot read: ") + std::strerror(errno), {p.string()}));
-        }
-        if (n == 0) break; // shorter than it was: what is there (the digest check decides)
-        used += static_cast<std::size_t>(n);
-    }
-    out.resize(used);
-    return std::optional<std::string>(std::move(out));
+    const CacheFile f(p);
+    if (!f.ok() && f.error() != 0 && f.error() != ENOENT && f.error() != ENOTDIR &&
+        f.error() != ELOOP)
+        return fail(
+            Error::io(std::string("cannot open: ") + std::strerror(f.error()), {p.string()}));
+    auto bytes = f.read_whole(max);
+    if (!bytes && f.error() != ENOENT && f.error() != ENOTDIR &&
+        std::string_view(f.why()) != "is a directory")
+        ::unlink(p.c_str());
+    return bytes;
 }
 
 Result<void> make_dirs(const fs::path& d) {

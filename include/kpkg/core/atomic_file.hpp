@@ -1,7 +1,11 @@
 // Writing files so that readers see the old content or the whole new content, never a part.
 #pragma once
 
+#include <sys/stat.h>
+
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -65,6 +69,33 @@ Result<void> write_file_atomic(const std::filesystem::path& target, std::string_
 // The same without fsync (set_durable(false)): for cache files that are checked when read.
 Result<void> write_cache_file(const std::filesystem::path& target, std::string_view data,
                               int mode = 0644);
+
+// A cache file opened for reading as caches must read theirs: never through a symbolic link,
+// never blocking (a FIFO planted in a cache must not stop a run), and only a regular file;
+// anything else is not opened, and why() says what it was.
+class CacheFile {
+public:
+    explicit CacheFile(const std::filesystem::path& p);
+    ~CacheFile();
+    CacheFile(const CacheFile&) = delete;
+    CacheFile& operator=(const CacheFile&) = delete;
+    bool ok() const { return fd_ >= 0; }
+    int fd() const { return fd_; }
+    std::uint64_t size() const { return static_cast<std::uint64_t>(sb_.st_size); }
+    // The open's errno when it failed (0 when the file was opened and is not regular).
+    int error() const { return errno_; }
+    const char* why() const { return why_; }
+    // Up to `n` bytes from `offset` (fewer at the end of the file).
+    std::string read(std::uint64_t offset, std::size_t n) const;
+    // The whole file, when it is open and at most `limit` bytes.
+    std::optional<std::string> read_whole(std::uint64_t limit) const;
+
+private:
+    int fd_ = -1;
+    int errno_ = 0;
+    struct stat sb_ {};
+    const char* why_ = "";
+};
 
 // Writes the whole content to a file the user named (AtomicFile::create_output).
 Result<void> write_output_file(const std::filesystem::path& target, std::string_view data);
