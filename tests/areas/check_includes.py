@@ -22,6 +22,9 @@ ALLOWED = {
     "pko": ["core", "io", "cel", "template", "resolve"],
     "plan": ["core", "io", "cel", "template", "model", "oci", "bundle", "catalog", "resolve",
              "pko"],
+    # kube applies what plan and pko render (and reaches the network through oci's HTTP).
+    "kube": ["core", "io", "cel", "template", "model", "oci", "bundle", "catalog", "resolve",
+             "pko", "plan"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(?:kpkg/)?([a-z_]+)/', re.M)
 

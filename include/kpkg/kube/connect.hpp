@@ -1,0 +1,31 @@
+// Connecting to a cluster as client-go does: kubeconfig files (--kubeconfig, $KUBECONFIG merged,
+// ~/.kube/config), a context, its cluster and user, TLS, tokens and exec credential plugins.
+// libcurl is loaded by connect(), never by commands that do not call it.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "kpkg/core/result.hpp"
+#include "kpkg/kube/api.hpp"
+
+namespace kpkg::kube {
+
+struct ConnectOptions {
+    std::string kubeconfig; // --kubeconfig ("" = $KUBECONFIG, then ~/.kube/config)
+    std::string context;    // --context ("" = current-context)
+    std::string namespace_; // -n ("" = the context's namespace, else "default")
+    std::string user_agent = "kpkg";
+    std::chrono::milliseconds request_timeout{30000}; // one request (a watch: no limit)
+    int retries = 5; // for 5xx, 429 (Retry-After honoured) and dropped connections
+    // Requests in flight at once; the implementation is safe to call from this many threads.
+    int concurrency = 8;
+};
+
+// Reads the kubeconfig and returns a client for its context. Errors: a kubeconfig that does
+// not parse (file and position), a missing context/cluster/user (named), unreadable
+// certificate files: exit code 3 for bad configuration, 1 for I/O. No request is made here.
+Result<std::unique_ptr<Api>> connect(const ConnectOptions& opts);
+
+} // namespace kpkg::kube
