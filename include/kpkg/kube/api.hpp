@@ -130,8 +130,9 @@ public:
     virtual Result<Reply<bool>> remove(const Resource& r, const std::string& ns,
                                        const std::string& name, Propagation p, bool dry_run) = 0;
 
-    // The namespace of the current context ("default" when it names none) and a name for
-    // messages ("https://127.0.0.1:6443 (context kind-dev)").
+    // The namespace to use for namespaced objects that name none: -n, else the context's
+    // namespace, else "" (the caller decides: kubectl would use "default").
+    // describe(): a name for messages ("https://127.0.0.1:6443 (context kind-dev)").
     virtual std::string default_namespace() const = 0;
     virtual std::string describe() const = 0;
 };

@@ -15,7 +15,7 @@ namespace kpkg::kube {
 struct ConnectOptions {
     std::string kubeconfig; // --kubeconfig ("" = $KUBECONFIG, then ~/.kube/config)
     std::string context;    // --context ("" = current-context)
-    std::string namespace_; // -n ("" = the context's namespace, else "default")
+    std::string namespace_; // -n ("" = the context's namespace, if it names one)
     std::string user_agent = "kpkg";
     std::chrono::milliseconds request_timeout{30000}; // one request (a watch: no limit)
     int retries = 5; // for 5xx, 429 (Retry-After honoured) and dropped connections
