@@ -666,7 +666,8 @@ Result<Reply<bool>> HttpApi::watch(const Resource& r, const std::string& ns,
     if (!resp) return fail(std::move(resp).error());
     if (bad) return fail(std::move(*bad));
     Reply<bool> out;
-    if (!success(resp->status)) {
+    // The timeout passed before the server even answered: the watch simply ended.
+    if (!success(resp->status) && !(resp->status == 0 && resp->timed_out)) {
         out.api = api_error(*resp);
         return out;
     }
