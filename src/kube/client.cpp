@@ -27,8 +27,6 @@ namespace http = oci::http;
 
 namespace {
 
-// A reply (or one watch event) larger than this is an error, not an out-of-memory.
-constexpr std::uint64_t kMaxReply = std::uint64_t{128} << 20;
 constexpr auto kFirstBackoff = std::chrono::milliseconds(250);
 constexpr auto kMaxBackoff = std::chrono::milliseconds(8000);
 constexpr auto kMaxRetryAfter = std::chrono::seconds(60);
@@ -322,7 +320,7 @@ Result<http::Response> HttpApi::send(const Call& call) {
         req.method = call.method;
         req.url = url;
         req.user_agent = opts_.user_agent;
-        req.max_body = kMaxReply;
+        req.max_body = opts_.max_reply_bytes;
         req.body = call.body;
         req.headers.push_back(cat("Accept: ", call.accept));
         if (!call.content_type.empty())
@@ -387,7 +385,7 @@ Result<http::Response> HttpApi::send(const Call& call) {
             if (resp.outcome == http::Response::Outcome::too_large) {
                 release(std::move(handle));
                 return fail(Error::io(cat(call.method, " ", url, ": the reply is larger than ",
-                                          std::to_string(kMaxReply >> 20), " MiB")));
+                                          std::to_string(opts_.max_reply_bytes), " bytes")));
             }
             const bool refused = resp.curl_code == CURLE_COULDNT_CONNECT;
             retry = (resp.outcome == http::Response::Outcome::dropped || refused) &&
@@ -655,9 +653,9 @@ Result<Reply<bool>> HttpApi::watch(const Resource& r, const std::string& ns,
             if (io::Node* obj = root.get("object")) ev.object = std::move(*obj);
             if (!on_event(ev)) return false;
         }
-        if (framer.pending() > kMaxReply) {
+        if (framer.pending() > opts_.max_reply_bytes) {
             bad = Error::io(cat("a watch event from ", describe(), " is larger than ",
-                                std::to_string(kMaxReply >> 20), " MiB"));
+                                std::to_string(opts_.max_reply_bytes), " bytes"));
             return false;
         }
         return true;
@@ -682,6 +680,8 @@ Result<Reply<bool>> HttpApi::remove(const Resource& r, const std::string& ns,
     Call call;
     call.method = "DELETE";
     call.path = *path;
+    // dryRun in the query as well as in the body: the API server reads either.
+    if (dry_run) call.path.append("?dryRun=All");
     call.content_type = "application/json";
     io::Node body = io::Node::map();
     body.set("kind", io::Node::string("DeleteOptions"));

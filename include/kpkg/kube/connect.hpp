@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -21,6 +22,8 @@ struct ConnectOptions {
     int retries = 5; // for 5xx, 429 (Retry-After honoured) and dropped connections
     // Requests in flight at once; the implementation is safe to call from this many threads.
     int concurrency = 8;
+    // A reply (or one watch event) larger than this is an error rather than an out-of-memory.
+    std::uint64_t max_reply_bytes = std::uint64_t{128} << 20;
 };
 
 // Reads the kubeconfig and returns a client for its context. Errors: a kubeconfig that does

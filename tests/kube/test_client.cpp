@@ -1,0 +1,646 @@
+// The Kubernetes client (kube::connect) against the test API server (tests/kube/apiserver.py):
+// discovery aggregated and legacy, server-side apply (create, update, conflict, force, dry
+// run), get, list with selectors and continue tokens, watch, delete, TLS with a CA and a client
+// certificate, tls-server-name, tokens, basic auth, exec plugins re-run on a 401, and the
+// retries: a 500, a 429 with Retry-After, a dropped connection; an unreachable server.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "kpkg/kube/connect.hpp"
+#include "support/kube_server.hpp"
+#include "support/support.hpp"
+
+namespace kpkg::kube {
+namespace {
+
+using test::contains;
+using test::KubeServer;
+using test::KubeServerOptions;
+
+std::unique_ptr<Api> open(const std::filesystem::path& kubeconfig, int retries = 3,
+                          const std::string& ns = "") {
+    ConnectOptions o;
+    o.kubeconfig = kubeconfig.string();
+    o.retries = retries;
+    o.namespace_ = ns;
+    o.request_timeout = std::chrono::milliseconds(20000);
+    auto api = connect(o);
+    EXPECT_TRUE(api.ok()) << api.error().str();
+    return api.ok() ? std::move(*api) : nullptr;
+}
+
+Resource configmaps() {
+    Resource r;
+    r.version = "v1";
+    r.kind = "ConfigMap";
+    r.name = "configmaps";
+    r.namespaced = true;
+    return r;
+}
+
+Resource namespaces() {
+    Resource r;
+    r.version = "v1";
+    r.kind = "Namespace";
+    r.name = "namespaces";
+    return r;
+}
+
+io::Node configmap(const std::string& name, const std::string& key, const std::string& value,
+                   const std::string& label = "") {
+    io::Node cm = io::Node::map();
+    cm.set("apiVersion", io::Node::string("v1"));
+    cm.set("kind", io::Node::string("ConfigMap"));
+    io::Node& md = cm.set("metadata", io::Node::map());
+    md.set("name", io::Node::string(name));
+    md.set("namespace", io::Node::string("default"));
+    if (!label.empty()) md.set("labels", io::Node::map()).set("app", io::Node::string(label));
+    cm.set("data", io::Node::map()).set(key, io::Node::string(value));
+    return cm;
+}
+
+std::string data_of(const io::Node& obj, const std::string& key) {
+    const io::Node* d = obj.get("data");
+    const io::Node* v = d == nullptr ? nullptr : d->get(key);
+    return v == nullptr ? std::string() : v->text;
+}
+
+std::string name_of(const io::Node& obj) {
+    const io::Node* md = obj.get("metadata");
+    const io::Node* n = md == nullptr ? nullptr : md->get("name");
+    return n == nullptr ? std::string() : n->text;
+}
+
+std::vector<test::KubeRequest> requests_to(KubeServer& s, const std::string& path) {
+    std::vector<test::KubeRequest> out;
+    for (auto& r : s.requests())
+        if (r.path == path) out.push_back(r);
+    return out;
+}
+
+TEST(KubeClient, AggregatedDiscovery) {
+    KPKG_REQUIRE_KUBE_SERVER(server);
+    auto api = open(server.kubeconfig_path());
+    ASSERT_TRUE(api);
+    server.clear_requests();
+    auto d = api->discover(false);
+    ASSERT_TRUE(d.ok()) << d.error().str();
+    EXPECT_TRUE((*d)->aggregated);
+    const Resource* cm = (*d)->find("", "v1", "ConfigMap");
+    ASSERT_NE(cm, nullptr);
+    EXPECT_EQ(cm->name, "configmaps");
+    EXPECT_TRUE(cm->namespaced);
+    const Resource* dep = (*d)->find("apps", "v1", "Deployment");
+    ASSERT_NE(dep, nullptr);
+    EXPECT_EQ(dep->resource_group(), "deployments.apps");
+    const Resource* ns = (*d)->find("", "v1", "Namespace");
+    ASSERT_NE(ns, nullptr);
+    EXPECT_FALSE(ns->namespaced);
+    // Two requests, and cached after them.
+    EXPECT_EQ(server.requests().size(), 2u);
+    auto again = api->discover(false);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(*again, *d);
+    EXPECT_EQ(server.requests().size(), 2u);
+    auto fresh = api->discover(true);
+    ASSERT_TRUE(fresh.ok());
+    EXPECT_EQ(server.requests().size(), 4u);
+    // The first pointer stays valid.
+    EXPECT_NE((*d)->find("", "v1", "ConfigMap"), nullptr);
+}
+
+TEST(KubeClient, LegacyDiscovery) {
+    KubeServerOptions o;
+    o.legacy_discovery = true;
+    KPKG_REQUIRE_KUBE_SERVER(server, o);
+    auto api = open(server.kubeconfig_path());
+    ASSERT_TRUE(api);
+    server.clear_requests();
+    auto d = api->discover(false);
+    ASSERT_TRUE(d.ok()) << d.error().str();
+    EXPECT_FALSE((*d)->aggregated);
+    const Resource* cm = (*d)->find("", "v1", "ConfigMap");
+    ASSERT_NE(cm, nullptr);
+    EXPECT_EQ(cm->name, "configmaps");
+    EXPECT_TRUE(cm->namespaced);
+    const Resource* dep = (*d)->find("apps", "v1", "Deployment");
+    ASSERT_NE(dep, nullptr);
+    EXPECT_EQ(dep->name, "deployments");
+    // No subresources.
+    for (const auto& r : (*d)->resources)
+        EXPECT_EQ(r.name.find('/'), std::string::npos) << r.name;
+    EXPECT_EQ(requests_to(server, "/api/v1").size(), 1u);
+    EXPECT_EQ(requests_to(server, "/apis/apps/v1").size(), 1u);
+}
+
+TEST(KubeClient, ApplyCreatesUpdatesConflictsForcesAndDryRuns) {
+    KPKG_REQUIRE_KUBE_SERVER(server);
+    auto api = open(server.kubeconfig_path());
+    ASSERT_TRUE(api);
+    const Resource cm = configmaps();
+    server.clear_requests();
+    auto created = api->apply(cm, "default", configmap("cm1", "a", "1"), {});
+    ASSERT_TRUE(created.ok()) << created.error().str();
+    ASSERT_TRUE(created->ok()) << created->api->message;
+    EXPECT_TRUE(created->value->created);
+    EXPECT_EQ(data_of(created->value->object, "a"), "1");
+    auto reqs = server.requests();
+    ASSERT_EQ(reqs.size(), 1u);
+    EXPECT_EQ(reqs[0].method, "PATCH");
+    EXPECT_EQ(reqs[0].path, "/api/v1/namespaces/default/configmaps/cm1");
+    EXPECT_EQ(reqs[0].param("fieldManager"), "kpkg");
+    EXPECT_EQ(reqs[0].param("fieldValidation"), "Strict");
+    EXPECT_EQ(reqs[0].param("force"), "false");
+    EXPECT_EQ(reqs[0].param("dryRun"), "");
+    EXPECT_EQ(reqs[0].content_type, "application/apply-patch+yaml");
+    EXPECT_EQ(reqs[0].user_agent, "kpkg");
+
+    auto updated = api->apply(cm, "default", configmap("cm1", "a", "2"), {});
+    ASSERT_TRUE(updated.ok() && updated->ok());
+    EXPECT_FALSE(updated->value->created);
+    EXPECT_EQ(data_of(updated->value->object, "a"), "2");
+
+    ApplyOptions other;
+    other.field_manager = "someone-else";
+    auto conflict = api->apply(cm, "default", configmap("cm1", "a", "3"), other);
+    ASSERT_TRUE(conflict.ok()) << conflict.error().str();
+    ASSERT_FALSE(conflict->ok());
+    EXPECT_EQ(conflict->api->status, 409);
+    EXPECT_EQ(conflict->api->reason, "Conflict");
+    EXPECT_FALSE(conflict->api->message.empty());
+    EXPECT_FALSE(conflict->api->transient);
+
+    other.force = true;
+    auto forced = api->apply(cm, "default", configmap("cm1", "a", "3"), other);
+    ASSERT_TRUE(forced.ok() && forced->ok());
+    EXPECT_EQ(data_of(forced->value->object, "a"), "3");
+    EXPECT_EQ(server.requests().back().param("force"), "true");
+
+    ApplyOptions dry;
+    dry.dry_run = true;
+    auto dried = api->apply(cm, "default", configmap("cm2", "b", "1"), dry);
+    ASSERT_TRUE(dried.ok() && dried->ok());
+    EXPECT_EQ(data_of(dried->value->object, "b"), "1");
+    EXPECT_EQ(server.requests().back().param("dryRun"), "All");
+    EXPECT_FALSE(server.object("ConfigMap", "cm2", "default").has_value());
+    auto stored = server.object("ConfigMap", "cm1", "default");
+    ASSERT_TRUE(stored.has_value());
+    EXPECT_EQ(data_of(*stored, "a"), "3");
+}
+
+TEST(KubeClient, ApplyClusterScopedAndBadObjects) {
+    KPKG_REQUIRE_KUBE_SERVER(server);
+    auto api = open(server.kubeconfig_path());
+    ASSERT_TRUE(api);
+    io::Node ns = io::Node::map();
+    ns.set("apiVersion", io::Node::string("v1"));
+    ns.set("kind", io::Node::string("Namespace"));
+    ns.set("metadata", io::Node::map()).set("name", io::Node::string("team-a"));
+    server.clear_requests();
+    auto r = api->apply(namespaces(), "ignored", ns, {});
+    ASSERT_TRUE(r.ok() && r->ok());
+    EXPECT_EQ(server.requests().back().path, "/api/v1/namespaces/team-a");
+    // No name; a namespaced object without a namespace.
+    io::Node noname = io::Node::map();
+    noname.set("kind", io::Node::string("ConfigMap"));
+    auto bad = api->apply(configmaps(), "default", noname, {});
+    ASSERT_FALSE(bad.ok());
+    EXPECT_TRUE(contains(bad.error().message, "has no metadata.name")) << bad.error().message;
+    auto nons = api->apply(configmaps(), "", configmap("x", "a", "b"), {});
+    ASSERT_FALSE(nons.ok());
+    EXPECT_TRUE(contains(nons.error().message, "no namespace")) << nons.error().message;
+}
+
+TEST(KubeClient, GetAndNotFound) {
+    KPKG_REQUIRE_KUBE_SERVER(server);
+    auto api = open(server.kubeconfig_path());
+    ASSERT_TRUE(api);
+    ASSERT_TRUE(api->apply(configmaps(), "default", configmap("cm1", "a", "1"), {})->ok());
+    auto got = api->get(configmaps(), "default", "cm1");
+    ASSERT_TRUE(got.ok() && got->ok());
+    EXPECT_EQ(data_of(*got->value, "a"), "1");
+    auto missing = api->get(configmaps(), "default", "nope");
+    ASSERT_TRUE(missing.ok()) << missing.error().str();
+    ASSERT_FALSE(missing->ok());
+    EXPECT_EQ(missing->api->status, 404);
+    EXPECT_EQ(missing->api->reason, "NotFound");
+    EXPECT_TRUE(contains(missing->api->message, "nope")) << missing->api->message;
+}
+
+TEST(KubeClient, ListWithSelectorFollowsContinueTokens) {
+    KPKG_REQUIRE_KUBE_SERVER(server);
+    auto api = open(server.kubeconfig_path());
+    ASSERT_TRUE(api);
+    for (int i = 0; i < 5; ++i)
+        ASSERT_TRUE(api->apply(configmaps(), "default",
+                               configmap("x" + std::to_string(i), "a", "1", "x"), {})
+                        ->ok());
+    for (int i = 0; i < 2; ++i)
+        ASSERT_TRUE(api->apply(configmaps(), "default",
+                               configmap("y" + std::to_string(i), "a", "1", "y"), {})
+                        ->ok());
+    server.clear_requests();
+    ListOptions lo;
+    lo.label_selector = "app=x";
+    lo.limit = 2;
+    auto l = api->list(configmaps(), "default", lo);
+    ASSERT_TRUE(l.ok()) << l.error().str();
+    ASSERT_TRUE(l->ok()) << l->api->message;
+    ASSERT_EQ(l->value->items.size(), 5u);
+    for (const auto& item : l->value->items) {
+        EXPECT_EQ(name_of(item).substr(0, 1), "x");
+        ASSERT_NE(item.get("kind"), nullptr);
+        EXPECT_EQ(item.get("kind")->text, "ConfigMap");
+    }
+    EXPECT_FALSE(l->value->resource_version.empty());
+    auto reqs = requests_to(server, "/api/v1/namespaces/default/configmaps");
+    ASSERT_EQ(reqs.size(), 3u);
+    EXPECT_EQ(reqs[0].param("labelSelector"), "app=x");
+    EXPECT_EQ(reqs[0].param("limit"), "2");
+    EXPECT_EQ(reqs[0].param("continue"), "");
+    EXPECT_NE(reqs[1].param("continue"), "");
+    // Field selector, all namespaces.
+    ListOptions by_name;
+    by_name.field_selector = "metadata.name=y1";
+    auto one = api->list(configmaps(), "", by_name);
+    ASSERT_TRUE(one.ok() && one->ok());
+    ASSERT_EQ(one->value->items.size(), 1u);
+    EXPECT_EQ(name_of(one->value->items[0]), "y1");
+}
+
+TEST(KubeClient, WatchDeliversEventsUntilTheCallbackStops) {
+    KPKG_REQUIRE_KUBE_SERVER(server);
+    auto api = open(server.kubeconfig_path());
+    ASSERT_TRUE(api);
+    auto l = api->list(configmaps(), "default", {});
+    ASSERT_TRUE(l.ok() && l->ok());
+    std::thread writer([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        auto a = api->apply(configmaps(), "default", configmap("w1", "a", "1"), {});
+        EXPECT_TRUE(a.ok() && a->ok());
+        auto b = api->apply(configmaps(), "default", configmap("w1", "a", "2"), {});
+        EXPECT_TRUE(b.ok() && b->ok());
+    });
+    WatchOptions wo;
+    wo.resource_version = l->value->resource_version;
+    wo.timeout = std::chrono::milliseconds(10000);
+    std::vector<std::string> seen;
+    const auto start = std::chrono::steady_clock::now();
+    auto w = api->watch(configmaps(), "default", wo, [&](const WatchEvent& ev) {
+        seen.push_back(ev.type + " " + name_of(ev.object) + " " + data_of(ev.object, "a"));
+        return !(ev.type == "MODIFIED" && name_of(ev.object) == "w1");
+    });
+    writer.join();
+    ASSERT_TRUE(w.ok()) << w.error().str();
+    ASSERT_TRUE(w->ok()) << w->api->message;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(8));
+    std::vector<std::string> want = {"ADDED w1 1", "MODIFIED w1 2"};
+    std::vector<std::string> got;
+    for (const auto& s : seen)
+        if (!contains(s, "BOOKMARK")) got.push_back(s);
+    EXPECT_EQ(got, want);
+}
+
+TEST(KubeClient, WatchEndsAtItsTimeout) {
+    KPKG_REQUIRE_KUBE_SERVER(server);
+    auto api = open(server.kubeconfig_path());
+    ASSERT_TRUE(api);
+    WatchOptions wo;
+    wo.timeout = std::chrono::milliseconds(1200);
+    int events = 0;
+    const auto start = std::chrono::steady_clock::now();
+    auto w = api->watch(configmaps(), "default", wo, [&](const WatchEvent& ev) {
+        if (ev.type != "BOOKMARK") ++events;
+        return true;
+    });
+    const auto took = std::chrono::steady_clock::now() - start;
+    ASSERT_TRUE(w.ok()) << w.error().str();
+    EXPECT_TRUE(w->ok());
+    EXPECT_EQ(events, 0);
+    EXPECT_GE(took, std::chrono::milliseconds(1000));
+    EXPECT_LT(took, std::chrono::milliseconds(5000));
+}
+
+TEST(KubeClient, DeleteThenNotFound) {
+    KPKG_REQUIRE_KUBE_SERVER(server);
+    auto api = open(server.kubeconfig_path());
+    ASSERT_TRUE(api);
+    ASSERT_TRUE(api->apply(configmaps(), "default", configmap("d1", "a", "1"), {})->ok());
+    auto dry = api->remove(configmaps(), "default", "d1", Propagation::background, true);
+    ASSERT_TRUE(dry.ok() && dry->ok());
+    EXPECT_EQ(server.requests().back().param("dryRun"), "All");
+    EXPECT_TRUE(server.object("ConfigMap", "d1", "default").has_value());
+    auto del = api->remove(configmaps(), "default", "d1", Propagation::foreground, false);
+    ASSERT_TRUE(del.ok()) << del.error().str();
+    ASSERT_TRUE(del->ok()) << del->api->message;
+    EXPECT_EQ(server.requests().back().method, "DELETE");
+    auto got = api->get(configmaps(), "default", "d1");
+    ASSERT_TRUE(got.ok());
+    ASSERT_FALSE(got->ok());
+    EXPECT_EQ(got->api->status, 404);
+    auto again = api->remove(configmaps(), "default", "d1", Propagation::background, false);
+    ASSERT_TRUE(again.ok());
+    ASSERT_FALSE(again->ok());
+    EXPECT_EQ(again->api->status, 404);
+}
+
+TEST(KubeClient, NamespaceAndDescribe) {
+    KubeServerOptions o;
+    o.context_namespace = "team";
+    KPKG_REQUIRE_KUBE_SERVER(server, o);
+    auto api = open(server.kubeconfig_path());
+    ASSERT_TRUE(api);
+    EXPECT_EQ(api->default_namespace(), "team");
+    EXPECT_EQ(api->describe(), server.url() + " (context test)");
+    auto flagged = open(server.kubeconfig_path(), 3, "other");
+    ASSERT_TRUE(flagged);
+    EXPECT_EQ(flagged->default_namespace(), "other");
+}
+
+TEST(KubeClient, ConcurrentApplies) {
+    KPKG_REQUIRE_KUBE_SERVER(server);
+    auto api = open(server.kubeconfig_path());
+    ASSERT_TRUE(api);
+    std::atomic<int> ok{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 6; ++t)
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < 10; ++i) {
+                auto r = api->apply(
+                    configmaps(), "default",
+                    configmap("c" + std::to_string(t) + "-" + std::to_string(i), "a", "1"), {});
+                if (r.ok() && r->ok() && r->value->created) ++ok;
+            }
+        });
+    for (auto& t : threads)
+        t.join();
+    EXPECT_EQ(ok.load(), 60);
+}
+
+// --- TLS and credentials ----------------------------------------------------------------------
+
+TEST(KubeClient, TlsWithCaAndClientCertificate) {
+    KubeServerOptions o;
+    o.tls = true;
+    o.client_ca = true;
+    KPKG_REQUIRE_KUBE_SERVER(server, o);
+    auto api = open(server.kubeconfig_path());
+    ASSERT_TRUE(api);
+    auto got = api->get(namespaces(), "", "default");
+    ASSERT_TRUE(got.ok()) << got.error().str();
+    ASSERT_TRUE(got->ok()) << got->api->message;
+    EXPECT_EQ(name_of(*got->value), "default");
+    // Without the client certificate: the server refuses (401).
+    auto anon = open(server.write_kubeconfig("anon", {}));
+    ASSERT_TRUE(anon);
+    auto refused = anon->get(namespaces(), "", "default");
+    ASSERT_TRUE(refused.ok()) << refused.error().str();
+    ASSERT_FALSE(refused->ok());
+    EXPECT_EQ(refused->api->status, 401);
+}
+
+// A kubeconfig for `server` with a cluster section of our own.
+std::filesystem::path custom(const KubeServer& server, const std::string& name,
+                             const std::string& cluster, const std::string& user = " {}\n") {
+    std::string y = "apiVersion: v1\nkind: Config\ncurrent-context: x\nclusters:\n- name: c\n"
+                    "  cluster:\n";
+    y += cluster;
+    y += "users:\n- name: u\n  user:";
+    y += user;
+    y += "contexts:\n- name: x\n  context: {cluster: c, user: u}\n";
+    return server.dir().write(name, y);
+}
+
+TEST(KubeClient, TlsServerNameAndVerificationFailures) {
+    KubeServerOptions o;
+    o.tls = true;
+    KPKG_REQUIRE_KUBE_SERVER(server, o);
+    const std::string ca = server.tls()->ca_cert.string();
+    const std::string port = std::to_string(server.port());
+    // The certificate names localhost: the URL's 127.0.0.1 is kept for the connection.
+    auto named = open(custom(server, "named",
+                             "    server: https://127.0.0.1:" + port + "\n" +
+                                 "    certificate-authority: " + ca + "\n" +
+                                 "    tls-server-name: localhost\n"));
+    ASSERT_TRUE(named);
+    auto ok = named->get(namespaces(), "", "default");
+    ASSERT_TRUE(ok.ok()) << ok.error().str();
+    EXPECT_TRUE(ok->ok());
+    // A name the certificate does not have: verification fails, no retries, a clear error.
+    auto wrong = open(custom(server, "wrong",
+                             "    server: https://127.0.0.1:" + port + "\n" +
+                                 "    certificate-authority: " + ca + "\n" +
+                                 "    tls-server-name: other.example\n"));
+    ASSERT_TRUE(wrong);
+    server.clear_requests();
+    auto bad = wrong->get(namespaces(), "", "default");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().code, ExitCode::error);
+    EXPECT_TRUE(contains(bad.error().message, "https://127.0.0.1:" + port)) << bad.error().message;
+    // No CA: the system's bundle does not know the test CA.
+    auto noca = open(custom(server, "noca", "    server: https://127.0.0.1:" + port + "\n"));
+    ASSERT_TRUE(noca);
+    auto unknown = noca->get(namespaces(), "", "default");
+    ASSERT_FALSE(unknown.ok());
+    EXPECT_TRUE(contains(unknown.error().message, "cannot connect to https://127.0.0.1:" + port))
+        << unknown.error().message;
+    // insecure-skip-tls-verify: accepted.
+    auto insecure = open(custom(server, "insecure",
+                                "    server: https://127.0.0.1:" + port + "\n" +
+                                    "    insecure-skip-tls-verify: true\n"));
+    ASSERT_TRUE(insecure);
+    auto fine = insecure->get(namespaces(), "", "default");
+    ASSERT_TRUE(fine.ok()) << fine.error().str();
+    EXPECT_TRUE(fine->ok());
+}
+
+TEST(KubeClient, BearerTokenAndWrongToken) {
+    KubeServerOptions o;
+    o.tokens = {"good-token"};
+    KPKG_REQUIRE_KUBE_SERVER(server, o);
+    auto api = open(server.kubeconfig_path());
+    ASSERT_TRUE(api);
+    auto ok = api->get(namespaces(), "", "default");
+    ASSERT_TRUE(ok.ok() && ok->ok());
+    test::KubeUser wrong;
+    wrong.token = "bad-token";
+    auto bad = open(server.write_kubeconfig("wrong", wrong));
+    ASSERT_TRUE(bad);
+    auto refused = bad->get(namespaces(), "", "default");
+    ASSERT_TRUE(refused.ok()) << refused.error().str();
+    ASSERT_FALSE(refused->ok());
+    EXPECT_EQ(refused->api->status, 401);
+    EXPECT_EQ(refused->api->reason, "Unauthorized");
+    // Discovery refused: an error naming the server.
+    auto d = bad->discover(false);
+    ASSERT_FALSE(d.ok());
+    EXPECT_TRUE(contains(d.error().message, "Unauthorized")) << d.error().message;
+}
+
+TEST(KubeClient, BasicAuth) {
+    KubeServerOptions o;
+    o.basic = "admin:s3cret";
+    KPKG_REQUIRE_KUBE_SERVER(server, o);
+    auto api = open(server.kubeconfig_path());
+    ASSERT_TRUE(api);
+    auto ok = api->get(namespaces(), "", "default");
+    ASSERT_TRUE(ok.ok() && ok->ok());
+    test::KubeUser wrong;
+    wrong.basic = "admin:nope";
+    auto bad = open(server.write_kubeconfig("wrong", wrong));
+    auto refused = bad->get(namespaces(), "", "default");
+    ASSERT_TRUE(refused.ok());
+    EXPECT_EQ(refused->api->status, 401);
+}
+
+TEST(KubeClient, ExecPluginRunsAgainAfterA401) {
+    KubeServerOptions o;
+    o.tokens = {"fresh"};
+    KPKG_REQUIRE_KUBE_SERVER(server, o);
+    const auto dir = server.dir().path();
+    // First run: a token the server refuses; later runs: the accepted one.
+    auto plugin = server.dir().write(
+        "plugin.sh",
+        "#!/bin/sh\necho run >> " + (dir / "count").string() + "\n" + "if [ $(wc -l < " +
+            (dir / "count").string() +
+            ") -eq 1 ]; then t=stale; else t=fresh; fi\n"
+            "echo '{\"kind\":\"ExecCredential\",\"apiVersion\":"
+            "\"client.authentication.k8s.io/v1beta1\",\"status\":{\"token\":\"'$t'\"}}'\n");
+    ::chmod(plugin.c_str(), 0755);
+    auto api = open(custom(server, "exec", "    server: " + server.url() + "\n",
+                           "\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n"
+                           "      command: " +
+                               plugin.string() + "\n"));
+    ASSERT_TRUE(api);
+    auto ok = api->get(namespaces(), "", "default");
+    ASSERT_TRUE(ok.ok()) << ok.error().str();
+    ASSERT_TRUE(ok->ok()) << ok->api->message;
+    auto again = api->get(namespaces(), "", "default");
+    ASSERT_TRUE(again.ok() && again->ok());
+    std::string count = test::read_file(dir / "count");
+    EXPECT_EQ(std::count(count.begin(), count.end(), '\n'), 2);
+}
+
+// --- retries and failures -------------------------------------------------------------------
+
+TEST(KubeClient, A500IsRetried) {
+    KPKG_REQUIRE_KUBE_SERVER(server);
+    auto api = open(server.kubeconfig_path());
+    ASSERT_TRUE(api);
+    ASSERT_TRUE(
+        server.control(R"({"faults": [{"method": "GET", "path": "^/api/v1/namespaces/default$",
+                                  "count": 1, "status": 500}]})"));
+    server.clear_requests();
+    auto got = api->get(namespaces(), "", "default");
+    ASSERT_TRUE(got.ok()) << got.error().str();
+    ASSERT_TRUE(got->ok()) << got->api->message;
+    auto reqs = requests_to(server, "/api/v1/namespaces/default");
+    ASSERT_EQ(reqs.size(), 2u);
+    EXPECT_EQ(reqs[0].status, 500);
+    EXPECT_EQ(reqs[1].status, 200);
+}
+
+TEST(KubeClient, A500ThatLastsIsAnApiErrorAfterTheRetries) {
+    KPKG_REQUIRE_KUBE_SERVER(server);
+    auto api = open(server.kubeconfig_path(), 2);
+    ASSERT_TRUE(api);
+    ASSERT_TRUE(server.control(R"({"faults": [{"path": "^/api/v1/namespaces/default$",
+                                  "count": -1, "status": 503, "message": "etcd is down"}]})"));
+    server.clear_requests();
+    auto got = api->get(namespaces(), "", "default");
+    ASSERT_TRUE(got.ok()) << got.error().str();
+    ASSERT_FALSE(got->ok());
+    EXPECT_EQ(got->api->status, 503);
+    EXPECT_TRUE(got->api->transient);
+    EXPECT_EQ(got->api->message, "etcd is down");
+    EXPECT_EQ(requests_to(server, "/api/v1/namespaces/default").size(), 3u);
+}
+
+TEST(KubeClient, A429HonoursRetryAfter) {
+    KPKG_REQUIRE_KUBE_SERVER(server);
+    auto api = open(server.kubeconfig_path());
+    ASSERT_TRUE(api);
+    ASSERT_TRUE(server.control(R"({"faults": [{"path": "^/api/v1/namespaces/default$",
+                                  "count": 1, "status": 429, "retry_after": 1}]})"));
+    const auto start = std::chrono::steady_clock::now();
+    auto got = api->get(namespaces(), "", "default");
+    const auto took = std::chrono::steady_clock::now() - start;
+    ASSERT_TRUE(got.ok()) << got.error().str();
+    ASSERT_TRUE(got->ok()) << got->api->message;
+    // The first backoff alone would be 250 ms.
+    EXPECT_GE(took, std::chrono::milliseconds(950));
+}
+
+TEST(KubeClient, ADroppedConnectionIsRetried) {
+    KPKG_REQUIRE_KUBE_SERVER(server);
+    auto api = open(server.kubeconfig_path());
+    ASSERT_TRUE(api);
+    ASSERT_TRUE(server.control(R"({"faults": [{"method": "PATCH", "count": 1, "drop": true}]})"));
+    server.clear_requests();
+    auto r = api->apply(configmaps(), "default", configmap("dropped", "a", "1"), {});
+    ASSERT_TRUE(r.ok()) << r.error().str();
+    ASSERT_TRUE(r->ok()) << r->api->message;
+    auto reqs = requests_to(server, "/api/v1/namespaces/default/configmaps/dropped");
+    ASSERT_EQ(reqs.size(), 2u);
+    EXPECT_EQ(reqs[0].status, 0);
+}
+
+TEST(KubeClient, AReplyOverTheLimitIsAnError) {
+    KPKG_REQUIRE_KUBE_SERVER(server);
+    auto api = open(server.kubeconfig_path());
+    ASSERT_TRUE(api);
+    ASSERT_TRUE(
+        api->apply(configmaps(), "default", configmap("big", "a", std::string(8000, 'x')), {})
+            ->ok());
+    ConnectOptions o;
+    o.kubeconfig = server.kubeconfig_path().string();
+    o.max_reply_bytes = 4096;
+    auto small = connect(o);
+    ASSERT_TRUE(small.ok());
+    auto got = (*small)->get(configmaps(), "default", "big");
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.error().code, ExitCode::error);
+    EXPECT_TRUE(contains(got.error().message, "larger than 4096 bytes")) << got.error().message;
+    // A small one still fits.
+    auto fits = (*small)->get(namespaces(), "", "default");
+    ASSERT_TRUE(fits.ok()) << fits.error().str();
+}
+
+int free_port() {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    ::close(fd);
+    return ntohs(a.sin_port);
+}
+
+TEST(KubeClient, UnreachableServerIsAClearError) {
+    test::TempDir dir;
+    const std::string url = "http://127.0.0.1:" + std::to_string(free_port());
+    auto kc = dir.write("config",
+                        "current-context: x\nclusters:\n- name: c\n  cluster:\n    server: " + url +
+                            "\ncontexts:\n- name: x\n  context: {cluster: c}\n");
+    auto api = open(kc, 1);
+    ASSERT_TRUE(api);
+    auto d = api->discover(false);
+    ASSERT_FALSE(d.ok());
+    EXPECT_EQ(d.error().code, ExitCode::error);
+    EXPECT_TRUE(contains(d.error().message, "cannot connect to " + url + " (context x)"))
+        << d.error().message;
+    EXPECT_TRUE(contains(d.error().message, "after 2 attempts")) << d.error().message;
+}
+
+} // namespace
+} // namespace kpkg::kube
