@@ -393,9 +393,12 @@ Result<http::Response> HttpApi::send(const Call& call) {
             if (!retry) {
                 release(std::move(handle));
                 std::string msg;
-                if (resp.outcome == http::Response::Outcome::connect_failed)
-                    msg = cat("cannot connect to ", describe(), ": ", resp.error);
-                else
+                if (resp.outcome == http::Response::Outcome::connect_failed) {
+                    msg = cat("cannot connect to ", describe());
+                    if (!kc_.cluster.proxy_url.empty())
+                        msg.append(cat(" through the proxy ", kc_.cluster.proxy_url));
+                    msg.append(cat(": ", resp.error));
+                } else
                     msg = cat(call.method, " ", url, " (context ", kc_.context,
                               ") failed: ", resp.error);
                 if (attempt > 0)

@@ -221,7 +221,11 @@ Response Http::perform(const Request& req) {
                      g_api.easy_strerror(tls_rc) + ")";
         return resp;
     }
-    if (!req.proxy.empty()) set(c, CURLOPT_PROXY, req.proxy.c_str());
+    if (!req.proxy.empty()) {
+        // This proxy for every host: no_proxy from the environment does not apply.
+        set(c, CURLOPT_PROXY, req.proxy.c_str());
+        set(c, CURLOPT_NOPROXY, "");
+    }
     curl_slist* connect_to = nullptr;
     if (!req.connect_to.empty()) {
         connect_to = g_api.slist_append(nullptr, req.connect_to.c_str());

@@ -41,7 +41,9 @@ struct Request {
     // "HOST:PORT:CONNECT-HOST:CONNECT-PORT": connect there for the URL's host and port (the URL
     // then carries the name the server's certificate must have).
     std::string connect_to;
-    std::string proxy; // e.g. "http://proxy:3128"; empty = curl's default (the *_proxy variables)
+    // e.g. "http://proxy:3128", for every host (no_proxy ignored); empty = curl's default (the
+    // *_proxy variables).
+    std::string proxy;
     // A 2xx reply body is handed to this, chunk by chunk, instead of being kept in
     // Response::body; returning false stops the transfer (Response::stopped, outcome ok). Other
     // replies are buffered as usual.

@@ -626,6 +626,23 @@ int free_port() {
     return ntohs(a.sin_port);
 }
 
+TEST(KubeClient, ProxyUrlIsUsed) {
+    KPKG_REQUIRE_KUBE_SERVER(server);
+    // A proxy that is not there: the request fails, though the server itself is reachable.
+    const std::string proxy = "http://127.0.0.1:" + std::to_string(free_port());
+    auto api = open(custom(server, "proxied",
+                           "    server: " + server.url() + "\n    proxy-url: " + proxy + "\n"),
+                    0);
+    ASSERT_TRUE(api);
+    auto got = api->get(namespaces(), "", "default");
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.error().code, ExitCode::error);
+    EXPECT_TRUE(contains(got.error().message, "through the proxy " + proxy)) << got.error().message;
+    auto direct = open(server.kubeconfig_path(), 0);
+    auto fine = direct->get(namespaces(), "", "default");
+    ASSERT_TRUE(fine.ok() && fine->ok());
+}
+
 TEST(KubeClient, UnreachableServerIsAClearError) {
     test::TempDir dir;
     const std::string url = "http://127.0.0.1:" + std::to_string(free_port());
