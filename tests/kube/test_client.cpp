@@ -219,6 +219,19 @@ TEST(KubeClient, ApplyClusterScopedAndBadObjects) {
     EXPECT_TRUE(contains(nons.error().message, "no namespace")) << nons.error().message;
 }
 
+TEST(KubeClient, InvalidObjectCarriesTheCauses) {
+    KPKG_REQUIRE_KUBE_SERVER(server);
+    auto api = open(server.kubeconfig_path());
+    ASSERT_TRUE(api);
+    auto r = api->apply(configmaps(), "default", configmap("Not_Valid", "a", "1"), {});
+    ASSERT_TRUE(r.ok()) << r.error().str();
+    ASSERT_FALSE(r->ok());
+    EXPECT_EQ(r->api->status, 422);
+    EXPECT_EQ(r->api->reason, "Invalid");
+    ASSERT_EQ(r->api->causes.size(), 1u);
+    EXPECT_TRUE(contains(r->api->causes[0], "metadata.name: Invalid value")) << r->api->causes[0];
+}
+
 TEST(KubeClient, GetAndNotFound) {
     KPKG_REQUIRE_KUBE_SERVER(server);
     auto api = open(server.kubeconfig_path());
