@@ -286,6 +286,15 @@ ExecConfig read_exec(const File& f, const io::Node* ex, const std::string& user)
     return e;
 }
 
+// A server given as host:port gets https:// when TLS is configured (a CA, a client
+// certificate, insecure-skip-tls-verify), else http://, as client-go does.
+void default_scheme(KubeConfig& kc) {
+    if (kc.cluster.server.find("://") != std::string::npos) return;
+    const bool tls =
+        !kc.cluster.ca_pem.empty() || !kc.user.client_cert_pem.empty() || kc.cluster.insecure;
+    kc.cluster.server.insert(0, tls ? "https://" : "http://");
+}
+
 KubeConfig resolve_all(std::vector<std::unique_ptr<File>>& files, const std::string& want) {
     std::map<std::string, Entry> clusters, users, contexts;
     std::vector<std::string> cluster_names, user_names, context_names;
@@ -342,7 +351,8 @@ KubeConfig resolve_all(std::vector<std::unique_ptr<File>>& files, const std::str
         k.server = text_of(f, b, "server");
         if (k.server.empty())
             bad(f, cl->second.mark, cat("cluster ", quote(cluster_name), " has no server"));
-        if (!starts_with(k.server, "https://") && !starts_with(k.server, "http://")) {
+        if (k.server.find("://") != std::string::npos && !starts_with(k.server, "https://") &&
+            !starts_with(k.server, "http://")) {
             bad(f, b->get("server")->mark,
                 cat("server ", quote(k.server), " of cluster ", quote(cluster_name),
                     " is not an http:// or https:// URL"));
@@ -365,6 +375,7 @@ KubeConfig resolve_all(std::vector<std::unique_ptr<File>>& files, const std::str
     if (user_name.empty()) {
         // client-go allows a context without a user: no credentials.
         kc.user.name = "";
+        default_scheme(kc);
         return kc;
     }
     auto us = users.find(user_name);
@@ -411,6 +422,7 @@ KubeConfig resolve_all(std::vector<std::unique_ptr<File>>& files, const std::str
         bad(f, us->second.mark, who + " has a client certificate but no client-key(-data)");
     if (u.client_cert_pem.empty() && !u.client_key_pem.empty())
         bad(f, us->second.mark, who + " has a client key but no client-certificate(-data)");
+    default_scheme(kc);
     return kc;
 }
 

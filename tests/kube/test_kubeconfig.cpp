@@ -540,12 +540,27 @@ TEST(KubeconfigErrors, BadExecSections) {
     }
 }
 
-TEST(KubeconfigErrors, ServerThatIsNoUrl) {
+TEST(KubeconfigErrors, ServerThatIsNoHttpUrl) {
     TempDir dir;
     std::string s = config("    token: t\n");
-    s.replace(s.find("https://127.0.0.1:6443"), 22, "127.0.0.1:6443");
+    s.replace(s.find("https://127.0.0.1:6443"), 22, "ftp://127.0.0.1:6443");
     expect_error(load_path(dir.write("config", s)), ExitCode::invalid,
                  {"is not an http:// or https:// URL"});
+}
+
+TEST(Kubeconfig, ServerWithoutSchemeGetsOneAsClientGoGivesIt) {
+    TempDir dir;
+    std::string plain = config("    token: t\n");
+    plain.replace(plain.find("https://127.0.0.1:6443"), 22, "127.0.0.1:6443");
+    auto kc = load_path(dir.write("a", plain));
+    ASSERT_TRUE(kc.ok()) << kc.error().str();
+    EXPECT_EQ(kc->cluster.server, "http://127.0.0.1:6443");
+    std::string tls =
+        config("    token: t\n", "    certificate-authority-data: " + b64("CA") + "\n");
+    tls.replace(tls.find("https://127.0.0.1:6443"), 22, "127.0.0.1:6443");
+    auto kt = load_path(dir.write("b", tls));
+    ASSERT_TRUE(kt.ok()) << kt.error().str();
+    EXPECT_EQ(kt->cluster.server, "https://127.0.0.1:6443");
 }
 
 } // namespace
