@@ -387,9 +387,9 @@ TEST(KubeClient, ConcurrentApplies) {
     for (int t = 0; t < 6; ++t)
         threads.emplace_back([&, t] {
             for (int i = 0; i < 10; ++i) {
-                auto r = api->apply(
-                    configmaps(), "default",
-                    configmap("c" + std::to_string(t) + "-" + std::to_string(i), "a", "1"), {});
+                std::string name = "c";
+                name.append(std::to_string(t)).append("-").append(std::to_string(i));
+                auto r = api->apply(configmaps(), "default", configmap(name, "a", "1"), {});
                 if (r.ok() && r->ok() && r->value->created) ++ok;
             }
         });
