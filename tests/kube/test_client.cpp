@@ -79,11 +79,21 @@ std::string name_of(const io::Node& obj) {
     return n == nullptr ? std::string() : n->text;
 }
 
-std::vector<test::KubeRequest> requests_to(KubeServer& s, const std::string& path) {
-    std::vector<test::KubeRequest> out;
-    for (auto& r : s.requests())
-        if (r.path == path) out.push_back(r);
-    return out;
+// The server logs a request just after answering it, so the last entry may come a moment
+// late: these wait (up to 3 s) until the log has at least `n` entries (to `path`).
+std::vector<test::KubeRequest> requests_to(KubeServer& s, const std::string& path, std::size_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    for (;;) {
+        std::vector<test::KubeRequest> out;
+        for (auto& r : s.requests())
+            if (path.empty() || r.path == path) out.push_back(r);
+        if (out.size() >= n || std::chrono::steady_clock::now() > deadline) return out;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+}
+
+std::vector<test::KubeRequest> log_of(KubeServer& s, std::size_t n) {
+    return requests_to(s, "", n);
 }
 
 TEST(KubeClient, AggregatedDiscovery) {
@@ -105,14 +115,14 @@ TEST(KubeClient, AggregatedDiscovery) {
     ASSERT_NE(ns, nullptr);
     EXPECT_FALSE(ns->namespaced);
     // Two requests, and cached after them.
-    EXPECT_EQ(server.requests().size(), 2u);
+    EXPECT_EQ(log_of(server, 2).size(), 2u);
     auto again = api->discover(false);
     ASSERT_TRUE(again.ok());
     EXPECT_EQ(*again, *d);
     EXPECT_EQ(server.requests().size(), 2u);
     auto fresh = api->discover(true);
     ASSERT_TRUE(fresh.ok());
-    EXPECT_EQ(server.requests().size(), 4u);
+    EXPECT_EQ(log_of(server, 4).size(), 4u);
     // The first pointer stays valid.
     EXPECT_NE((*d)->find("", "v1", "ConfigMap"), nullptr);
 }
@@ -137,8 +147,8 @@ TEST(KubeClient, LegacyDiscovery) {
     // No subresources.
     for (const auto& r : (*d)->resources)
         EXPECT_EQ(r.name.find('/'), std::string::npos) << r.name;
-    EXPECT_EQ(requests_to(server, "/api/v1").size(), 1u);
-    EXPECT_EQ(requests_to(server, "/apis/apps/v1").size(), 1u);
+    EXPECT_EQ(requests_to(server, "/api/v1", 1).size(), 1u);
+    EXPECT_EQ(requests_to(server, "/apis/apps/v1", 1).size(), 1u);
 }
 
 TEST(KubeClient, ApplyCreatesUpdatesConflictsForcesAndDryRuns) {
@@ -152,7 +162,7 @@ TEST(KubeClient, ApplyCreatesUpdatesConflictsForcesAndDryRuns) {
     ASSERT_TRUE(created->ok()) << created->api->message;
     EXPECT_TRUE(created->value->created);
     EXPECT_EQ(data_of(created->value->object, "a"), "1");
-    auto reqs = server.requests();
+    auto reqs = log_of(server, 1);
     ASSERT_EQ(reqs.size(), 1u);
     EXPECT_EQ(reqs[0].method, "PATCH");
     EXPECT_EQ(reqs[0].path, "/api/v1/namespaces/default/configmaps/cm1");
@@ -182,14 +192,14 @@ TEST(KubeClient, ApplyCreatesUpdatesConflictsForcesAndDryRuns) {
     auto forced = api->apply(cm, "default", configmap("cm1", "a", "3"), other);
     ASSERT_TRUE(forced.ok() && forced->ok());
     EXPECT_EQ(data_of(forced->value->object, "a"), "3");
-    EXPECT_EQ(server.requests().back().param("force"), "true");
+    EXPECT_EQ(log_of(server, 4).back().param("force"), "true");
 
     ApplyOptions dry;
     dry.dry_run = true;
     auto dried = api->apply(cm, "default", configmap("cm2", "b", "1"), dry);
     ASSERT_TRUE(dried.ok() && dried->ok());
     EXPECT_EQ(data_of(dried->value->object, "b"), "1");
-    EXPECT_EQ(server.requests().back().param("dryRun"), "All");
+    EXPECT_EQ(log_of(server, 5).back().param("dryRun"), "All");
     EXPECT_FALSE(server.object("ConfigMap", "cm2", "default").has_value());
     auto stored = server.object("ConfigMap", "cm1", "default");
     ASSERT_TRUE(stored.has_value());
@@ -207,7 +217,7 @@ TEST(KubeClient, ApplyClusterScopedAndBadObjects) {
     server.clear_requests();
     auto r = api->apply(namespaces(), "ignored", ns, {});
     ASSERT_TRUE(r.ok() && r->ok());
-    EXPECT_EQ(server.requests().back().path, "/api/v1/namespaces/team-a");
+    EXPECT_EQ(log_of(server, 1).back().path, "/api/v1/namespaces/team-a");
     // No name; a namespaced object without a namespace.
     io::Node noname = io::Node::map();
     noname.set("kind", io::Node::string("ConfigMap"));
@@ -274,7 +284,7 @@ TEST(KubeClient, ListWithSelectorFollowsContinueTokens) {
         EXPECT_EQ(item.get("kind")->text, "ConfigMap");
     }
     EXPECT_FALSE(l->value->resource_version.empty());
-    auto reqs = requests_to(server, "/api/v1/namespaces/default/configmaps");
+    auto reqs = requests_to(server, "/api/v1/namespaces/default/configmaps", 3);
     ASSERT_EQ(reqs.size(), 3u);
     EXPECT_EQ(reqs[0].param("labelSelector"), "app=x");
     EXPECT_EQ(reqs[0].param("limit"), "2");
@@ -347,14 +357,15 @@ TEST(KubeClient, DeleteThenNotFound) {
     auto api = open(server.kubeconfig_path());
     ASSERT_TRUE(api);
     ASSERT_TRUE(api->apply(configmaps(), "default", configmap("d1", "a", "1"), {})->ok());
+    server.clear_requests();
     auto dry = api->remove(configmaps(), "default", "d1", Propagation::background, true);
     ASSERT_TRUE(dry.ok() && dry->ok());
-    EXPECT_EQ(server.requests().back().param("dryRun"), "All");
+    EXPECT_EQ(log_of(server, 1).back().param("dryRun"), "All");
     EXPECT_TRUE(server.object("ConfigMap", "d1", "default").has_value());
     auto del = api->remove(configmaps(), "default", "d1", Propagation::foreground, false);
     ASSERT_TRUE(del.ok()) << del.error().str();
     ASSERT_TRUE(del->ok()) << del->api->message;
-    EXPECT_EQ(server.requests().back().method, "DELETE");
+    EXPECT_EQ(log_of(server, 2).back().method, "DELETE");
     auto got = api->get(configmaps(), "default", "d1");
     ASSERT_TRUE(got.ok());
     ASSERT_FALSE(got->ok());
@@ -555,7 +566,7 @@ TEST(KubeClient, A500IsRetried) {
     auto got = api->get(namespaces(), "", "default");
     ASSERT_TRUE(got.ok()) << got.error().str();
     ASSERT_TRUE(got->ok()) << got->api->message;
-    auto reqs = requests_to(server, "/api/v1/namespaces/default");
+    auto reqs = requests_to(server, "/api/v1/namespaces/default", 2);
     ASSERT_EQ(reqs.size(), 2u);
     EXPECT_EQ(reqs[0].status, 500);
     EXPECT_EQ(reqs[1].status, 200);
@@ -574,7 +585,7 @@ TEST(KubeClient, A500ThatLastsIsAnApiErrorAfterTheRetries) {
     EXPECT_EQ(got->api->status, 503);
     EXPECT_TRUE(got->api->transient);
     EXPECT_EQ(got->api->message, "etcd is down");
-    EXPECT_EQ(requests_to(server, "/api/v1/namespaces/default").size(), 3u);
+    EXPECT_EQ(requests_to(server, "/api/v1/namespaces/default", 3).size(), 3u);
 }
 
 TEST(KubeClient, A429HonoursRetryAfter) {
@@ -601,7 +612,7 @@ TEST(KubeClient, ADroppedConnectionIsRetried) {
     auto r = api->apply(configmaps(), "default", configmap("dropped", "a", "1"), {});
     ASSERT_TRUE(r.ok()) << r.error().str();
     ASSERT_TRUE(r->ok()) << r->api->message;
-    auto reqs = requests_to(server, "/api/v1/namespaces/default/configmaps/dropped");
+    auto reqs = requests_to(server, "/api/v1/namespaces/default/configmaps/dropped", 2);
     ASSERT_EQ(reqs.size(), 2u);
     EXPECT_EQ(reqs[0].status, 0);
 }
