@@ -352,6 +352,26 @@ TEST(KubeClient, WatchEndsAtItsTimeout) {
     EXPECT_LT(took, std::chrono::milliseconds(5000));
 }
 
+TEST(KubeClient, WatchFromATooOldVersionIsExpired) {
+    KPKG_REQUIRE_KUBE_SERVER(server);
+    auto api = open(server.kubeconfig_path());
+    ASSERT_TRUE(api);
+    ASSERT_TRUE(api->apply(configmaps(), "default", configmap("e1", "a", "1"), {})->ok());
+    WatchOptions wo;
+    wo.resource_version = "1";
+    wo.timeout = std::chrono::milliseconds(3000);
+    int events = 0;
+    auto w = api->watch(configmaps(), "default", wo, [&](const WatchEvent&) {
+        ++events;
+        return true;
+    });
+    ASSERT_TRUE(w.ok()) << w.error().str();
+    ASSERT_FALSE(w->ok());
+    EXPECT_EQ(w->api->status, 410);
+    EXPECT_EQ(w->api->reason, "Expired");
+    EXPECT_EQ(events, 0);
+}
+
 TEST(KubeClient, DeleteThenNotFound) {
     KPKG_REQUIRE_KUBE_SERVER(server);
     auto api = open(server.kubeconfig_path());
@@ -551,6 +571,45 @@ TEST(KubeClient, ExecPluginRunsAgainAfterA401) {
     ASSERT_TRUE(again.ok() && again->ok());
     std::string count = test::read_file(dir / "count");
     EXPECT_EQ(std::count(count.begin(), count.end(), '\n'), 2);
+}
+
+std::string json_string(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '\n')
+            out += "\\n";
+        else if (c == '"' || c == '\\')
+            out.append(1, '\\').append(1, c);
+        else
+            out += c;
+    }
+    return out + "\"";
+}
+
+TEST(KubeClient, ExecPluginClientCertificateOverTls) {
+    KubeServerOptions o;
+    o.tls = true;
+    o.client_ca = true;
+    KPKG_REQUIRE_KUBE_SERVER(server, o);
+    const auto& tls = *server.tls();
+    auto answer = server.dir().write(
+        "credential.json",
+        "{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1\","
+        "\"status\":{\"clientCertificateData\":" +
+            json_string(test::read_file(tls.client_cert)) +
+            ",\"clientKeyData\":" + json_string(test::read_file(tls.client_key)) + "}}\n");
+    auto plugin = server.dir().write("plugin.sh", "#!/bin/sh\ncat " + answer.string() + "\n");
+    ::chmod(plugin.c_str(), 0755);
+    auto api = open(custom(server, "exec-cert",
+                           "    server: " + server.url() +
+                               "\n    certificate-authority: " + tls.ca_cert.string() + "\n",
+                           "\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
+                           "      interactiveMode: Never\n      command: " +
+                               plugin.string() + "\n"));
+    ASSERT_TRUE(api);
+    auto got = api->get(namespaces(), "", "default");
+    ASSERT_TRUE(got.ok()) << got.error().str();
+    ASSERT_TRUE(got->ok()) << got->api->message;
 }
 
 // --- retries and failures -------------------------------------------------------------------
