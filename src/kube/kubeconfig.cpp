@@ -372,6 +372,11 @@ KubeConfig resolve_all(std::vector<std::unique_ptr<File>>& files, const std::str
             }
         }
     }
+    if (kc.cluster.insecure && !kc.cluster.ca_pem.empty()) {
+        bad(*cl->second.file, cl->second.mark,
+            cat("cluster ", quote(cluster_name),
+                " has both insecure-skip-tls-verify and a certificate authority; give one"));
+    }
     if (user_name.empty()) {
         // client-go allows a context without a user: no credentials.
         kc.user.name = "";

@@ -202,8 +202,13 @@ Response Http::perform(const Request& req) {
     };
     CURLcode tls_rc = CURLE_OK;
     const char* tls_what = "";
-    if (!req.ca_pem.empty() && (tls_rc = set_blob(CURLOPT_CAINFO_BLOB, req.ca_pem)) != CURLE_OK)
-        tls_what = "a CA bundle from memory";
+    if (!req.ca_pem.empty()) {
+        // Only these CAs: not the system's bundle or directory besides them.
+        set(c, CURLOPT_CAINFO, static_cast<const char*>(nullptr));
+        set(c, CURLOPT_CAPATH, static_cast<const char*>(nullptr));
+        if ((tls_rc = set_blob(CURLOPT_CAINFO_BLOB, req.ca_pem)) != CURLE_OK)
+            tls_what = "a CA bundle from memory";
+    }
     if (tls_rc == CURLE_OK && !req.client_cert_pem.empty()) {
         set(c, CURLOPT_SSLCERTTYPE, "PEM");
         if ((tls_rc = set_blob(CURLOPT_SSLCERT_BLOB, req.client_cert_pem)) != CURLE_OK)

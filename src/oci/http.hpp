@@ -32,8 +32,8 @@ struct Request {
 
     // The whole transfer, in milliseconds; 0 = no limit. stall_timeout_s 0 = no stall limit.
     long timeout_ms = 0;
-    // TLS from memory (PEM; empty = the system's CA bundle, no client certificate). The views
-    // must stay valid during perform().
+    // TLS from memory (PEM; empty = the system's CA bundle, no client certificate; a CA bundle
+    // given replaces the system's). The views must stay valid during perform().
     std::string_view ca_pem;
     std::string_view client_cert_pem;
     std::string_view client_key_pem;

@@ -493,6 +493,15 @@ TEST(KubeconfigErrors, UnreadableCertificateFiles) {
     expect_error(load_path(q), ExitCode::error, {"client-certificate of user \"u\"", "c.pem"});
 }
 
+TEST(KubeconfigErrors, InsecureWithACertificateAuthority) {
+    TempDir dir;
+    auto p = dir.write("config", config("    token: t\n", "    insecure-skip-tls-verify: true\n"
+                                                          "    certificate-authority-data: " +
+                                                              b64("CA") + "\n"));
+    expect_error(load_path(p), ExitCode::invalid,
+                 {"cluster \"c\"", "both insecure-skip-tls-verify and a certificate authority"});
+}
+
 TEST(KubeconfigErrors, CertificateWithoutKey) {
     TempDir dir;
     auto p = dir.write("config", config("    client-certificate-data: " + b64("C") + "\n"));
