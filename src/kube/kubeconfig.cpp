@@ -161,11 +161,10 @@ void collect(const File& f, const char* key, const char* body_key,
     }
 }
 
-std::string names_of(const std::vector<std::string>& names) {
-    if (names.empty()) return "none is defined";
-    std::string out = "defined: ";
-    out += join(names, ", ");
-    return out;
+// "contexts defined: a, b" or "no contexts are defined".
+std::string names_of(const char* what, const std::vector<std::string>& names) {
+    if (names.empty()) return cat("no ", what, " are defined");
+    return cat(what, " defined: ", join(names, ", "));
 }
 
 std::string files_of(const std::vector<std::unique_ptr<File>>& files) {
@@ -316,15 +315,15 @@ KubeConfig resolve_all(std::vector<std::unique_ptr<File>>& files, const std::str
     std::string name = want.empty() ? current : want;
     if (name.empty()) {
         std::string msg = "no context: current-context is not set in ";
-        msg.append(where).append(" and --context is not given (contexts ");
-        msg.append(names_of(context_names)).append(")");
+        msg.append(where).append(" and --context is not given (");
+        msg.append(names_of("contexts", context_names)).append(")");
         throw Exception(Error::invalid(std::move(msg)));
     }
     auto ctx = contexts.find(name);
     if (ctx == contexts.end()) {
         std::string msg = "context ";
         msg.append(quote(name)).append(" is not defined in ").append(where);
-        msg.append(" (contexts ").append(names_of(context_names)).append(")");
+        msg.append(" (").append(names_of("contexts", context_names)).append(")");
         throw Exception(Error::invalid(std::move(msg)));
     }
     kc.context = name;
@@ -340,7 +339,7 @@ KubeConfig resolve_all(std::vector<std::unique_ptr<File>>& files, const std::str
         std::string msg = "cluster ";
         msg.append(quote(cluster_name)).append(" of context ").append(quote(name));
         msg.append(" is not defined in ").append(where);
-        msg.append(" (clusters ").append(names_of(cluster_names)).append(")");
+        msg.append(" (").append(names_of("clusters", cluster_names)).append(")");
         throw Exception(Error::invalid(std::move(msg)));
     }
     {
@@ -388,7 +387,7 @@ KubeConfig resolve_all(std::vector<std::unique_ptr<File>>& files, const std::str
         std::string msg = "user ";
         msg.append(quote(user_name)).append(" of context ").append(quote(name));
         msg.append(" is not defined in ").append(where);
-        msg.append(" (users ").append(names_of(user_names)).append(")");
+        msg.append(" (").append(names_of("users", user_names)).append(")");
         throw Exception(Error::invalid(std::move(msg)));
     }
     const File& f = *us->second.file;

@@ -445,7 +445,14 @@ TEST(KubeconfigErrors, MissingContextListsTheDefinedOnes) {
     TempDir dir;
     auto p = dir.write("config", config("    token: t\n"));
     expect_error(load_path(p, "prod"), ExitCode::invalid,
-                 {"context \"prod\" is not defined in " + p.string(), "defined: dev"});
+                 {"context \"prod\" is not defined in " + p.string(), "contexts defined: dev"});
+}
+
+TEST(KubeconfigErrors, EmptyKubeconfigHasNoContext) {
+    TempDir dir;
+    auto p = dir.write("config", "");
+    expect_error(load_path(p), ExitCode::invalid,
+                 {"current-context is not set in " + p.string(), "no contexts are defined"});
 }
 
 TEST(KubeconfigErrors, NoCurrentContext) {
@@ -453,7 +460,7 @@ TEST(KubeconfigErrors, NoCurrentContext) {
     auto p = dir.write("config",
                        "clusters: []\ncontexts:\n- name: a\n  context: {cluster: c, user: u}\n");
     expect_error(load_path(p), ExitCode::invalid,
-                 {"current-context is not set", "--context", "defined: a"});
+                 {"current-context is not set", "--context", "contexts defined: a"});
 }
 
 TEST(KubeconfigErrors, MissingClusterAndUserAreNamed) {
