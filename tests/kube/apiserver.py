@@ -26,19 +26,29 @@ Usage:
 Without --token, --basic and --client-ca every request is accepted (anonymous); with any of them
 a request that presents none of the accepted credentials gets a 401 Status. SIGTERM stops it.
 
-Request bodies must be JSON (kubectl and kpkg send JSON; apply-patch YAML that is not JSON is
-refused with 400 BadRequest).
+Request bodies must be JSON: kubectl and kpkg send JSON for apply, patch and objects read from
+files; apply-patch YAML that is not JSON gets 400 BadRequest, and a protobuf body (what kubectl's
+generators such as `kubectl create configmap` send) 415 UnsupportedMediaType.
 
 The control API (for tests, not in discovery, never faulted nor authenticated), all JSON:
   POST /__test/config     {"delay_ms": N,
                            "behaviours": [{"kind": "Deployment", "name": "x", "namespace": "ns",
-                                           "mode": "ready" | "never" | "fail", "delay_ms": N}],
+                                           "mode": "ready" | "never" | "fail", "delay_ms": N,
+                                           "delete_delay_ms": N}],
                            "faults": [{"method": "PATCH", "path": "regex", "count": 1,
-                                       "status": 500, "retry_after": 1, "drop": true,
-                                       "delay_ms": N, "forbidden": true, "message": "..."}]}
+                                       "status": 500, "reason": "InternalError",
+                                       "retry_after": 1, "drop": true, "delay_ms": N,
+                                       "forbidden": true, "message": "..."}]}
                           behaviours and faults are appended to those set before (a later
                           behaviour wins); name/namespace/method are optional (any); count -1 =
                           forever; a fault with only delay_ms slows the reply down, then serves it.
+                          mode "never": a CRD never Established, a Deployment never available,
+                          a Job never done, a CSV Pending...; "fail": a Deployment with
+                          ProgressDeadlineExceeded, a Job Failed, a CSV Failed. delay_ms: how
+                          long the controller takes; delete_delay_ms: how long a DELETE takes
+                          (the object is marked with a deletionTimestamp until then; by default
+                          namespaces take delay_ms, other objects go at once). An object with
+                          metadata.finalizers stays, marked, until an update removes them.
   POST /__test/reset      back to the initial state: objects, configuration and request log
   GET  /__test/requests   {"items": [{"method","path","query","content_type","status",
                                       "user_agent"}]} (every request except /__test ones)
@@ -244,6 +254,8 @@ KEYED_LISTS = {
     "imagePullSecrets": ["name"],
     "ports": None,  # containerPort+protocol in pods, port+protocol in services
     "ownerReferences": ["uid"],
+    "conditions": ["type"],
+    "webhooks": ["name"],
 }
 # Lists whose items are scalars merged as a set.
 SET_LISTS = {"finalizers"}
@@ -542,8 +554,10 @@ class Store:
             self.objects = {}  # (group, plural, ns, name) -> object
             self.rv = 100
             self.history = []  # (rv, type, group, plural, ns, object)
+            self.floor = self.rv  # watches from before this resourceVersion are expired
             self.changed = {}  # key -> time the object's spec last changed (for controllers)
-            self.deleting = {}  # key -> time a namespace delete finishes
+            self.pending = set()  # keys the simulated controllers still have to look at
+            self.deleting = {}  # key -> time a delayed delete (namespaces, ...) finishes
             self.delay_ms = self.default_delay
             self.behaviours = []
             self.faults = []
@@ -591,6 +605,7 @@ class Store:
         self.history.append((self.rv, etype, rt.group, rt.plural, ns, copy.deepcopy(obj)))
         if len(self.history) > 200000:
             del self.history[:50000]
+            self.floor = self.history[0][0] - 1
         self.cond.notify_all()
 
     def key(self, rt, ns, name):
@@ -628,6 +643,7 @@ class Store:
         k = self.key(rt, ns, md["name"])
         self.objects[k] = obj
         self.changed[k] = time.time()
+        self.pending.add(k)
         self.emit("ADDED", rt, md.get("namespace", ""), obj)
         return obj
 
@@ -651,7 +667,12 @@ class Store:
         self.objects[k] = new
         if md.get("generation") != old["metadata"].get("generation"):
             self.changed[k] = time.time()
+            self.pending.add(k)
         self.emit("MODIFIED", rt, md.get("namespace", ""), new)
+        if md.get("deletionTimestamp") and not md.get("finalizers") and \
+                k not in self.deleting:
+            # The last finalizer went: the object goes.
+            self.delete(rt, new)
         return new
 
     def delete(self, rt, obj):
@@ -659,16 +680,32 @@ class Store:
         k = self.key(rt, md.get("namespace", ""), md["name"])
         self.objects.pop(k, None)
         self.changed.pop(k, None)
+        self.pending.discard(k)
         self.deleting.pop(k, None)
         gone = copy.deepcopy(obj)
         gone["metadata"]["resourceVersion"] = self.next_rv()
         self.emit("DELETED", rt, md.get("namespace", ""), gone)
+        if rt.kind == "CustomResourceDefinition":
+            # Its custom resources go with it, and out of discovery.
+            spec = obj.get("spec") or {}
+            g, plural = spec.get("group"), (spec.get("names") or {}).get("plural")
+            for ok, o in list(self.objects.items()):
+                if ok[0] == g and ok[1] == plural:
+                    self.delete(rt_for_key(self, ok), o)
+            self.types = [t for t in self.types if t.crd != md["name"]]
 
     # -- behaviour configuration --
 
     def behaviour(self, obj):
         """(mode, delay seconds) for an object: "ready", "never" or "fail"."""
+        mode, delay, _ = self.behaviour3(obj)
+        return mode, delay
+
+    def behaviour3(self, obj):
+        """(mode, delay seconds, delete delay seconds) for an object. A namespace takes the
+        controller delay to go by default, other objects go at once."""
         mode, delay = "ready", self.delay_ms
+        delete_delay = None
         md = obj["metadata"]
         for b in self.behaviours:
             if b.get("kind") not in (None, obj.get("kind")):
@@ -679,7 +716,10 @@ class Store:
                 continue
             mode = b.get("mode", mode)
             delay = b.get("delay_ms", delay)
-        return mode, delay / 1000.0
+            delete_delay = b.get("delete_delay_ms", delete_delay)
+        if delete_delay is None:
+            delete_delay = delay if obj.get("kind") == "Namespace" else 0
+        return mode, delay / 1000.0, delete_delay / 1000.0
 
 
 def spec_of(obj):
@@ -777,13 +817,19 @@ def apply_defaults(rt, obj):
 NAME_RE = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 
 
-def validate(rt, obj):
+def validate(rt, obj, whole=True):
+    """422 Invalid for a bad name, and (for a whole object, not a partial apply configuration)
+    for the few required fields checked here."""
     name = obj["metadata"].get("name", "")
     causes = []
     if not NAME_RE.fullmatch(name) or len(name) > 253:
         causes.append(("metadata.name", 'Invalid value: "%s": a lowercase RFC 1123 subdomain '
                        "must consist of lower case alphanumeric characters, '-' or '.', and "
                        "must start and end with an alphanumeric character" % name))
+    if not whole:
+        if causes:
+            raise invalid(rt, name, causes)
+        return
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
     if rt.kind in ("Deployment", "StatefulSet", "DaemonSet"):
         if "selector" not in spec:
@@ -816,28 +862,38 @@ def condition(ctype, status, reason="", message=""):
     return c
 
 
+UNMANAGED = object()  # no simulated controller looks after this kind
+MANAGED = {"CustomResourceDefinition", "Deployment", "StatefulSet", "DaemonSet", "Job", "Pod",
+           "ClusterServiceVersion", "APIService"}
+
+
 def desired_status(store, rt, obj, age):
-    """The status the simulated controller wants for obj (None: leave it), age = seconds since
-    its spec last changed."""
+    """The status the simulated controller wants for obj, age = seconds since its spec last
+    changed: None (not yet), a status, (status, final) for a step on the way, or UNMANAGED."""
+    if rt.kind not in MANAGED or rt.crd is not None:
+        return UNMANAGED
     mode, delay = store.behaviour(obj)
     kind = rt.kind
     gen = obj["metadata"].get("generation", 1)
     spec = obj.get("spec") or {}
     st = copy.deepcopy(obj.get("status") or {})
     if kind == "CustomResourceDefinition":
-        if mode == "never" or age < delay:
-            return None
+        # The names are accepted at once; the CRD is Established after the delay.
         names = dict(spec.get("names") or {})
         names.setdefault("singular", names.get("kind", "").lower())
         names.setdefault("listKind", names.get("kind", "") + "List")
+        done = mode != "never" and age >= delay
         conds = [condition("NamesAccepted", "True", "NoConflicts", "no conflicts found"),
                  condition("Established", "True", "InitialNamesAccepted",
-                           "the initial names have been accepted")]
-        return keep_times(st, {"conditions": conds, "acceptedNames": names,
-                               "storedVersions": [v["name"] for v in spec.get("versions", [])
-                                                  if v.get("storage")]})
-    if rt.crd is not None:
-        return None
+                           "the initial names have been accepted") if done else
+                 condition("Established", "False", "Installing", "the CRD is being installed")]
+        new = keep_times(st, {"conditions": conds, "acceptedNames": names,
+                              "storedVersions": [v["name"] for v in spec.get("versions", [])
+                                                 if v.get("storage")]})
+        return new, done or mode == "never"
+    if kind == "ClusterServiceVersion" and age < delay:
+        return {"phase": "Pending", "reason": "RequirementsUnknown",
+                "message": "requirements not yet checked"}, False
     if age < delay:
         return None
     if kind == "Deployment":
@@ -950,37 +1006,48 @@ def controller_loop(store, stop):
 
 
 def tick(store):
+    """One pass of the simulated controllers over the objects that may need them."""
     now = time.time()
-    for k, obj in list(store.objects.items()):
-        rt = store.find_type(k[0], obj["apiVersion"].split("/")[-1], k[1]) or \
-            store.find_kind(k[0], obj.get("kind"))
-        if rt is None:
+    for k in list(store.pending):
+        obj = store.objects.get(k)
+        if obj is None:
+            store.pending.discard(k)
             continue
-        if rt.kind == "Namespace":
-            continue
+        rt = store.find_kind(k[0], obj.get("kind")) or rt_for_key(store, k)
         want = desired_status(store, rt, obj, now - store.changed.get(k, now))
+        if want is UNMANAGED:
+            store.pending.discard(k)
+            continue
         if want is None:
-            if rt.kind == "ClusterServiceVersion" and not obj.get("status"):
-                want = {"phase": "Pending", "reason": "RequirementsUnknown",
-                        "message": "requirements not yet checked"}
-            else:
-                continue
+            continue  # not yet: the delay has not passed
+        final = True
+        if isinstance(want, tuple):  # (status, final): an intermediate step
+            want, final = want
+        if final:
+            store.pending.discard(k)
         if obj.get("status") == want:
             continue
         new = copy.deepcopy(obj)
         new["status"] = want
-        store.replace(rt, obj, new)
+        new = store.replace(rt, obj, new)
         if rt.kind == "CustomResourceDefinition":
             sync_crd(store, new)
-    # Namespaces being deleted: after the delay their objects go, then the namespace.
+    # Delayed deletes: a namespace takes its objects with it; an object with finalizers stays
+    # (marked) until they are gone.
     for k, until in list(store.deleting.items()):
-        if now < until or k not in store.objects:
+        if now < until:
             continue
-        ns = k[3]
-        for ok, o in list(store.objects.items()):
-            if ok[2] == ns and ok[2] != "":
-                store.delete(store.find_kind(ok[0], o["kind"]) or rt_for_key(store, ok), o)
-        store.delete(store.find_kind("", "Namespace"), store.objects[k])
+        store.deleting.pop(k, None)
+        obj = store.objects.get(k)
+        if obj is None:
+            continue
+        if obj.get("kind") == "Namespace":
+            ns = k[3]
+            for ok, o in list(store.objects.items()):
+                if ok[2] == ns:
+                    store.delete(rt_for_key(store, ok), o)
+        if not obj["metadata"].get("finalizers"):
+            store.delete(rt_for_key(store, k), obj)
 
 
 def rt_for_key(store, k):
@@ -1087,8 +1154,9 @@ def openapi_gv(store, g, v):
         gvk = {"group": g, "version": v, "kind": t.kind}
         sname = "%s.%s.%s" % ("io.k8s.api" if not t.crd else g, (g or "core").split(".")[0],
                               v) + "." + t.kind
+        # The schemas carry no x-kubernetes-group-version-kind: kubectl's client-side apply then
+        # computes its patches from its built-in types rather than from these (empty) schemas.
         schemas[sname] = {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
-                          "x-kubernetes-group-version-kind": [gvk],
                           "properties": {"apiVersion": {"type": "string"},
                                          "kind": {"type": "string"},
                                          "metadata": {"type": "object",
@@ -1188,6 +1256,9 @@ class Server(ThreadingHTTPServer):
 
     def get_request(self):
         sock, addr = self.socket.accept()
+        # Headers and body go out in separate writes: without this, Nagle's algorithm and the
+        # client's delayed ACK would hold every reply back ~40 ms.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self.ssl_ctx is not None:
             # The handshake runs in the request's thread, on its first read.
             sock = self.ssl_ctx.wrap_socket(sock, server_side=True,
@@ -1302,10 +1373,11 @@ class Handler(BaseHTTPRequestHandler):
                                    % (self.command.lower(), url.path), {})
                 if fault.get("status"):
                     code = int(fault["status"])
-                    reason = {429: "TooManyRequests", 500: "InternalError",
-                              503: "ServiceUnavailable", 504: "Timeout",
-                              409: "Conflict", 403: "Forbidden", 404: "NotFound"}.get(code,
-                                                                                     "Unknown")
+                    reason = fault.get("reason") or {
+                        400: "BadRequest", 403: "Forbidden", 404: "NotFound", 409: "Conflict",
+                        410: "Expired", 422: "Invalid", 429: "TooManyRequests",
+                        500: "InternalError", 503: "ServiceUnavailable",
+                        504: "Timeout"}.get(code, "Unknown")
                     hdrs = {}
                     if fault.get("retry_after") is not None:
                         hdrs["Retry-After"] = str(fault["retry_after"])
@@ -1391,10 +1463,12 @@ class Handler(BaseHTTPRequestHandler):
                 cfg = json.loads(body or b"{}")
             except ValueError as e:
                 raise bad_request("config is no JSON: %s" % e)
+            check_config(cfg)
             with store.lock:
                 if "delay_ms" in cfg:
                     store.delay_ms = cfg["delay_ms"]
                 store.behaviours += cfg.get("behaviours", [])
+                store.pending |= set(store.objects)  # the controllers look again
                 store.faults += [dict(f) for f in cfg.get("faults", [])]
             self.send(200, {"ok": True})
         elif path == "/__test/reset" and self.command == "POST":
@@ -1733,8 +1807,12 @@ class Handler(BaseHTTPRequestHandler):
                     start = int(rv_param)
                 except ValueError:
                     raise bad_request('invalid resource version "%s"' % rv_param)
-                if store.history and start < store.history[0][0] - 1 and start < 100:
-                    raise ApiError(410, "Expired", "too old resource version: %s" % rv_param)
+                if start < store.floor:
+                    # As a real server: the stream opens, with one ERROR event (410 Expired).
+                    pending.append(("ERROR", ApiError(
+                        410, "Expired", "too old resource version: %s (%d)"
+                        % (rv_param, store.floor + 1)).status()))
+                    start, deadline = store.rv, 0
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
@@ -1748,7 +1826,9 @@ class Handler(BaseHTTPRequestHandler):
             store.requests.append(self.log_entry)
 
         def write_event(etype, obj):
-            if etype == "BOOKMARK":
+            if etype == "ERROR":
+                o = obj
+            elif etype == "BOOKMARK":
                 o = {"kind": rt.kind, "apiVersion": rt.api_version(version)}
                 o.update(copy.deepcopy(obj))
             else:
@@ -1856,7 +1936,15 @@ class Handler(BaseHTTPRequestHandler):
                 merged.pop("status", None)
             new = merged
         apply_defaults(rt, new)
-        new["metadata"]["managedFields"] = copy.deepcopy(old["metadata"].get("managedFields", []))
+        sent = new["metadata"].get("managedFields")
+        if not (sent and isinstance(sent, list) and all(
+                isinstance(e, dict) and e.get("manager") and e.get("operation") in (
+                    "Apply", "Update") for e in sent)):
+            # The client did not set them (or not usably): the server keeps its own. A client
+            # that sends changed managed fields replaces them (kubectl does so when it moves an
+            # object from client-side to server-side apply).
+            sent = old["metadata"].get("managedFields", [])
+        new["metadata"]["managedFields"] = copy.deepcopy(sent)
         # The manager takes the fields whose value this write changed (or added).
         before = object_fields(old, part if rt.status else "all")
         after = object_fields(new, part if rt.status else "all")
@@ -1893,10 +1981,19 @@ class Handler(BaseHTTPRequestHandler):
             cur = self.out(rt, version, old)
             if ct == "application/json-patch+json":
                 new = json_patch(cur, patch)
-            elif ct in ("application/merge-patch+json", "application/strategic-merge-patch+json"):
+            elif ct == "application/merge-patch+json":
                 if not isinstance(patch, dict):
                     raise bad_request("a merge patch must be a JSON object")
                 new = merge_patch(cur, patch)
+            elif ct == "application/strategic-merge-patch+json":
+                if not isinstance(patch, dict):
+                    raise bad_request("a strategic merge patch must be a JSON object")
+                if rt.crd is not None:
+                    raise ApiError(415, "UnsupportedMediaType", "the body of the request was in "
+                                   "an unknown format - accepted media types include: "
+                                   "application/json-patch+json, application/merge-patch+json, "
+                                   "application/apply-patch+yaml", {})
+                new = strategic_merge(cur, patch)
             else:
                 raise ApiError(415, "UnsupportedMediaType", 'the body of the request was in an '
                                'unknown format - accepted media types include: '
@@ -1928,7 +2025,7 @@ class Handler(BaseHTTPRequestHandler):
         if fv and fv not in ("Ignore", "Warn", "Strict"):
             raise bad_request('fieldValidation parameter unsupported: "%s"' % fv)
         applied = self.parse_object(rt, version, ns, name, body, apply=True)
-        validate(rt, applied)
+        validate(rt, applied, whole=False)
         applied_md = applied["metadata"]
         for f in ("resourceVersion", "uid", "creationTimestamp", "generation"):
             applied_md.pop(f, None)
@@ -1940,6 +2037,7 @@ class Handler(BaseHTTPRequestHandler):
                 if part == "status":
                     raise not_found(rt, name)
                 self.check_namespace(rt, ns)
+                validate(rt, applied)
                 obj = copy.deepcopy(applied)
                 obj["__applied_fields"] = new_set
                 obj = store.write_new(rt, ns, obj, mgr, "Apply", "main", dry)
@@ -2024,37 +2122,44 @@ class Handler(BaseHTTPRequestHandler):
         pp = self.query.get("propagationPolicy") or opts.get("propagationPolicy") or "Background"
         if pp not in ("Background", "Foreground", "Orphan"):
             raise bad_request('propagationPolicy "%s" is not supported' % pp)
+        pre = opts.get("preconditions") or {}
         with store.lock:
             obj = self.lookup(rt, ns, name)
+            md = obj["metadata"]
+            for f, label in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
+                if pre.get(f) and pre[f] != md.get(f):
+                    raise ApiError(409, "Conflict", "Operation cannot be fulfilled on %s \"%s\": "
+                                   "Precondition failed: %s in precondition: %s, %s in object "
+                                   "meta: %s" % (rt.group_resource(), name, label, pre[f], label,
+                                                 md.get(f)),
+                                   {"name": name, "group": rt.group, "kind": rt.plural})
+            if rt.kind == "Namespace" and name in ("default", "kube-system", "kube-public"):
+                raise ApiError(403, "Forbidden", 'namespaces "%s" is forbidden: this namespace '
+                               "may not be deleted" % name, {"name": name, "kind": "namespaces"})
             if dry:
                 return self.send_object(200, rt, version, obj)
-            if rt.kind == "Namespace":
-                if name in ("default", "kube-system", "kube-public"):
-                    raise ApiError(403, "Forbidden", 'namespaces "%s" is forbidden: this namespace '
-                                   "may not be deleted" % name, {"name": name, "kind": "namespaces"})
-                if not obj["metadata"].get("deletionTimestamp"):
+            _, _, delete_delay = store.behaviour3(obj)
+            k = store.key(rt, ns, name)
+            if delete_delay > 0 or md.get("finalizers") or rt.kind == "Namespace":
+                # A delete that takes time: the object is marked and goes later (after the
+                # delay, once its finalizers are removed, a namespace with its objects).
+                if not md.get("deletionTimestamp"):
+                    if delete_delay > 0 or rt.kind == "Namespace":
+                        store.deleting[k] = time.time() + delete_delay
                     new = copy.deepcopy(obj)
                     new["metadata"]["deletionTimestamp"] = now_rfc3339()
-                    new["status"] = {"phase": "Terminating"}
+                    new["metadata"]["deletionGracePeriodSeconds"] = 0
+                    if rt.kind == "Namespace":
+                        new["status"] = {"phase": "Terminating"}
                     obj = store.replace(rt, obj, new)
-                    _, delay = store.behaviour(obj)
-                    store.deleting[store.key(rt, "", name)] = time.time() + delay
                 return self.send_object(200, rt, version, obj)
             store.delete(rt, obj)
-            if rt.kind == "CustomResourceDefinition":
-                g, plural = obj["spec"]["group"], obj["spec"]["names"]["plural"]
-                for k, o in list(store.objects.items()):
-                    if k[0] == g and k[1] == plural:
-                        crt = rt_for_key(store, k)
-                        store.delete(crt, o)
-                store.types = [t for t in store.types if t.crd != name]
-            gone = copy.deepcopy(obj)
-            if pp == "Foreground" or rt.crd or rt.kind in ("CustomResourceDefinition",):
-                return self.send_object(200, rt, version, gone)
+            if pp == "Foreground" or rt.crd or rt.kind == "CustomResourceDefinition":
+                return self.send_object(200, rt, version, obj)
             return self.send(200, {"kind": "Status", "apiVersion": "v1", "metadata": {},
                                    "status": "Success",
                                    "details": {"name": name, "group": rt.group, "kind": rt.plural,
-                                               "uid": obj["metadata"]["uid"]}})
+                                               "uid": md["uid"]}})
 
     def delete_collection(self, rt, version, ns):
         store = self.server.store
@@ -2067,6 +2172,38 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, {"kind": rt.kind + "List", "apiVersion": rt.api_version(version),
                                    "metadata": {"resourceVersion": str(store.rv)},
                                    "items": [self.out(rt, version, o) for _, o in items]})
+
+
+def check_config(cfg):
+    """Refuses a control configuration with unknown keys or values (400)."""
+    def fail(msg):
+        raise bad_request("bad test configuration: " + msg)
+    if not isinstance(cfg, dict):
+        fail("not a JSON object")
+    for k in cfg:
+        if k not in ("delay_ms", "behaviours", "faults"):
+            fail("unknown key %r" % k)
+    if not isinstance(cfg.get("delay_ms", 0), int):
+        fail("delay_ms must be an integer")
+    for b in cfg.get("behaviours", []):
+        if not isinstance(b, dict):
+            fail("a behaviour must be an object")
+        for k, v in b.items():
+            if k not in ("kind", "name", "namespace", "mode", "delay_ms", "delete_delay_ms"):
+                fail("unknown behaviour key %r" % k)
+        if b.get("mode", "ready") not in ("ready", "never", "fail"):
+            fail("mode must be ready, never or fail")
+    for f in cfg.get("faults", []):
+        if not isinstance(f, dict):
+            fail("a fault must be an object")
+        for k in f:
+            if k not in ("method", "path", "count", "status", "reason", "retry_after", "drop",
+                         "delay_ms", "forbidden", "message"):
+                fail("unknown fault key %r" % k)
+        try:
+            re.compile(f.get("path", ""))
+        except re.error as e:
+            fail("bad path regex %r: %s" % (f.get("path"), e))
 
 
 def age(o):
@@ -2112,6 +2249,63 @@ def merge_patch(target, patch):
         else:
             out[k] = merge_patch(out.get(k), v)
     return out
+
+
+# Merge keys of lists that a strategic merge patch merges item by item (by field name).
+SMP_KEYS = {"containers": "name", "initContainers": "name", "ephemeralContainers": "name",
+            "env": "name", "volumes": "name", "volumeMounts": "mountPath",
+            "imagePullSecrets": "name", "ownerReferences": "uid", "conditions": "type",
+            "tolerations": None, "webhooks": "name"}
+
+
+def strategic_merge(target, patch, field=None):
+    """A strategic merge patch, simplified: maps merge as in a JSON merge patch; lists named in
+    SMP_KEYS merge item by item on their key (items with "$patch": "delete" are removed);
+    ports merge on containerPort (or port); other lists are replaced. The directives kubectl
+    sends ($setElementOrder/..., $retainKeys, $deleteFromPrimitiveList/...) are honoured or
+    dropped, never stored."""
+    if isinstance(patch, dict):
+        if patch.get("$patch") == "replace":
+            return {k: v for k, v in patch.items() if not k.startswith("$")}
+        if patch.get("$patch") == "delete":
+            return None
+        out = copy.deepcopy(target) if isinstance(target, dict) else {}
+        for k, v in patch.items():
+            if k.startswith("$deleteFromPrimitiveList/"):
+                f = k.split("/", 1)[1]
+                if isinstance(out.get(f), list):
+                    out[f] = [x for x in out[f] if x not in v]
+                continue
+            if k.startswith("$"):
+                continue
+            if v is None:
+                out.pop(k, None)
+            else:
+                merged = strategic_merge(out.get(k), v, k)
+                if merged is None:
+                    out.pop(k, None)
+                else:
+                    out[k] = merged
+        return out
+    if isinstance(patch, list) and isinstance(target, list):
+        key = SMP_KEYS.get(field)
+        if field == "ports":
+            key = "containerPort" if any(isinstance(p, dict) and "containerPort" in p
+                                         for p in patch + target) else "port"
+        if key and all(isinstance(p, dict) and key in p for p in patch):
+            out = copy.deepcopy(target)
+            for p in patch:
+                idx = next((i for i, t in enumerate(out)
+                            if isinstance(t, dict) and t.get(key) == p[key]), None)
+                if p.get("$patch") == "delete":
+                    if idx is not None:
+                        del out[idx]
+                elif idx is None:
+                    out.append({k: v for k, v in p.items() if not k.startswith("$")})
+                else:
+                    out[idx] = strategic_merge(out[idx], p)
+            return out
+    return copy.deepcopy(patch)
 
 
 def json_patch(doc, ops):
