@@ -1,5 +1,6 @@
 // The test API server (tests/kube/apiserver.py) driven by the real kubectl 1.32: what kubectl
 // accepts from it is what kpkg's own kube tests may rely on. Also its control API directly.
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -27,6 +28,10 @@ public:
         std::vector<std::string> e = {"HOME=" + home_.path().string(), "KUBECONFIG="};
         e.insert(e.end(), env.begin(), env.end());
         return run_program(args, e, {}, timeout_s);
+    }
+    // Writes a file into the test's home; its path.
+    fs::path write(const std::string& name, const std::string& content) const {
+        return home_.write(name, content);
     }
     // Writes manifests into the test's home and applies them server-side.
     ProgramResult apply(const std::string& yaml, std::vector<std::string> extra = {},
@@ -346,6 +351,97 @@ spec:
     EXPECT_EQ(r.exit_code, 0) << describe(r);
 }
 
+// ---- client-side apply, replace, patch, label ----
+
+TEST(KubeApiServer, ClientSideApplyThenMigrationToServerSide) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    Kubectl k(s);
+    auto r = k.run({"apply", "-f", k.write("basics.yaml", kBasics).string()});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.out, "deployment.apps/web created")) << r.out;
+    std::string changed = kBasics;
+    changed.replace(changed.find("nginx:1.27"), 10, "nginx:1.28");
+    r = k.run({"apply", "-f", k.write("changed.yaml", changed).string()});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.out, "deployment.apps/web configured")) << r.out;
+    EXPECT_TRUE(contains(r.out, "configmap/settings unchanged")) << r.out;
+    EXPECT_FALSE(contains(r.err, "warning")) << r.err;
+    auto d = s.object("Deployment", "web", "demo");
+    ASSERT_TRUE(d);
+    const io::Node* cs = at(*d, {"spec", "template", "spec", "containers"});
+    ASSERT_NE(cs, nullptr);
+    ASSERT_EQ(cs->items.size(), 1u);
+    EXPECT_EQ(text_at(cs->items[0], {"image"}), "nginx:1.28");
+    EXPECT_EQ(text_at(*d, {"metadata", "generation"}), "2");
+    bool smp = false;
+    for (const auto& q : s.requests())
+        if (q.method == "PATCH" && q.content_type == "application/strategic-merge-patch+json")
+            smp = true;
+    EXPECT_TRUE(smp);
+    EXPECT_EQ(managers(*d), std::vector<std::string>{"kubectl-client-side-apply/Update"});
+
+    // Server-side apply of the same takes the fields over from the client-side manager
+    // (kubectl rewrites the managed fields with a JSON patch), so no conflict.
+    r = k.run({"apply", "--server-side", "-f", k.write("changed.yaml", changed).string()});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    d = s.object("Deployment", "web", "demo");
+    ASSERT_TRUE(d);
+    auto m = managers(*d);
+    EXPECT_NE(std::find(m.begin(), m.end(), "kubectl/Apply"), m.end());
+    EXPECT_EQ(std::find(m.begin(), m.end(), "kubectl-client-side-apply/Update"), m.end());
+}
+
+TEST(KubeApiServer, ReplacePatchAndLabel) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    Kubectl k(s);
+    ASSERT_EQ(k.apply(kBasics).exit_code, 0);
+    auto r = k.run({"patch", "deployment", "web", "-n", "demo", "--type=json", "-p",
+                    R"([{"op":"replace","path":"/spec/replicas","value":3}])"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    r = k.run({"label", "configmap", "settings", "-n", "demo", "tier=gold"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    auto d = s.object("Deployment", "web", "demo");
+    ASSERT_TRUE(d);
+    EXPECT_EQ(text_at(*d, {"spec", "replicas"}), "3");
+    EXPECT_EQ(text_at(*d, {"metadata", "generation"}), "2");
+    auto c = s.object("ConfigMap", "settings", "demo");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(text_at(*c, {"metadata", "labels", "tier"}), "gold");
+
+    // PUT with the current resourceVersion replaces; with a stale one it is a Conflict.
+    r = k.run({"get", "configmap", "settings", "-n", "demo", "-o", "json"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    std::string current = r.out;
+    auto at_mode = current.find("\"fast\"");
+    ASSERT_NE(at_mode, std::string::npos) << current;
+    current.replace(at_mode, 6, "\"slow\"");
+    r = k.run({"replace", "-f", k.write("cm.json", current).string()});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.out, "configmap/settings replaced")) << r.out;
+    r = k.run({"replace", "-f", k.write("cm.json", current).string()});
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.err, "the object has been modified")) << r.err;
+    c = s.object("ConfigMap", "settings", "demo");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(text_at(*c, {"data", "mode"}), "slow");
+}
+
+TEST(KubeApiServer, InvalidObjectsAreRefused) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    Kubectl k(s);
+    auto r = k.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Not_Valid}\n");
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.err, "is invalid")) << r.err;
+    EXPECT_TRUE(contains(r.err, "metadata.name")) << r.err;
+    r = k.apply("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {}\n");
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.err, "spec.selector: Required value")) << r.err;
+    EXPECT_FALSE(s.object("Deployment", "d"));
+}
+
 // ---- CRDs ----
 
 TEST(KubeApiServer, CustomResourcesAreServedOnceTheirCrdIsEstablished) {
@@ -505,6 +601,41 @@ TEST(KubeApiServer, DeleteThenNotFound) {
     EXPECT_FALSE(s.object("ConfigMap", "settings", "demo"));
 }
 
+TEST(KubeApiServer, FinalizersHoldADelete) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    Kubectl k(s);
+    ASSERT_EQ(k.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: held, finalizers: "
+                      "[example.com/hold]}\n")
+                  .exit_code,
+              0);
+    auto r = k.run({"delete", "configmap", "held", "--wait=false"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    auto c = s.object("ConfigMap", "held");
+    ASSERT_TRUE(c) << "still there, marked";
+    EXPECT_FALSE(text_at(*c, {"metadata", "deletionTimestamp"}).empty());
+    r = k.run({"wait", "--for=delete", "configmap/held", "--timeout=1s"});
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    r = k.run({"patch", "configmap", "held", "--type=merge", "-p",
+               R"({"metadata":{"finalizers":null}})"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_FALSE(s.object("ConfigMap", "held"));
+}
+
+TEST(KubeApiServer, DelayedDeleteIsWaitedFor) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    ASSERT_TRUE(s.control(R"({"behaviours": [{"kind": "ConfigMap", "delete_delay_ms": 1500}]})"));
+    Kubectl k(s);
+    ASSERT_EQ(k.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: slow}\n").exit_code, 0);
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = k.run({"delete", "configmap", "slow", "--timeout=20s"});
+    auto took = std::chrono::steady_clock::now() - t0;
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_GE(took, std::chrono::milliseconds(1400));
+    EXPECT_FALSE(s.object("ConfigMap", "slow"));
+}
+
 // ---- list and watch ----
 
 TEST(KubeApiServer, ListInChunksAndBySelector) {
@@ -535,24 +666,64 @@ TEST(KubeApiServer, ListInChunksAndBySelector) {
     EXPECT_TRUE(contains(r.out, "configmap/c4")) << r.out;
 }
 
-TEST(KubeApiServer, WatchSeesAnEvent) {
+// Waits (up to 20 s) until the server has logged a watch request; false if it never did.
+bool wait_for_watch(KubeServer& s) {
+    for (int i = 0; i < 400; ++i) {
+        for (const auto& q : s.requests())
+            if (q.param("watch") == "true" || q.param("watch") == "1") return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+}
+
+TEST(KubeApiServer, WatchSeesAddedModifiedDeleted) {
     REQUIRE_KUBECTL();
     KPKG_REQUIRE_KUBE_SERVER(s);
     Kubectl k(s);
     Kubectl k2(s);
     ProgramResult watched;
     std::thread t([&] {
-        watched = k.run({"get", "configmaps", "-w", "-o", "name", "--request-timeout=4s"}, {}, 30);
+        watched =
+            k.run({"get", "configmaps", "-w", "--output-watch-events", "-o",
+                   "jsonpath={.type} {.object.metadata.name}{\"\\n\"}", "--request-timeout=5s"},
+                  {}, 30);
     });
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    auto r = k2.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: late}\n");
+    bool watching = wait_for_watch(s);
+    auto r1 = k2.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: late}\n");
+    auto r2 = k2.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: late}\ndata: {a: b}\n");
+    auto r3 = k2.run({"delete", "configmap", "late"});
     t.join();
-    EXPECT_EQ(r.exit_code, 0) << describe(r);
-    EXPECT_TRUE(contains(watched.out, "configmap/late")) << describe(watched);
-    bool watch = false;
+    ASSERT_TRUE(watching) << describe(watched);
+    EXPECT_EQ(r1.exit_code, 0) << describe(r1);
+    EXPECT_EQ(r2.exit_code, 0) << describe(r2);
+    EXPECT_EQ(r3.exit_code, 0) << describe(r3);
+    EXPECT_EQ(watched.out, "ADDED late\nMODIFIED late\nDELETED late\n") << describe(watched);
+    bool from_list = false;
     for (const auto& q : s.requests())
-        if (q.param("watch") == "true" && !q.param("resourceVersion").empty()) watch = true;
-    EXPECT_TRUE(watch);
+        if (q.param("watch") == "true" && !q.param("resourceVersion").empty()) from_list = true;
+    EXPECT_TRUE(from_list) << "the watch starts at the list's resourceVersion";
+}
+
+TEST(KubeApiServer, WatchFromATooOldVersionIsExpiredAndInitialEventsEndWithABookmark) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    Kubectl k(s);
+    ASSERT_EQ(k.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one}\n").exit_code, 0);
+    auto r = k.run({"get", "--raw",
+                    "/api/v1/namespaces/default/configmaps?watch=1&"
+                    "resourceVersion=5&timeoutSeconds=5"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.out, "\"type\": \"ERROR\"")) << r.out;
+    EXPECT_TRUE(contains(r.out, "\"code\": 410")) << r.out;
+    r = k.run({"get", "--raw",
+               "/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&"
+               "allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    auto added = r.out.find("\"type\": \"ADDED\"");
+    auto bookmark = r.out.find("\"k8s.io/initial-events-end\": \"true\"");
+    EXPECT_NE(added, std::string::npos) << r.out;
+    EXPECT_NE(bookmark, std::string::npos) << r.out;
+    EXPECT_LT(added, bookmark) << r.out;
 }
 
 // ---- connecting: TLS, tokens, discovery modes ----
@@ -750,6 +921,9 @@ TEST(KubeApiServerControl, ResetForgetsObjectsConfigAndLog) {
     EXPECT_TRUE(s.requests().empty());
     EXPECT_TRUE(s.object("Namespace", "kube-system"));
     EXPECT_FALSE(s.control("{not json"));
+    EXPECT_FALSE(s.control(R"({"fautls": []})"));
+    EXPECT_FALSE(s.control(R"({"faults": [{"path": "(unclosed"}]})"));
+    EXPECT_FALSE(s.control(R"({"behaviours": [{"kind": "Job", "mode": "sometimes"}]})"));
 }
 
 TEST(KubeApiServerControl, StartsAndStopsCleanly) {
