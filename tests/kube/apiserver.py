@@ -816,6 +816,116 @@ def apply_defaults(rt, obj):
 
 NAME_RE = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 
+# ---------------------------------------------------------------------------------------------
+# Field validation: the fields a type declares (top level and spec for the built-in types here,
+# the CRD's openAPIV3Schema for custom resources). Below what is listed anything goes.
+
+ANY = {"x-kubernetes-preserve-unknown-fields": True}
+META_FIELDS = ["name", "generateName", "namespace", "labels", "annotations", "finalizers",
+               "ownerReferences", "uid", "resourceVersion", "generation", "creationTimestamp",
+               "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"]
+
+
+def fields_schema(fields, spec=None):
+    props = {f: ANY for f in fields}
+    props.update({"apiVersion": ANY, "kind": ANY,
+                  "metadata": {"type": "object", "properties": {f: ANY for f in META_FIELDS}}})
+    if spec is not None:
+        props["spec"] = {"type": "object", "properties": {f: ANY for f in spec}}
+    return {"type": "object", "properties": props}
+
+
+POD_TEMPLATE = ["selector", "template", "minReadySeconds", "revisionHistoryLimit"]
+BUILTIN_SCHEMAS = {
+    "Namespace": fields_schema(["status"], ["finalizers"]),
+    "ConfigMap": fields_schema(["data", "binaryData", "immutable"]),
+    "Secret": fields_schema(["data", "stringData", "type", "immutable"]),
+    "ServiceAccount": fields_schema(["secrets", "imagePullSecrets",
+                                     "automountServiceAccountToken"]),
+    "Service": fields_schema(["status"], [
+        "ports", "selector", "clusterIP", "clusterIPs", "type", "externalIPs", "sessionAffinity",
+        "loadBalancerIP", "loadBalancerSourceRanges", "externalName", "externalTrafficPolicy",
+        "healthCheckNodePort", "publishNotReadyAddresses", "sessionAffinityConfig",
+        "ipFamilies", "ipFamilyPolicy", "allocateLoadBalancerNodePorts", "loadBalancerClass",
+        "internalTrafficPolicy", "trafficDistribution"]),
+    "Deployment": fields_schema(["status"], POD_TEMPLATE + [
+        "replicas", "strategy", "paused", "progressDeadlineSeconds"]),
+    "StatefulSet": fields_schema(["status"], POD_TEMPLATE + [
+        "replicas", "volumeClaimTemplates", "serviceName", "podManagementPolicy",
+        "updateStrategy", "persistentVolumeClaimRetentionPolicy", "ordinals"]),
+    "DaemonSet": fields_schema(["status"], POD_TEMPLATE + ["updateStrategy"]),
+    "Job": fields_schema(["status"], [
+        "parallelism", "completions", "activeDeadlineSeconds", "podFailurePolicy",
+        "successPolicy", "backoffLimit", "backoffLimitPerIndex", "maxFailedIndexes", "selector",
+        "manualSelector", "template", "ttlSecondsAfterFinished", "completionMode", "suspend",
+        "podReplacementPolicy", "managedBy"]),
+    "Role": fields_schema(["rules"]),
+    "ClusterRole": fields_schema(["rules", "aggregationRule"]),
+    "RoleBinding": fields_schema(["subjects", "roleRef"]),
+    "ClusterRoleBinding": fields_schema(["subjects", "roleRef"]),
+    "CustomResourceDefinition": fields_schema(["status"], [
+        "group", "names", "scope", "versions", "conversion", "preserveUnknownFields"]),
+}
+
+
+def type_schema(store, rt, version):
+    """The schema unknown fields are checked against (ANY: no check)."""
+    if rt.crd is None:
+        return BUILTIN_SCHEMAS.get(rt.kind, ANY)
+    crd = store.objects.get(("apiextensions.k8s.io", "customresourcedefinitions", "", rt.crd))
+    if crd is None or crd["spec"].get("preserveUnknownFields"):
+        return ANY
+    for v in crd["spec"].get("versions", []):
+        if v.get("name") == version:
+            schema = copy.deepcopy((v.get("schema") or {}).get("openAPIV3Schema") or ANY)
+            if isinstance(schema.get("properties"), dict):
+                # apiVersion, kind and metadata are the server's, whatever the schema says.
+                schema["properties"].update(fields_schema([])["properties"])
+            return schema
+    return ANY
+
+
+def unknown_fields(value, schema, path=(), out=None):
+    """The paths (tuples of keys and list indexes) in value that schema does not declare."""
+    if out is None:
+        out = []
+    if not isinstance(schema, dict) or schema.get("x-kubernetes-preserve-unknown-fields"):
+        return out
+    if isinstance(value, dict):
+        props = schema.get("properties")
+        extra = schema.get("additionalProperties")
+        if props is None:
+            if isinstance(extra, dict):
+                for k, v in value.items():
+                    unknown_fields(v, extra, path + (k,), out)
+            return out
+        for k, v in value.items():
+            if k in props:
+                unknown_fields(v, props[k], path + (k,), out)
+            elif isinstance(extra, dict):
+                unknown_fields(v, extra, path + (k,), out)
+            elif not extra:
+                out.append(path + (k,))
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, v in enumerate(value):
+            unknown_fields(v, schema["items"], path + (i,), out)
+    return out
+
+
+def field_path_text(path):
+    return "".join("[%d]" % p if isinstance(p, int) else "." + p for p in path)
+
+
+def drop_path(obj, path):
+    cur = obj
+    for p in path[:-1]:
+        try:
+            cur = cur[p]
+        except (KeyError, IndexError, TypeError):
+            return
+    if isinstance(cur, dict):
+        cur.pop(path[-1], None)
+
 
 def validate(rt, obj, whole=True):
     """422 Invalid for a bad name, and (for a whole object, not a partial apply configuration)
@@ -1316,6 +1426,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache, private")
         for k, v in (headers or {}).items():
             self.send_header(k, v)
+        for w in getattr(self, "warnings", []):
+            self.send_header("Warning", '299 - "%s"' % w.replace('"', '\\"'))
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
@@ -1349,6 +1461,7 @@ class Handler(BaseHTTPRequestHandler):
         self.query = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query,
                                                                  keep_blank_values=True).items()}
         self.status_sent = 0
+        self.warnings = []
         body = self.read_body()
         self.req_body = body
         if url.path.startswith("/__test/") or self.server.control_only:
@@ -1673,6 +1786,27 @@ class Handler(BaseHTTPRequestHandler):
                                         "is required")])
         return obj
 
+    def check_fields(self, rt, version, obj, apply=False):
+        """fieldValidation: Strict refuses unknown fields (400), Warn (the default) and Ignore
+        drop them, Warn with a Warning header for each."""
+        mode = self.query.get("fieldValidation", "") or "Warn"
+        if mode not in ("Ignore", "Warn", "Strict"):
+            raise bad_request('fieldValidation parameter unsupported: "%s"' % mode)
+        bad = unknown_fields(obj, type_schema(self.server.store, rt, version))
+        if not bad:
+            return
+        if mode == "Strict":
+            if apply:
+                raise bad_request("failed to create typed patch object (%s/%s, Kind=%s): %s" % (
+                    rt.group, version, rt.kind, "; ".join(
+                        "%s: field not declared in schema" % field_path_text(p) for p in bad)))
+            raise bad_request("strict decoding error: " + ", ".join(
+                'unknown field "%s"' % field_path_text(p)[1:] for p in bad))
+        for p in sorted(bad, key=len, reverse=True):
+            drop_path(obj, p)
+            if mode == "Warn":
+                self.warnings.append('unknown field "%s"' % field_path_text(p)[1:])
+
     def manager(self, default=True):
         m = self.query.get("fieldManager", "")
         if not m and default:
@@ -1882,6 +2016,7 @@ class Handler(BaseHTTPRequestHandler):
         store = self.server.store
         dry = self.dry_run()
         obj = self.parse_object(rt, version, ns, "", body)
+        self.check_fields(rt, version, obj)
         validate(rt, obj)
         with store.lock:
             self.check_namespace(rt, ns)
@@ -1899,6 +2034,7 @@ class Handler(BaseHTTPRequestHandler):
         store = self.server.store
         dry = self.dry_run()
         new = self.parse_object(rt, version, ns, name, body)
+        self.check_fields(rt, version, new)
         validate(rt, new)
         with store.lock:
             old = store.objects.get(store.key(rt, ns, name))
@@ -2008,6 +2144,7 @@ class Handler(BaseHTTPRequestHandler):
                                "object has been modified; please apply your changes to the "
                                "latest version and try again" % (rt.group_resource(), name),
                                {"name": name, "group": rt.group, "kind": rt.plural})
+            self.check_fields(rt, version, new)
             validate(rt, new)
             obj = self.store_update(rt, old, new, part, dry)
             return self.send_object(200, rt, version, obj)
@@ -2021,10 +2158,8 @@ class Handler(BaseHTTPRequestHandler):
             raise bad_request("PATCH %s: fieldManager is required for apply requests"
                               % self.url_path)
         force = self.query.get("force", "") in ("true", "1")
-        fv = self.query.get("fieldValidation", "")
-        if fv and fv not in ("Ignore", "Warn", "Strict"):
-            raise bad_request('fieldValidation parameter unsupported: "%s"' % fv)
         applied = self.parse_object(rt, version, ns, name, body, apply=True)
+        self.check_fields(rt, version, applied, apply=True)
         validate(rt, applied, whole=False)
         applied_md = applied["metadata"]
         for f in ("resourceVersion", "uid", "creationTimestamp", "generation"):

@@ -157,7 +157,11 @@ spec:
     served: true
     storage: true
     schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
+          status: {type: object, x-kubernetes-preserve-unknown-fields: true}
     subresources: {status: {}}
 )";
 
@@ -442,6 +446,27 @@ TEST(KubeApiServer, InvalidObjectsAreRefused) {
     EXPECT_FALSE(s.object("Deployment", "d"));
 }
 
+TEST(KubeApiServer, UnknownFieldsRefusedWhenStrictDroppedWithAWarning) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    Kubectl k(s);
+    std::string typo = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: t}\ndata: {a: b}\n"
+                       "datta: {c: d}\n";
+    // kubectl asks for Strict: a 400 naming the field.
+    auto r = k.apply(typo);
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.err, ".datta: field not declared in schema")) << r.err;
+    EXPECT_FALSE(s.object("ConfigMap", "t"));
+    // Warn: stored without the field, with a warning.
+    r = k.run({"create", "--validate=warn", "-f", k.write("typo.yaml", typo).string()});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.err, "unknown field \"datta\"")) << r.err;
+    auto c = s.object("ConfigMap", "t");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->get("datta"), nullptr);
+    EXPECT_EQ(text_at(*c, {"data", "a"}), "b");
+}
+
 // ---- CRDs ----
 
 TEST(KubeApiServer, CustomResourcesAreServedOnceTheirCrdIsEstablished) {
@@ -467,6 +492,11 @@ TEST(KubeApiServer, CustomResourcesAreServedOnceTheirCrdIsEstablished) {
     r = k.apply(kWidget);
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     EXPECT_TRUE(contains(r.out, "widget.example.com/w1 serverside-applied")) << r.out;
+    // The CRD's schema decides which fields a custom resource may have.
+    r = k.apply("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w2}\n"
+                "spec: {size: 1}\ncolour: red\n");
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.err, ".colour: field not declared in schema")) << r.err;
     r = k.run({"get", "widgets", "-o", "jsonpath={.items[0].spec.size}"});
     EXPECT_EQ(r.exit_code, 0) << describe(r);
     EXPECT_EQ(r.out, "3");
