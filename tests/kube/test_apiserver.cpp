@@ -516,6 +516,54 @@ TEST(KubeApiServer, CustomResourcesAreServedOnceTheirCrdIsEstablished) {
     EXPECT_NE(r.exit_code, 0) << describe(r);
 }
 
+TEST(KubeApiServer, StatusGivenByABehaviourOrSetDirectly) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    ASSERT_TRUE(s.control(R"({"behaviours": [{"kind": "Widget", "delay_ms": 300, "status":
+        {"conditions": [{"type": "Ready", "status": "True", "reason": "Done",
+                         "observedGeneration": "$generation"}]}}]})"));
+    Kubectl k(s);
+    ASSERT_EQ(k.apply(kCrd).exit_code, 0);
+    ASSERT_EQ(
+        k.run({"wait", "--for=condition=Established", "crd/widgets.example.com", "--timeout=20s"})
+            .exit_code,
+        0);
+    ASSERT_EQ(k.apply(kWidget).exit_code, 0);
+    auto w = s.object("Widget", "w1");
+    ASSERT_TRUE(w);
+    EXPECT_EQ(at(*w, {"status"}), nullptr) << "not before the delay";
+    auto r = k.run({"wait", "--for=condition=Ready", "widget/w1", "--timeout=20s"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    w = s.object("Widget", "w1");
+    ASSERT_TRUE(w);
+    const io::Node* conds = at(*w, {"status", "conditions"});
+    ASSERT_NE(conds, nullptr);
+    EXPECT_EQ(text_at(conds->items.at(0), {"observedGeneration"}), "1");
+
+    ASSERT_TRUE(s.set_status("example.com/v1", "Widget", "default", "w1",
+                             R"({"conditions": [{"type": "Ready", "status": "False"}]})"));
+    r = k.run({"get", "widget", "w1", "-o", "jsonpath={.status.conditions[0].status}"});
+    EXPECT_EQ(r.out, "False") << describe(r);
+    EXPECT_FALSE(s.set_status("example.com/v1", "Widget", "default", "nope", "{}"));
+}
+
+TEST(KubeApiServer, ResourceVersionInAnApplyIsAPrecondition) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    Kubectl k(s);
+    ASSERT_EQ(k.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p}\n").exit_code, 0);
+    auto c = s.object("ConfigMap", "p");
+    ASSERT_TRUE(c);
+    std::string rv = text_at(*c, {"metadata", "resourceVersion"});
+    auto r = k.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p, resourceVersion: '1'}"
+                     "\ndata: {a: b}\n");
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.err, "the object has been modified")) << r.err;
+    r = k.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p, resourceVersion: '" + rv +
+                "'}\ndata: {a: b}\n");
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+}
+
 TEST(KubeApiServer, CrdNeverEstablishedTimesOut) {
     REQUIRE_KUBECTL();
     KPKG_REQUIRE_KUBE_SERVER(s);

@@ -427,6 +427,16 @@ bool KubeServer::control(const std::string& json) {
     return http("POST", "/__test/config", json, nullptr) == 200;
 }
 
+bool KubeServer::set_status(const std::string& api_version, const std::string& kind,
+                            const std::string& ns, const std::string& name,
+                            const std::string& status_json) {
+    auto str = [](const std::string& v) { return quoted(v); }; // JSON strings as YAML's "..."
+    std::string body = "{\"apiVersion\": " + str(api_version) + ", \"kind\": " + str(kind) +
+                       ", \"namespace\": " + str(ns) + ", \"name\": " + str(name) +
+                       ", \"status\": " + status_json + "}";
+    return http("POST", "/__test/status", body, nullptr) == 200;
+}
+
 bool KubeServer::reset() {
     return http("POST", "/__test/reset", "", nullptr) == 200;
 }

@@ -89,6 +89,9 @@ public:
 
     // POST /__test/config with `json` (see apiserver.py: delay_ms, behaviours, faults).
     bool control(const std::string& json);
+    // POST /__test/status: sets the status of a stored object (`status_json`: a JSON object).
+    bool set_status(const std::string& api_version, const std::string& kind, const std::string& ns,
+                    const std::string& name, const std::string& status_json);
     // POST /__test/reset: objects, configuration and request log back to the start.
     bool reset();
     // POST /__test/requests/clear.
