@@ -425,19 +425,19 @@ def merge(live, applied, field=None):
 
 
 def to_fieldsv1(paths):
+    """A set of paths as a fieldsV1 tree; a member that also has members below it is marked
+    with "." (as list items always are)."""
     tree = {}
     for p in sorted(paths):
         node = tree
         for el in p:
             node = node.setdefault(el, {})
-        if node or any(q != p and q[:len(p)] == p for q in paths):
+    for p in paths:
+        node = tree
+        for el in p:
+            node = node[el]
+        if node:
             node["."] = {}
-    # A member that also has children is marked with "."; plain leaves stay {}.
-    def fix(node, path):
-        for k, v in node.items():
-            if k != ".":
-                fix(v, path + (k,))
-    fix(tree, ())
     return tree
 
 
@@ -564,6 +564,7 @@ class Store:
 
     def reset(self):
         with self.lock:
+            self.epoch = getattr(self, "epoch", 0) + 1  # watches end when it changes
             self.types = builtin_types(self.olm)
             self.objects = {}  # (group, plural, ns, name) -> object
             self.rv = 100
@@ -615,8 +616,10 @@ class Store:
         self.rv += 1
         return str(self.rv)
 
-    def emit(self, etype, rt, ns, obj):
-        self.history.append((self.rv, etype, rt.group, rt.plural, ns, jcopy(obj)))
+    def emit(self, etype, rt, ns, obj, prev=None):
+        # prev: the object before a MODIFIED event (stored objects are never changed in place),
+        # so that a watch with a selector sees objects enter and leave it.
+        self.history.append((self.rv, etype, rt.group, rt.plural, ns, jcopy(obj), prev))
         if len(self.history) > 200000:
             del self.history[:50000]
             self.floor = self.history[0][0] - 1
@@ -682,7 +685,7 @@ class Store:
         if md.get("generation") != old["metadata"].get("generation"):
             self.changed[k] = time.time()
             self.pending.add(k)
-        self.emit("MODIFIED", rt, md.get("namespace", ""), new)
+        self.emit("MODIFIED", rt, md.get("namespace", ""), new, old)
         if md.get("deletionTimestamp") and not md.get("finalizers") and \
                 k not in self.deleting:
             # The last finalizer went: the object goes.
@@ -1982,6 +1985,7 @@ class Handler(BaseHTTPRequestHandler):
         as_table = "as=Table" in accept
         pending = []
         with store.lock:
+            epoch = store.epoch
             if rv_param in ("", "0") or initial:
                 # Start from now, with the current objects as ADDED events.
                 start = store.rv
@@ -2049,12 +2053,19 @@ class Handler(BaseHTTPRequestHandler):
                         start = ev[0]
                         if ev[2] != rt.group or ev[3] != rt.plural or (ns and ev[4] != ns):
                             continue
-                        if not selected(ev[5], lp, fp):
-                            continue
-                        batch.append((ev[1], ev[5]))
+                        etype, now_in = ev[1], selected(ev[5], lp, fp)
+                        if etype == "MODIFIED" and ev[6] is not None and (lp or fp):
+                            was_in = selected(ev[6], lp, fp)
+                            if now_in and not was_in:
+                                etype = "ADDED"
+                            elif was_in and not now_in:
+                                etype, now_in = "DELETED", True
+                        if now_in:
+                            batch.append((etype, ev[5]))
                     if not batch:
                         left = deadline - time.time()
-                        if left <= 0 or self.server.stop.is_set() or self.client_gone():
+                        if left <= 0 or self.server.stop.is_set() or self.client_gone() or \
+                                store.epoch != epoch:
                             break
                         store.cond.wait(min(left, 0.5))
                 for etype, obj in batch:

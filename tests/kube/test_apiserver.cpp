@@ -782,6 +782,29 @@ TEST(KubeApiServer, WatchSeesAddedModifiedDeleted) {
     EXPECT_TRUE(from_list) << "the watch starts at the list's resourceVersion";
 }
 
+TEST(KubeApiServer, WatchWithASelectorSeesObjectsEnterAndLeaveIt) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    Kubectl k(s);
+    Kubectl k2(s);
+    ASSERT_EQ(k.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n").exit_code, 0);
+    ProgramResult watched;
+    std::thread t([&] {
+        watched =
+            k.run({"get", "configmaps", "-l", "tier=gold", "-w", "--output-watch-events", "-o",
+                   "jsonpath={.type} {.object.metadata.name}{\"\\n\"}", "--request-timeout=5s"},
+                  {}, 30);
+    });
+    bool watching = wait_for_watch(s);
+    auto r1 = k2.run({"label", "configmap", "c", "tier=gold"});
+    auto r2 = k2.run({"label", "--overwrite", "configmap", "c", "tier=silver"});
+    t.join();
+    ASSERT_TRUE(watching) << describe(watched);
+    EXPECT_EQ(r1.exit_code, 0) << describe(r1);
+    EXPECT_EQ(r2.exit_code, 0) << describe(r2);
+    EXPECT_EQ(watched.out, "ADDED c\nDELETED c\n") << describe(watched);
+}
+
 TEST(KubeApiServer, WatchFromATooOldVersionIsExpiredAndInitialEventsEndWithABookmark) {
     REQUIRE_KUBECTL();
     KPKG_REQUIRE_KUBE_SERVER(s);
