@@ -619,7 +619,7 @@ class Store:
     def emit(self, etype, rt, ns, obj, prev=None):
         # prev: the object before a MODIFIED event (stored objects are never changed in place),
         # so that a watch with a selector sees objects enter and leave it.
-        self.history.append((self.rv, etype, rt.group, rt.plural, ns, jcopy(obj), prev))
+        self.history.append((self.rv, etype, rt.group, rt.plural, ns, obj, prev))
         if len(self.history) > 200000:
             del self.history[:50000]
             self.floor = self.history[0][0] - 1
@@ -675,7 +675,7 @@ class Store:
             if spec_of(old) != spec_of(new):
                 md["generation"] += 1
         md["resourceVersion"] = old["metadata"]["resourceVersion"]
-        if strip_volatile(old) == strip_volatile(new):
+        if same_content(old, new):
             return old
         if dry_run:
             return new
@@ -750,14 +750,21 @@ def spec_of(obj):
     return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
 
 
-def strip_volatile(obj):
-    o = jcopy(obj)
-    md = o.get("metadata", {})
-    for f in ("resourceVersion", "generation"):
-        md.pop(f, None)
-    for e in md.get("managedFields", []) or []:
-        e.pop("time", None)
-    return o
+def same_content(a, b):
+    """Whether two versions of an object differ only in what the server sets on every write
+    (resourceVersion, generation, the time of managed fields entries)."""
+    if {k: v for k, v in a.items() if k != "metadata"} != \
+            {k: v for k, v in b.items() if k != "metadata"}:
+        return False
+    ma, mb = a.get("metadata", {}), b.get("metadata", {})
+    skip = ("resourceVersion", "generation", "managedFields")
+    if {k: v for k, v in ma.items() if k not in skip} != \
+            {k: v for k, v in mb.items() if k not in skip}:
+        return False
+    fa, fb = ma.get("managedFields") or [], mb.get("managedFields") or []
+    return len(fa) == len(fb) and all(
+        {k: v for k, v in x.items() if k != "time"} == {k: v for k, v in y.items() if k != "time"}
+        for x, y in zip(fa, fb))
 
 
 def set_manager(obj, manager, operation, rt, part, paths):
@@ -1767,7 +1774,9 @@ class Handler(BaseHTTPRequestHandler):
     # -- helpers for objects --
 
     def out(self, rt, version, obj):
-        o = jcopy(obj)
+        # A shallow copy: stored objects are never changed in place, and callers that change
+        # what they get copy it first.
+        o = dict(obj)
         o["apiVersion"] = rt.api_version(version)
         o["kind"] = rt.kind
         return o
