@@ -315,6 +315,40 @@ spec:
     EXPECT_EQ(r.exit_code, 0) << describe(r);
 }
 
+TEST(KubeApiServer, PodsApiServicesAndCsvsToo) {
+    REQUIRE_KUBECTL();
+    KubeServerOptions s_opts;
+    s_opts.olm = true;
+    KPKG_REQUIRE_KUBE_SERVER(s, s_opts);
+    ASSERT_TRUE(s.control(R"({"behaviours": [{"kind": "ClusterServiceVersion", "name": "bad.v1",
+                                              "mode": "fail"}]})"));
+    Kubectl k(s);
+    auto r = k.apply(R"(apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec: {containers: [{name: c, image: busybox}]}
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1beta1.metrics.example.com}
+spec: {group: metrics.example.com, version: v1beta1, groupPriorityMinimum: 100,
+       versionPriority: 100, service: {name: m, namespace: default}}
+---
+apiVersion: operators.coreos.com/v1alpha1
+kind: ClusterServiceVersion
+metadata: {name: bad.v1, namespace: default}
+spec: {displayName: bad}
+)");
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    r = k.run({"wait", "--for=condition=Ready", "pod/p", "--timeout=20s"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    r = k.run({"wait", "--for=condition=Available", "apiservice/v1beta1.metrics.example.com",
+               "--timeout=20s"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    r = k.run({"wait", "--for=jsonpath={.status.phase}=Failed", "csv/bad.v1", "--timeout=20s"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+}
+
 TEST(KubeApiServer, ControllerBehavioursNeverAndFail) {
     REQUIRE_KUBECTL();
     KPKG_REQUIRE_KUBE_SERVER(s);
