@@ -709,7 +709,7 @@ class Store:
             g, plural = spec.get("group"), (spec.get("names") or {}).get("plural")
             for ok, o in list(self.objects.items()):
                 if ok[0] == g and ok[1] == plural:
-                    self.delete(rt_for_key(self, ok), o)
+                    self.delete(type_of(self, ok, o), o)
             self.types = [t for t in self.types if t.crd != md["name"]]
 
     # -- behaviour configuration --
@@ -1028,7 +1028,9 @@ def desired_status(store, rt, obj, age):
         names = dict(spec.get("names") or {})
         names.setdefault("singular", names.get("kind", "").lower())
         names.setdefault("listKind", names.get("kind", "") + "List")
-        done = mode != "never" and age >= delay
+        was = {c.get("type"): c.get("status") for c in st.get("conditions", []) or []}
+        # Once Established, a CRD stays so (a change of its spec does not take it away).
+        done = was.get("Established") == "True" or (mode != "never" and age >= delay)
         conds = [condition("NamesAccepted", "True", "NoConflicts", "no conflicts found"),
                  condition("Established", "True", "InitialNamesAccepted",
                            "the initial names have been accepted") if done else
@@ -1157,7 +1159,11 @@ def keep_times(old, new):
 def controller_loop(store, stop):
     while not stop.wait(0.02):
         with store.lock:
-            tick(store)
+            try:
+                tick(store)
+            except Exception:  # a bug: say so, and keep the controllers running
+                import traceback
+                traceback.print_exc()
 
 
 def tick(store):
@@ -1169,6 +1175,9 @@ def tick(store):
             store.pending.discard(k)
             continue
         rt = store.find_kind(k[0], obj.get("kind")) or rt_for_key(store, k)
+        if rt is None:  # a custom resource whose CRD is no longer established
+            store.pending.discard(k)
+            continue
         want = desired_status(store, rt, obj, now - store.changed.get(k, now))
         if want is UNMANAGED:
             store.pending.discard(k)
@@ -1200,13 +1209,21 @@ def tick(store):
             ns = k[3]
             for ok, o in list(store.objects.items()):
                 if ok[2] == ns:
-                    store.delete(rt_for_key(store, ok), o)
+                    store.delete(type_of(store, ok, o), o)
         if not obj["metadata"].get("finalizers"):
-            store.delete(rt_for_key(store, k), obj)
+            store.delete(type_of(store, k, obj), obj)
+
+
+def type_of(store, k, obj):
+    """The type of a stored object, or a stand-in when it is no longer served (a custom
+    resource whose CRD lost its Established condition) so that it can still be deleted."""
+    return rt_for_key(store, k) or RType(k[0], [obj["apiVersion"].rpartition("/")[2]],
+                                         obj.get("kind", ""), k[1], namespaced=bool(k[2]))
 
 
 def rt_for_key(store, k):
-    return next(t for t in store.types if t.group == k[0] and t.plural == k[1])
+    """The type of a stored object's key (None when it is no longer served)."""
+    return next((t for t in store.types if t.group == k[0] and t.plural == k[1]), None)
 
 
 def sync_crd(store, crd):

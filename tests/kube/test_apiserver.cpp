@@ -522,6 +522,18 @@ TEST(KubeApiServer, CustomResourcesAreServedOnceTheirCrdIsEstablished) {
     auto crd = s.object("CustomResourceDefinition", "widgets.example.com");
     ASSERT_TRUE(crd);
     EXPECT_TRUE(contains(text_at(*crd, {"status", "acceptedNames", "kind"}), "Widget"));
+    // A change to an established CRD does not take it (or its resources) away.
+    std::string changed = kCrd;
+    changed.replace(changed.find("listKind: WidgetList"), 20,
+                    "listKind: WidgetList, shortNames: [wd]");
+    ASSERT_EQ(k.apply(changed).exit_code, 0);
+    crd = s.object("CustomResourceDefinition", "widgets.example.com");
+    ASSERT_TRUE(crd);
+    EXPECT_EQ(text_at(*crd, {"metadata", "generation"}), "2");
+    const io::Node* conds = at(*crd, {"status", "conditions"});
+    ASSERT_NE(conds, nullptr);
+    for (const auto& c : conds->items)
+        EXPECT_EQ(text_at(c, {"status"}), "True") << text_at(c, {"type"});
 
     r = k.apply(kWidget);
     ASSERT_EQ(r.exit_code, 0) << describe(r);
