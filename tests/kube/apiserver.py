@@ -655,8 +655,7 @@ class Store:
             set_manager(obj, manager, operation, rt, part, fs)
         obj.pop("__applied_fields", None)
         if dry_run:
-            md["resourceVersion"] = ""
-            return obj
+            return obj  # as a real server: no resourceVersion on what was not stored
         md["resourceVersion"] = self.next_rv()
         k = self.key(rt, ns, md["name"])
         self.objects[k] = obj

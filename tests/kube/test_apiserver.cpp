@@ -253,6 +253,24 @@ TEST(KubeApiServer, ServerDryRunStoresNothing) {
     EXPECT_TRUE(saw);
 }
 
+TEST(KubeApiServer, KubectlDiffShowsOnlyRealChanges) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    Kubectl k(s);
+    ASSERT_EQ(k.apply(kBasics).exit_code, 0);
+    auto r = k.run({"diff", "--server-side", "-f", k.write("same.yaml", kBasics).string()});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_EQ(r.out, "");
+    std::string changed = kBasics;
+    changed.replace(changed.find("mode: fast"), 10, "mode: slow");
+    r = k.run({"diff", "--server-side", "-f", k.write("changed.yaml", changed).string()});
+    EXPECT_EQ(r.exit_code, 1) << describe(r);
+    EXPECT_TRUE(contains(r.out, "-  mode: fast\n+  mode: slow")) << r.out;
+    auto c = s.object("ConfigMap", "settings", "demo");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(text_at(*c, {"data", "mode"}), "fast") << "a diff changes nothing";
+}
+
 // ---- readiness: wait and rollout status ----
 
 TEST(KubeApiServer, WaitAndRolloutStatusSucceed) {
