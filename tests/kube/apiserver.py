@@ -35,13 +35,17 @@ The control API (for tests, not in discovery, never faulted nor authenticated), 
                            "behaviours": [{"kind": "Deployment", "name": "x", "namespace": "ns",
                                            "mode": "ready" | "never" | "fail", "delay_ms": N,
                                            "delete_delay_ms": N, "status": {...}}],
-                           "faults": [{"method": "PATCH", "path": "regex", "count": 1,
+                           "faults": [{"method": "PATCH", "path": "regex", "query": "regex",
+                                       "count": 1, "watch_end_ms": N, "watch_expired": true,
                                        "status": 500, "reason": "InternalError",
                                        "retry_after": 1, "drop": true, "delay_ms": N,
                                        "forbidden": true, "message": "..."}]}
                           behaviours and faults are appended to those set before (a later
                           behaviour wins); name/namespace/method are optional (any); count -1 =
                           forever; a fault with only delay_ms slows the reply down, then serves it.
+                          query: a regex the raw query string must match too ("watch=" picks
+                          watches). For a watch: watch_end_ms ends the stream after that long,
+                          watch_expired answers one ERROR event (410 Expired) and ends it.
                           mode "never": a CRD never Established, a Deployment never available,
                           a Job never done, a CSV Pending...; "fail": a Deployment with
                           ProgressDeadlineExceeded, a Job Failed, a CSV Failed. delay_ms: how
@@ -1569,6 +1573,8 @@ class Handler(BaseHTTPRequestHandler):
         store = self.server.store
         url = urllib.parse.urlsplit(self.path)
         self.url_path = url.path
+        self.raw_query = url.query
+        self.fault = None
         self.query = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query,
                                                                  keep_blank_values=True).items()}
         self.status_sent = 0
@@ -1586,7 +1592,7 @@ class Handler(BaseHTTPRequestHandler):
                           "content_type": self.headers.get("Content-Type", ""),
                           "user_agent": self.headers.get("User-Agent", ""), "status": 0}
         try:
-            fault = self.take_fault()
+            fault = self.fault = self.take_fault()
             if fault is not None:
                 if fault.get("delay_ms"):
                     time.sleep(fault["delay_ms"] / 1000.0)
@@ -1662,6 +1668,8 @@ class Handler(BaseHTTPRequestHandler):
                 if f.get("method") not in (None, self.command):
                     continue
                 if not re.search(f.get("path", ""), self.url_path):
+                    continue
+                if not re.search(f.get("query", ""), self.raw_query):
                     continue
                 if f.get("count", 1) > 0:
                     f["count"] = f.get("count", 1) - 1
@@ -2066,9 +2074,17 @@ class Handler(BaseHTTPRequestHandler):
         accept = self.headers.get("Accept", "")
         as_table = "as=Table" in accept
         pending = []
+        fault = self.fault or {}
+        if fault.get("watch_end_ms") is not None:
+            deadline = min(deadline, time.time() + fault["watch_end_ms"] / 1000.0)
         with store.lock:
             epoch = store.epoch
-            if rv_param in ("", "0") or initial:
+            if fault.get("watch_expired"):
+                pending.append(("ERROR", ApiError(
+                    410, "Expired", "too old resource version: %s (%d)"
+                    % (rv_param, store.rv)).status()))
+                start, deadline = store.rv, 0
+            elif rv_param in ("", "0") or initial:
                 # Start from now, with the current objects as ADDED events.
                 start = store.rv
                 for _, o in self.matching(rt, ns):
@@ -2488,13 +2504,15 @@ def check_config(cfg):
         if not isinstance(f, dict):
             fail("a fault must be an object")
         for k in f:
-            if k not in ("method", "path", "count", "status", "reason", "retry_after", "drop",
-                         "delay_ms", "forbidden", "message"):
+            if k not in ("method", "path", "query", "count", "status", "reason", "retry_after",
+                         "drop", "delay_ms", "forbidden", "message", "watch_end_ms",
+                         "watch_expired"):
                 fail("unknown fault key %r" % k)
-        try:
-            re.compile(f.get("path", ""))
-        except re.error as e:
-            fail("bad path regex %r: %s" % (f.get("path"), e))
+        for key in ("path", "query"):
+            try:
+                re.compile(f.get(key, ""))
+            except re.error as e:
+                fail("bad %s regex %r: %s" % (key, f.get(key), e))
 
 
 def age(o):

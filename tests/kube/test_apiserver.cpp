@@ -1055,6 +1055,35 @@ TEST(KubeApiServer, InjectedForbiddenSlowAndDroppedReplies) {
     }
 }
 
+TEST(KubeApiServer, InjectedWatchFaultsEndOrExpireTheStream) {
+    REQUIRE_KUBECTL();
+    KubeServerOptions s_opts;
+    s_opts.delay_ms = 3000; // the Deployment is not ready before kubectl wait watches it
+    KPKG_REQUIRE_KUBE_SERVER(s, s_opts);
+    Kubectl k(s);
+    // A watch cut short: kubectl get -w ends when the stream does.
+    ASSERT_TRUE(s.control(R"({"faults": [{"count": 1, "query": "watch=", "watch_end_ms": 300,
+        "path": "/configmaps$"}]})"));
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = k.run({"get", "configmaps", "-w", "--request-timeout=15s"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(12));
+
+    // An expired watch: kubectl wait lists again and still sees the Deployment become ready.
+    ASSERT_EQ(k.apply(kBasics).exit_code, 0);
+    ASSERT_TRUE(s.clear_requests());
+    ASSERT_TRUE(s.control(R"({"faults": [{"count": 1, "query": "watch=", "watch_expired": true,
+        "path": "/deployments$"}]})"));
+    r = k.run(
+        {"wait", "--for=condition=Available", "deployment/web", "-n", "demo", "--timeout=30s"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    std::size_t watches = 0;
+    for (const auto& q : s.requests())
+        if (q.path == "/apis/apps/v1/namespaces/demo/deployments" && q.param("watch") == "true")
+            ++watches;
+    EXPECT_GE(watches, 2u) << "watched again after the expired one";
+}
+
 // ---- the control API itself ----
 
 TEST(KubeApiServerControl, FaultsFireTheGivenNumberOfTimes) {
