@@ -25,6 +25,7 @@ Usage:
 
 Without --token, --basic and --client-ca every request is accepted (anonymous); with any of them
 a request that presents none of the accepted credentials gets a 401 Status. SIGTERM stops it.
+It starts with the namespaces default, kube-system, kube-public and kube-node-lease.
 
 Request bodies must be JSON: kubectl and kpkg send JSON for apply, patch and objects read from
 files; apply-patch YAML that is not JSON gets 400 BadRequest, and a protobuf body (what kubectl's
@@ -61,7 +62,9 @@ The control API (for tests, not in discovery, never faulted nor authenticated), 
                           until its spec changes)
   POST /__test/reset      back to the initial state: objects, configuration and request log
   GET  /__test/requests   {"items": [{"method","path","query","content_type","status",
-                                      "user_agent"}]} (every request except /__test ones)
+                                      "user_agent"}]}: every request except /__test ones, in
+                          order, each logged before its reply goes out (a watch when its stream
+                          starts); status 0 = the connection was dropped without an answer
   POST /__test/requests/clear   empties the request log
   GET  /__test/objects    {"items": [every stored object]}
 """
@@ -718,18 +721,10 @@ class Store:
     # -- behaviour configuration --
 
     def behaviour(self, obj):
-        """(mode, delay seconds) for an object: "ready", "never" or "fail"."""
-        mode, delay, _ = self.behaviour3(obj)
-        return mode, delay
-
-    def behaviour3(self, obj):
-        """(mode, delay seconds, delete delay seconds) for an object. A namespace takes the
-        controller delay to go by default, other objects go at once."""
-        mode, delay, delete_delay, _ = self.behaviour4(obj)
-        return mode, delay, delete_delay
-
-    def behaviour4(self, obj):
-        """behaviour3 and the status a behaviour sets (None: the controller's own)."""
+        """How the simulated controllers treat obj, from the configured behaviours (a later one
+        wins): (mode "ready" | "never" | "fail", delay in seconds, delete delay in seconds, the
+        status to set or None for the controller's own). By default a namespace takes the
+        controller delay to go, other objects go at once."""
         mode, delay = "ready", self.delay_ms
         delete_delay = None
         status = None
@@ -1015,7 +1010,7 @@ MANAGED = {"CustomResourceDefinition", "Deployment", "StatefulSet", "DaemonSet",
 def desired_status(store, rt, obj, age):
     """The status the simulated controller wants for obj, age = seconds since its spec last
     changed: None (not yet), a status, (status, final) for a step on the way, or UNMANAGED."""
-    mode, delay, _, given = store.behaviour4(obj)
+    mode, delay, _, given = store.behaviour(obj)
     if given is not None:
         # A status the test asked for (any kind, custom resources too), after the delay.
         return None if age < delay else with_generation(
@@ -2442,7 +2437,7 @@ class Handler(BaseHTTPRequestHandler):
                                "may not be deleted" % name, {"name": name, "kind": "namespaces"})
             if dry:
                 return self.send_object(200, rt, version, obj)
-            _, _, delete_delay = store.behaviour3(obj)
+            _, _, delete_delay, _ = store.behaviour(obj)
             k = store.key(rt, ns, name)
             if delete_delay > 0 or md.get("finalizers") or rt.kind == "Namespace":
                 # A delete that takes time: the object is marked and goes later (after the
