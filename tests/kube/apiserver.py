@@ -845,6 +845,10 @@ def apply_defaults(rt, obj):
 
 
 NAME_RE = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
+LABEL_VALUE_RE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+LABEL_KEY_RE = re.compile(r"([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}"
+                          r"[A-Za-z0-9])?")
+MAX_BODY = 3 * 1024 * 1024  # a real server's limit on request bodies
 
 # ---------------------------------------------------------------------------------------------
 # Field validation: the fields a type declares (top level and spec for the built-in types here,
@@ -966,6 +970,22 @@ def validate(rt, obj, whole=True):
         causes.append(("metadata.name", 'Invalid value: "%s": a lowercase RFC 1123 subdomain '
                        "must consist of lower case alphanumeric characters, '-' or '.', and "
                        "must start and end with an alphanumeric character" % name))
+    md = obj["metadata"]
+    labels = md.get("labels") or {}
+    for k, v in labels.items() if isinstance(labels, dict) else []:
+        if not isinstance(v, str) or not LABEL_VALUE_RE.fullmatch(v) or len(v) > 63:
+            causes.append(("metadata.labels", 'Invalid value: "%s": a valid label must be an '
+                           "empty string or consist of alphanumeric characters, '-', '_' or '.', "
+                           "and must start and end with an alphanumeric character" % v))
+        if not LABEL_KEY_RE.fullmatch(k):
+            causes.append(("metadata.labels", 'Invalid value: "%s": name part must consist of '
+                           "alphanumeric characters, '-', '_' or '.', and must start and end "
+                           "with an alphanumeric character" % k))
+    annotations = md.get("annotations") or {}
+    if isinstance(annotations, dict) and sum(
+            len(k) + len(str(v)) for k, v in annotations.items()) > 262144:
+        # What makes client-side apply of a large CRD fail (its last-applied annotation).
+        causes.append(("metadata.annotations", "Too long: must have at most 262144 bytes"))
     if not whole:
         if causes:
             raise invalid(rt, name, causes)
@@ -1587,6 +1607,9 @@ class Handler(BaseHTTPRequestHandler):
                           "content_type": self.headers.get("Content-Type", ""),
                           "user_agent": self.headers.get("User-Agent", ""), "status": 0}
         try:
+            if len(body) > MAX_BODY:
+                raise ApiError(413, "RequestEntityTooLarge", "Request entity too large: limit is "
+                               "%d" % MAX_BODY, {})
             fault = self.fault = self.take_fault()
             if fault is not None:
                 if fault.get("delay_ms"):

@@ -492,6 +492,9 @@ TEST(KubeApiServer, InvalidObjectsAreRefused) {
     EXPECT_NE(r.exit_code, 0) << describe(r);
     EXPECT_TRUE(contains(r.err, "is invalid")) << r.err;
     EXPECT_TRUE(contains(r.err, "metadata.name")) << r.err;
+    r = k.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: l, labels: {a: 'no spaces'}}\n");
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.err, "metadata.labels: Invalid value: \"no spaces\"")) << r.err;
     r = k.apply("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {}\n");
     EXPECT_NE(r.exit_code, 0) << describe(r);
     EXPECT_TRUE(contains(r.err, "spec.selector: Required value")) << r.err;
@@ -626,6 +629,27 @@ TEST(KubeApiServer, ResourceVersionInAnApplyIsAPrecondition) {
     r = k.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p, resourceVersion: '" + rv +
                 "'}\ndata: {a: b}\n");
     EXPECT_EQ(r.exit_code, 0) << describe(r);
+}
+
+TEST(KubeApiServer, LargeCrdNeedsServerSideApply) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    Kubectl k(s);
+    // Client-side apply keeps the whole object in an annotation, which a real server caps at
+    // 256 KiB: a large CRD fails that way and goes in with server-side apply.
+    std::string big = kCrd;
+    const std::string schema = "openAPIV3Schema:\n        type: object\n";
+    big.replace(big.find(schema), schema.size(),
+                schema + "        description: '" + std::string(300000, 'x') + "'\n");
+    fs::path f = k.write("big.yaml", big);
+    auto r = k.run({"apply", "-f", f.string()});
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.err, "metadata.annotations: Too long: must have at most 262144 bytes"))
+        << r.err;
+    EXPECT_FALSE(s.object("CustomResourceDefinition", "widgets.example.com"));
+    r = k.run({"apply", "--server-side", "-f", f.string()});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(s.object("CustomResourceDefinition", "widgets.example.com"));
 }
 
 TEST(KubeApiServer, CrdNeverEstablishedTimesOut) {
