@@ -18,7 +18,10 @@ Usage:
   --token T            accept "Authorization: Bearer T" (repeatable)
   --basic USER:PASS    accept HTTP basic authentication with these credentials
   --legacy-discovery   never answer the aggregated discovery format (as a server before 1.26)
-  --olm                also serve the operators.coreos.com types, as if OLM were installed
+  --olm                also serve the operators.coreos.com types, as if OLM were installed, and
+                       play OLM roughly: a Subscription gets an InstallPlan (to approve by
+                       setting spec.approved when its installPlanApproval is Manual), then its
+                       CSV, which goes Pending -> Succeeded; CatalogSources become READY
   --delay-ms N         how long the simulated controllers take to make an object ready (100)
   --control-port-file F  also serve the control API (only) over plain HTTP on another free port,
                        written to F (for test drivers that speak no TLS)
@@ -1035,6 +1038,8 @@ def desired_status(store, rt, obj, age):
         # A status the test asked for (any kind, custom resources too), after the delay.
         return None if age < delay else with_generation(
             given, obj["metadata"].get("generation", 1))
+    if rt.group == "operators.coreos.com" and rt.kind in OLM_KINDS:
+        return None if age < delay else olm_status(store, rt, obj, mode)
     if rt.kind not in MANAGED or rt.crd is not None:
         return UNMANAGED
     kind = rt.kind
@@ -1153,6 +1158,85 @@ def desired_status(store, rt, obj, age):
                                                         "all checks passed" if ok == "True"
                                                         else "failing or missing response")]})
     return None
+
+
+OLM_KINDS = {"Subscription", "InstallPlan", "CatalogSource", "OperatorGroup"}
+
+
+def olm_status(store, rt, obj, mode):
+    """OLM's operators, roughly (with --olm): a CatalogSource becomes READY, an OperatorGroup
+    lists its namespaces, a Subscription gets an InstallPlan (approved at once unless its
+    installPlanApproval is Manual) and, once that is Complete, its CSV (spec.startingCSV, else
+    <package>.v0.0.1), which the CSV controller then takes to Succeeded. Mode "fail": the
+    Subscription's resolution fails, the CatalogSource is unreachable; "never": no InstallPlan."""
+    md, spec = obj["metadata"], obj.get("spec") or {}
+    ns, st = md.get("namespace", ""), obj.get("status") or {}
+    kind = rt.kind
+    if kind == "CatalogSource":
+        state = "READY" if mode == "ready" else "TRANSIENT_FAILURE"
+        return {"connectionState": {"lastObservedState": state,
+                                    "address": "%s.%s.svc:50051" % (md["name"], ns)}}
+    if kind == "OperatorGroup":
+        return {"namespaces": spec.get("targetNamespaces") or [""],
+                "lastUpdated": st.get("lastUpdated") or now_rfc3339()}
+    if kind == "InstallPlan":
+        if not spec.get("approved"):
+            return keep_times(st, {"phase": "RequiresApproval", "conditions": [
+                condition("Installed", "False", "RequiresApproval")]})
+        for csv in spec.get("clusterServiceVersionNames") or []:
+            ensure_csv(store, ns, csv, (md.get("labels") or {}).get("kpkg-test/package", csv))
+        return keep_times(st, {"phase": "Complete", "conditions": [
+            condition("Installed", "True", "InstallSucceeded")]})
+    # A Subscription.
+    pkg = spec.get("name") or md["name"]
+    if mode == "fail":
+        return keep_times(st, {"state": "", "conditions": [condition(
+            "ResolutionFailed", "True", "ConstraintsNotSatisfiable",
+            "no operators found in package %s in the catalog referenced by subscription %s"
+            % (pkg, md["name"]))]})
+    if mode == "never":
+        return {"state": "UpgradePending"}
+    csv = spec.get("startingCSV") or pkg + ".v0.0.1"
+    ip_name = "install-" + hashlib.sha1(("%s/%s" % (ns, md["name"])).encode()).hexdigest()[:5]
+    ip_rt = store.find_kind("operators.coreos.com", "InstallPlan")
+    ip = store.objects.get(store.key(ip_rt, ns, ip_name))
+    if ip is None:
+        manual = spec.get("installPlanApproval") == "Manual"
+        ip = store.write_new(ip_rt, ns, {
+            "apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
+            "metadata": {"name": ip_name, "namespace": ns,
+                         "labels": {"kpkg-test/package": pkg},
+                         "ownerReferences": [{"apiVersion": "operators.coreos.com/v1alpha1",
+                                              "kind": "Subscription", "name": md["name"],
+                                              "uid": md["uid"]}]},
+            "spec": {"approval": "Manual" if manual else "Automatic", "approved": not manual,
+                     "clusterServiceVersionNames": [csv], "generation": 1}},
+            "catalog", "Update", "main")
+    ref = {"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
+           "name": ip_name, "namespace": ns, "uid": ip["metadata"]["uid"]}
+    if (ip.get("status") or {}).get("phase") != "Complete":
+        # Not final: looked at again until the InstallPlan is approved and complete.
+        return keep_times(st, {"state": "UpgradePending", "currentCSV": csv,
+                               "installPlanRef": ref, "installPlanGeneration": 1,
+                               "conditions": [condition("InstallPlanPending", "True",
+                                                        "RequiresApproval")]}), False
+    return keep_times(st, {"state": "AtLatestKnown", "currentCSV": csv, "installedCSV": csv,
+                           "installPlanRef": ref, "installPlanGeneration": 1,
+                           "conditions": [condition("CatalogSourcesUnhealthy", "False",
+                                                    "AllCatalogSourcesHealthy")]})
+
+
+def ensure_csv(store, ns, name, pkg):
+    """The CSV an InstallPlan installs (created once; the CSV controller does the rest)."""
+    rt = store.find_kind("operators.coreos.com", "ClusterServiceVersion")
+    if store.key(rt, ns, name) in store.objects:
+        return
+    store.write_new(rt, ns, {
+        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+        "metadata": {"name": name, "namespace": ns,
+                     "labels": {"operators.coreos.com/%s.%s" % (pkg, ns): ""}},
+        "spec": {"displayName": pkg, "install": {"strategy": "deployment"}}},
+        "olm", "Update", "main")
 
 
 def with_generation(v, gen):

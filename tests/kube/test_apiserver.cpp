@@ -1021,6 +1021,56 @@ spec: {}
     EXPECT_NE(r.exit_code, 0) << "no OLM types without --olm: " << describe(r);
 }
 
+TEST(KubeApiServer, OlmSubscriptionsInstallTheirCsv) {
+    REQUIRE_KUBECTL();
+    KubeServerOptions s_opts;
+    s_opts.olm = true;
+    KPKG_REQUIRE_KUBE_SERVER(s, s_opts);
+    Kubectl k(s);
+    auto r = k.apply(R"(apiVersion: operators.coreos.com/v1alpha1
+kind: CatalogSource
+metadata: {name: cat, namespace: default}
+spec: {sourceType: grpc, image: example.com/cat:latest}
+---
+apiVersion: operators.coreos.com/v1alpha1
+kind: Subscription
+metadata: {name: etcd, namespace: default}
+spec: {name: etcd, channel: alpha, source: cat, sourceNamespace: default,
+       startingCSV: etcdoperator.v0.9.4}
+---
+apiVersion: operators.coreos.com/v1alpha1
+kind: Subscription
+metadata: {name: man, namespace: default}
+spec: {name: manual, channel: stable, source: cat, sourceNamespace: default,
+       installPlanApproval: Manual}
+)");
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    r = k.run({"wait", "--for=jsonpath={.status.state}=AtLatestKnown", "subscription/etcd",
+               "--timeout=20s"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    r = k.run({"wait", "--for=jsonpath={.status.phase}=Succeeded", "csv/etcdoperator.v0.9.4",
+               "--timeout=20s"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    r = k.run({"wait", "--for=jsonpath={.status.connectionState.lastObservedState}=READY",
+               "catalogsource/cat", "--timeout=20s"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+
+    // Manual approval: no CSV until the InstallPlan is approved.
+    r = k.run({"wait", "--for=jsonpath={.status.state}=UpgradePending", "subscription/man",
+               "--timeout=20s"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    r = k.run({"get", "subscription", "man", "-o", "jsonpath={.status.installPlanRef.name}"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    std::string ip = r.out;
+    ASSERT_FALSE(ip.empty());
+    EXPECT_FALSE(s.object("ClusterServiceVersion", "manual.v0.0.1"));
+    r = k.run({"patch", "installplan", ip, "--type=merge", "-p", R"({"spec":{"approved":true}})"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    r = k.run(
+        {"wait", "--for=jsonpath={.status.phase}=Succeeded", "csv/manual.v0.0.1", "--timeout=20s"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+}
+
 // ---- faults ----
 
 TEST(KubeApiServer, InjectedServerErrorIsReportedOrRetried) {
