@@ -1316,6 +1316,17 @@ def tick(store):
             store.delete(type_of(store, k, obj), obj)
 
 
+def version_priority(v):
+    """A sort key putting the versions of a group in Kubernetes' order of preference: GA, then
+    beta, then alpha, newer first (v2 > v1 > v1beta2 > v1beta1 > v1alpha1), then other names in
+    alphabetical order."""
+    m = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", v)
+    if not m:
+        return (3, 0, 0, v)
+    stage = {None: 0, "beta": 1, "alpha": 2}[m.group(2)]
+    return (stage, -int(m.group(1)), -int(m.group(3) or 0), v)
+
+
 def type_of(store, k, obj):
     """The type of a stored object, or a stand-in when it is no longer served (a custom
     resource whose CRD lost its Established condition) so that it can still be deleted."""
@@ -1338,7 +1349,8 @@ def sync_crd(store, crd):
     spec = crd["spec"]
     names = spec["names"]
     versions = [v for v in spec.get("versions", []) if v.get("served", True)]
-    versions.sort(key=lambda v: not v.get("storage", False))
+    # The preferred version first, by Kubernetes' version priority (not by storage).
+    versions.sort(key=lambda v: version_priority(v.get("name", "")))
     if not versions:
         return
     status_sub = any("status" in (v.get("subresources") or {}) for v in versions)

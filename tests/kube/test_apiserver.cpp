@@ -652,6 +652,44 @@ TEST(KubeApiServer, LargeCrdNeedsServerSideApply) {
     EXPECT_TRUE(s.object("CustomResourceDefinition", "widgets.example.com"));
 }
 
+TEST(KubeApiServer, MultiVersionCrdServesEveryVersionAndPrefersGa) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    Kubectl k(s);
+    ASSERT_EQ(k.apply(R"(apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Gadget, plural: gadgets}
+  scope: Cluster
+  versions:
+  - {name: v1alpha1, served: true, storage: true,
+     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+  - {name: v1, served: true, storage: false,
+     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+)")
+                  .exit_code,
+              0);
+    ASSERT_EQ(
+        k.run({"wait", "--for=condition=Established", "crd/gadgets.example.com", "--timeout=20s"})
+            .exit_code,
+        0);
+    auto r = k.apply("apiVersion: example.com/v1alpha1\nkind: Gadget\nmetadata: {name: g}\n"
+                     "spec: {size: 1}\n");
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    r = k.run({"get", "gadget", "g", "-o", "jsonpath={.apiVersion}"});
+    EXPECT_EQ(r.out, "example.com/v1") << describe(r);
+    r = k.run({"get", "gadgets.v1alpha1.example.com", "g", "-o", "jsonpath={.apiVersion}"});
+    EXPECT_EQ(r.out, "example.com/v1alpha1") << describe(r);
+    auto crd = s.object("CustomResourceDefinition", "gadgets.example.com");
+    ASSERT_TRUE(crd);
+    const io::Node* stored = at(*crd, {"status", "storedVersions"});
+    ASSERT_NE(stored, nullptr);
+    ASSERT_EQ(stored->items.size(), 1u);
+    EXPECT_EQ(stored->items[0].text, "v1alpha1");
+}
+
 TEST(KubeApiServer, CrdNeverEstablishedTimesOut) {
     REQUIRE_KUBECTL();
     KPKG_REQUIRE_KUBE_SERVER(s);
