@@ -2522,9 +2522,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_object(200, rt, version, obj)
 
     def after_write(self, rt, obj):
-        store = self.server.store
-        if rt.kind == "CustomResourceDefinition" and obj["metadata"].get("resourceVersion"):
-            sync_crd(store, obj)
+        """A stored CRD may change what is served (a dry run changes nothing)."""
+        if rt.kind == "CustomResourceDefinition" and not self.dry_run():
+            sync_crd(self.server.store, obj)
 
     def delete(self, rt, version, ns, name):
         store = self.server.store

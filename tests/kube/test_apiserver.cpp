@@ -682,6 +682,26 @@ spec:
     EXPECT_EQ(r.out, "example.com/v1") << describe(r);
     r = k.run({"get", "gadgets.v1alpha1.example.com", "g", "-o", "jsonpath={.apiVersion}"});
     EXPECT_EQ(r.out, "example.com/v1alpha1") << describe(r);
+    // A dry run that would add a version serves nothing new.
+    r = k.apply(R"(apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Gadget, plural: gadgets}
+  scope: Cluster
+  versions:
+  - {name: v1alpha1, served: true, storage: true,
+     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+  - {name: v1, served: true, storage: false,
+     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+  - {name: v2, served: true, storage: false,
+     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+)",
+                {"--dry-run=server"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    r = k.run({"get", "--raw", "/apis/example.com/v2/gadgets"});
+    EXPECT_NE(r.exit_code, 0) << describe(r);
     auto crd = s.object("CustomResourceDefinition", "gadgets.example.com");
     ASSERT_TRUE(crd);
     const io::Node* stored = at(*crd, {"status", "storedVersions"});
