@@ -2,6 +2,8 @@
 // accepts from it is what kpkg's own kube tests may rely on. Also its control API directly.
 #include <algorithm>
 #include <chrono>
+#include <memory>
+#include <set>
 #include <thread>
 
 #include <unistd.h>
@@ -858,6 +860,37 @@ TEST(KubeApiServer, DelayedDeleteIsWaitedFor) {
     EXPECT_EQ(r.exit_code, 0) << describe(r);
     EXPECT_GE(took, std::chrono::milliseconds(1400));
     EXPECT_FALSE(s.object("ConfigMap", "slow"));
+}
+
+TEST(KubeApiServer, ConcurrentClientsEachGetTheirOwnResourceVersions) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    std::vector<std::unique_ptr<Kubectl>> clients;
+    std::vector<ProgramResult> results(4);
+    std::vector<std::thread> threads;
+    for (int c = 0; c < 4; ++c) {
+        clients.push_back(std::make_unique<Kubectl>(s));
+        std::string y;
+        for (int i = 0; i < 25; ++i)
+            y += "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c" + std::to_string(c) +
+                 "-" + std::to_string(i) + "}\ndata: {k: v}\n";
+        threads.emplace_back([&, c, y] { results[c] = clients[c]->apply(y); });
+    }
+    for (auto& t : threads)
+        t.join();
+    for (const auto& r : results)
+        EXPECT_EQ(r.exit_code, 0) << describe(r);
+    io::Node all = s.objects();
+    const io::Node* items = all.get("items");
+    ASSERT_NE(items, nullptr);
+    std::set<std::string> rvs;
+    std::size_t cms = 0;
+    for (const auto& o : items->items) {
+        rvs.insert(text_at(o, {"metadata", "resourceVersion"}));
+        if (text_at(o, {"kind"}) == "ConfigMap") ++cms;
+    }
+    EXPECT_EQ(cms, 100u);
+    EXPECT_EQ(rvs.size(), items->items.size()) << "every write has its own resourceVersion";
 }
 
 // ---- list and watch ----
