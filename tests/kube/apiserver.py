@@ -296,7 +296,8 @@ def list_keys(field, items):
         return None if field not in KEYED_LISTS else []
     keys = KEYED_LISTS[field]
     if keys is None:
-        keys = ["containerPort", "protocol"] if "containerPort" in items[0] else ["port", "protocol"]
+        pod = isinstance(items[0], dict) and "containerPort" in items[0]
+        keys = ["containerPort", "protocol"] if pod else ["port", "protocol"]
     for it in items:
         if not isinstance(it, dict) or keys[0] not in it:
             return None
