@@ -965,6 +965,59 @@ def drop_path(obj, path):
         cur.pop(path[-1], None)
 
 
+JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "bool", int: "number",
+              float: "number", type(None): "null"}
+
+
+def check_shape(rt, obj):
+    """400 for values of the wrong JSON type where this server looks (a real server's decoder
+    refuses them the same way), so that nothing below trips over them."""
+    def want(value, kind, where):
+        if value is None or isinstance(value, kind):
+            return
+        raise bad_request("json: cannot unmarshal %s into Go struct field %s.%s of type %s" % (
+            JSON_TYPES.get(type(value), "value"), rt.kind, where,
+            {dict: "object", list: "array", str: "string"}[kind]))
+
+    def want_each(values, kind, where):
+        want(values, list, where)
+        for v in values or []:
+            want(v, kind, where)
+
+    want(obj.get("metadata"), dict, "metadata")
+    md = obj.get("metadata") or {}
+    for f in ("name", "generateName", "namespace", "resourceVersion", "uid"):
+        want(md.get(f), str, "metadata." + f)
+    for f in ("labels", "annotations"):
+        want(md.get(f), dict, "metadata." + f)
+        for v in (md.get(f) or {}).values():
+            want(v, str, "metadata." + f)
+    want_each(md.get("finalizers"), str, "metadata.finalizers")
+    want_each(md.get("ownerReferences"), dict, "metadata.ownerReferences")
+    want_each(md.get("managedFields"), dict, "metadata.managedFields")
+    for f in ("spec", "status"):
+        want(obj.get(f), dict, f)
+    if rt.kind in ("ConfigMap", "Secret"):
+        for f in ("data", "stringData", "binaryData"):
+            want(obj.get(f), dict, f)
+            for v in (obj.get(f) or {}).values():
+                want(v, str, f)
+    spec = obj.get("spec") or {}
+    for f in ("template", "selector", "names", "strategy", "updateStrategy"):
+        want(spec.get(f), dict, "spec." + f)
+    want_each(spec.get("versions"), dict, "spec.versions")
+    want_each(spec.get("ports"), dict, "spec.ports")
+    want_each(spec.get("finalizers"), str, "spec.finalizers")
+    template = spec.get("template") or {}
+    want(template.get("spec"), dict, "spec.template.spec")
+    pod = template.get("spec") if rt.kind != "Pod" else spec
+    for f in ("containers", "initContainers"):
+        want_each((pod or {}).get(f), dict, "spec." + f)
+        for c in (pod or {}).get(f) or []:
+            for g in ("ports", "env", "volumeMounts"):
+                want_each(c.get(g), dict, "spec.%s.%s" % (f, g))
+
+
 def validate(rt, obj, whole=True):
     """422 Invalid for a bad name, and (for a whole object, not a partial apply configuration)
     for the few required fields checked here."""
@@ -2019,6 +2072,7 @@ class Handler(BaseHTTPRequestHandler):
             obj["metadata"] = md = {}
         if not isinstance(md, dict):
             raise bad_request("metadata must be an object")
+        check_shape(rt, obj)
         want = rt.api_version(version)
         if apply:
             if not obj.get("apiVersion") or not obj.get("kind"):
@@ -2410,10 +2464,14 @@ class Handler(BaseHTTPRequestHandler):
                                'unknown format - accepted media types include: '
                                'application/json-patch+json, application/merge-patch+json, '
                                'application/apply-patch+yaml', {})
+            if not isinstance(new, dict):
+                raise ApiError(422, "Invalid", "the server rejected our request due to an error "
+                               "in our request: the patched object is no JSON object", {})
+            check_shape(rt, new)
             new["apiVersion"], new["kind"] = cur["apiVersion"], cur["kind"]
             new.setdefault("metadata", {})["name"] = name
-            want_rv = (patch.get("metadata") or {}).get("resourceVersion") \
-                if isinstance(patch, dict) else None
+            pmd = patch.get("metadata") if isinstance(patch, dict) else None
+            want_rv = pmd.get("resourceVersion") if isinstance(pmd, dict) else None
             if want_rv and want_rv != old["metadata"]["resourceVersion"]:
                 raise ApiError(409, "Conflict", 'Operation cannot be fulfilled on %s "%s": the '
                                "object has been modified; please apply your changes to the "
@@ -2733,7 +2791,15 @@ def strategic_merge(target, patch, field=None):
 
 
 def json_patch(doc, ops):
-    """RFC 6902 JSON patch (add, remove, replace, test)."""
+    """RFC 6902 JSON patch (add, remove, replace, test); 422 when it does not apply."""
+    try:
+        return json_patch_ops(doc, ops)
+    except (KeyError, IndexError, ValueError, TypeError, AttributeError) as e:
+        raise ApiError(422, "Invalid", "the server rejected our request due to an error in our "
+                       "request: %s" % e, {})
+
+
+def json_patch_ops(doc, ops):
     doc = jcopy(doc)
     if not isinstance(ops, list):
         raise bad_request("a JSON patch must be a list of operations")
