@@ -2124,6 +2124,16 @@ class Handler(BaseHTTPRequestHandler):
             if mode == "Warn":
                 self.warnings.append('unknown field "%s"' % field_path_text(p)[1:])
 
+    def int_param(self, name, default):
+        """An integer query parameter; 400 when it is not one."""
+        v = self.query.get(name, "")
+        if v == "":
+            return default
+        try:
+            return int(v)
+        except ValueError:
+            raise bad_request('invalid value for %s: "%s": not an integer' % (name, v))
+
     def manager(self, default=True):
         m = self.query.get("fieldManager", "")
         if not m and default:
@@ -2203,7 +2213,7 @@ class Handler(BaseHTTPRequestHandler):
                 except (ValueError, KeyError, TypeError):
                     raise bad_request("continue key is not valid")
                 items = [(k, o) for k, o in items if k > after]
-            limit = int(self.query.get("limit") or 0)
+            limit = self.int_param("limit", 0)
             meta = {"resourceVersion": rv}
             if limit > 0 and len(items) > limit:
                 items = items[:limit]
@@ -2232,7 +2242,7 @@ class Handler(BaseHTTPRequestHandler):
         store = self.server.store
         lp = parse_label_selector(self.query.get("labelSelector", ""))
         fp = parse_field_selector(self.query.get("fieldSelector", ""))
-        timeout = float(self.query.get("timeoutSeconds") or 1800)
+        timeout = float(self.int_param("timeoutSeconds", 1800))
         m = re.fullmatch(r"(\d+)s", self.query.get("timeout", ""))
         if m:
             timeout = min(timeout, float(m.group(1)))

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 
 SCALARS = [None, 1, "x", True, 1.5, [], {}, [1], ["a"], {"a": None}, {"name": 5},
            [{"name": "a"}, {"name": "a"}], [{"x": 1}]]
@@ -24,6 +25,18 @@ PATHS = {
     "/api/v1/namespaces/n": ("v1", "Namespace"),
     "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/xs.example.com":
         ("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
+}
+PARAMS = {
+    "limit": ["1", "0", "-1", "x", ""],
+    "continue": ["", "x", "eyJhZnRlciI6IDF9", "e30="],
+    "labelSelector": ["a=b", "a in (b,c)", "!a", "a notin ()", "==", "a,,b", "(", "a!=b,c"],
+    "fieldSelector": ["metadata.name=c", "spec.x=y", "=", "metadata.namespace!=x", "a"],
+    "resourceVersion": ["", "0", "1", "x", "999999"],
+    "watch": ["true", "1", "false"],
+    "timeoutSeconds": ["0", "x", "-5"],
+    "dryRun": ["All", "x"],
+    "propagationPolicy": ["Foreground", "x"],
+    "fieldValidation": ["Strict", "x"],
 }
 TYPES = ["application/apply-patch+yaml", "application/merge-patch+json",
          "application/strategic-merge-patch+json", "application/json-patch+json",
@@ -67,6 +80,13 @@ def main():
                 if method == "POST":
                     path = path.rsplit("/", 1)[0]
                 query = "?fieldManager=fuzz&force=true" if rng.random() < 0.8 else ""
+                if method == "GET" and rng.random() < 0.7:
+                    # A list or watch with odd parameters.
+                    path = path.rsplit("/", 1)[0] if "status" not in path else path
+                    params = {k: rng.choice(PARAMS[k]) for k in rng.sample(sorted(PARAMS), 3)}
+                    if params.get("watch") in ("true", "1"):
+                        params["timeoutSeconds"] = "0"
+                    query = "?" + urllib.parse.urlencode(params)
                 data = json.dumps(body) if rng.random() < 0.95 else "{not json"
                 conn.request(method, path + query, data, {"Content-Type": rng.choice(TYPES)})
                 reply = conn.getresponse()
