@@ -764,7 +764,7 @@ TEST(KubeApiServer, ConflictingManagersNeedForceConflicts) {
     // stays ("third" owns it too), "extra" goes (kubectl alone had it), "shared" stays ("other"
     // took it over).
     r = k.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
-                "data: {mine: x, extra: y}\n");
+                "data: {mine: x, extra: z}\n");
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     r = k.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {}\n");
     ASSERT_EQ(r.exit_code, 0) << describe(r);
