@@ -18,39 +18,65 @@ Usage:
   --token T            accept "Authorization: Bearer T" (repeatable)
   --basic USER:PASS    accept HTTP basic authentication with these credentials
   --legacy-discovery   never answer the aggregated discovery format (as a server before 1.26)
-  --olm                also serve the operators.coreos.com types, as if OLM were installed
+  --olm                also serve the operators.coreos.com types, as if OLM were installed, and
+                       play OLM roughly: a Subscription gets an InstallPlan (to approve by
+                       setting spec.approved when its installPlanApproval is Manual), then its
+                       CSV, which goes Pending -> Succeeded; CatalogSources become READY
   --delay-ms N         how long the simulated controllers take to make an object ready (100)
   --control-port-file F  also serve the control API (only) over plain HTTP on another free port,
                        written to F (for test drivers that speak no TLS)
 
 Without --token, --basic and --client-ca every request is accepted (anonymous); with any of them
 a request that presents none of the accepted credentials gets a 401 Status. SIGTERM stops it.
+It starts with the namespaces default, kube-system, kube-public and kube-node-lease.
 
-Request bodies must be JSON (kubectl and kpkg send JSON; apply-patch YAML that is not JSON is
-refused with 400 BadRequest).
+Request bodies must be JSON: kubectl and kpkg send JSON for apply, patch and objects read from
+files; apply-patch YAML that is not JSON gets 400 BadRequest, and a protobuf body (what kubectl's
+generators such as `kubectl create configmap` send) 415 UnsupportedMediaType.
 
 The control API (for tests, not in discovery, never faulted nor authenticated), all JSON:
   POST /__test/config     {"delay_ms": N,
                            "behaviours": [{"kind": "Deployment", "name": "x", "namespace": "ns",
-                                           "mode": "ready" | "never" | "fail", "delay_ms": N}],
-                           "faults": [{"method": "PATCH", "path": "regex", "count": 1,
-                                       "status": 500, "retry_after": 1, "drop": true,
-                                       "delay_ms": N, "forbidden": true, "message": "..."}]}
+                                           "mode": "ready" | "never" | "fail", "delay_ms": N,
+                                           "delete_delay_ms": N, "status": {...}}],
+                           "faults": [{"method": "PATCH", "path": "regex", "query": "regex",
+                                       "count": 1, "watch_end_ms": N, "watch_expired": true,
+                                       "status": 500, "reason": "InternalError",
+                                       "retry_after": 1, "drop": true, "delay_ms": N,
+                                       "forbidden": true, "message": "..."}]}
                           behaviours and faults are appended to those set before (a later
                           behaviour wins); name/namespace/method are optional (any); count -1 =
                           forever; a fault with only delay_ms slows the reply down, then serves it.
+                          query: a regex the raw query string must match too ("watch=" picks
+                          watches). For a watch: watch_end_ms ends the stream after that long,
+                          watch_expired answers one ERROR event (410 Expired) and ends it.
+                          mode "never": a CRD never Established, a Deployment never available,
+                          a Job never done, a CSV Pending...; "fail": a Deployment with
+                          ProgressDeadlineExceeded, a Job Failed, a CSV Failed. delay_ms: how
+                          long the controller takes; delete_delay_ms: how long a DELETE takes
+                          (the object is marked with a deletionTimestamp until then; by default
+                          namespaces take delay_ms, other objects go at once). An object with
+                          metadata.finalizers stays, marked, until an update removes them.
+                          status: what the controller sets as the object's status after the
+                          delay, for any kind (custom resources too); "$generation" in it stands
+                          for the object's metadata.generation.
+  POST /__test/status     {"apiVersion", "kind", "namespace", "name", "status": {...}}: sets an
+                          object's status now (a MODIFIED event; the controller leaves it be
+                          until its spec changes)
   POST /__test/reset      back to the initial state: objects, configuration and request log
   GET  /__test/requests   {"items": [{"method","path","query","content_type","status",
-                                      "user_agent"}]} (every request except /__test ones)
+                                      "user_agent"}]}: every request except /__test ones, in
+                          order, each logged before its reply goes out (a watch when its stream
+                          starts); status 0 = the connection was dropped without an answer
   POST /__test/requests/clear   empties the request log
   GET  /__test/objects    {"items": [every stored object]}
 """
 
 import argparse
 import base64
-import copy
 import datetime
 import hashlib
+import http.client
 import json
 import os
 import re
@@ -80,6 +106,15 @@ VERSION = {
 
 AGGREGATED_CT = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+
+
+def jcopy(v):
+    """A deep copy of a JSON value (several times faster than copy.deepcopy)."""
+    if isinstance(v, dict):
+        return {k: jcopy(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [jcopy(x) for x in v]
+    return v
 
 
 def now_rfc3339():
@@ -244,6 +279,8 @@ KEYED_LISTS = {
     "imagePullSecrets": ["name"],
     "ports": None,  # containerPort+protocol in pods, port+protocol in services
     "ownerReferences": ["uid"],
+    "conditions": ["type"],
+    "webhooks": ["name"],
 }
 # Lists whose items are scalars merged as a set.
 SET_LISTS = {"finalizers"}
@@ -259,7 +296,8 @@ def list_keys(field, items):
         return None if field not in KEYED_LISTS else []
     keys = KEYED_LISTS[field]
     if keys is None:
-        keys = ["containerPort", "protocol"] if "containerPort" in items[0] else ["port", "protocol"]
+        pod = isinstance(items[0], dict) and "containerPort" in items[0]
+        keys = ["containerPort", "protocol"] if pod else ["port", "protocol"]
     for it in items:
         if not isinstance(it, dict) or keys[0] not in it:
             return None
@@ -395,23 +433,23 @@ def merge(live, applied, field=None):
                 else:
                     out.append(it)
             return out
-    return copy.deepcopy(applied)
+    return jcopy(applied)
 
 
 def to_fieldsv1(paths):
+    """A set of paths as a fieldsV1 tree; a member that also has members below it is marked
+    with "." (as list items always are)."""
     tree = {}
     for p in sorted(paths):
         node = tree
         for el in p:
             node = node.setdefault(el, {})
-        if node or any(q != p and q[:len(p)] == p for q in paths):
+    for p in paths:
+        node = tree
+        for el in p:
+            node = node[el]
+        if node:
             node["."] = {}
-    # A member that also has children is marked with "."; plain leaves stay {}.
-    def fix(node, path):
-        for k, v in node.items():
-            if k != ".":
-                fix(v, path + (k,))
-    fix(tree, ())
     return tree
 
 
@@ -538,12 +576,15 @@ class Store:
 
     def reset(self):
         with self.lock:
+            self.epoch = getattr(self, "epoch", 0) + 1  # watches end when it changes
             self.types = builtin_types(self.olm)
             self.objects = {}  # (group, plural, ns, name) -> object
             self.rv = 100
             self.history = []  # (rv, type, group, plural, ns, object)
+            self.floor = self.rv  # watches from before this resourceVersion are expired
             self.changed = {}  # key -> time the object's spec last changed (for controllers)
-            self.deleting = {}  # key -> time a namespace delete finishes
+            self.pending = set()  # keys the simulated controllers still have to look at
+            self.deleting = {}  # key -> time a delayed delete (namespaces, ...) finishes
             self.delay_ms = self.default_delay
             self.behaviours = []
             self.faults = []
@@ -587,10 +628,13 @@ class Store:
         self.rv += 1
         return str(self.rv)
 
-    def emit(self, etype, rt, ns, obj):
-        self.history.append((self.rv, etype, rt.group, rt.plural, ns, copy.deepcopy(obj)))
+    def emit(self, etype, rt, ns, obj, prev=None):
+        # prev: the object before a MODIFIED event (stored objects are never changed in place),
+        # so that a watch with a selector sees objects enter and leave it.
+        self.history.append((self.rv, etype, rt.group, rt.plural, ns, obj, prev))
         if len(self.history) > 200000:
             del self.history[:50000]
+            self.floor = self.history[0][0] - 1
         self.cond.notify_all()
 
     def key(self, rt, ns, name):
@@ -622,12 +666,12 @@ class Store:
             set_manager(obj, manager, operation, rt, part, fs)
         obj.pop("__applied_fields", None)
         if dry_run:
-            md["resourceVersion"] = ""
-            return obj
+            return obj  # as a real server: no resourceVersion on what was not stored
         md["resourceVersion"] = self.next_rv()
         k = self.key(rt, ns, md["name"])
         self.objects[k] = obj
         self.changed[k] = time.time()
+        self.pending.add(k)
         self.emit("ADDED", rt, md.get("namespace", ""), obj)
         return obj
 
@@ -642,7 +686,7 @@ class Store:
             if spec_of(old) != spec_of(new):
                 md["generation"] += 1
         md["resourceVersion"] = old["metadata"]["resourceVersion"]
-        if strip_volatile(old) == strip_volatile(new):
+        if same_content(old, new):
             return old
         if dry_run:
             return new
@@ -651,7 +695,12 @@ class Store:
         self.objects[k] = new
         if md.get("generation") != old["metadata"].get("generation"):
             self.changed[k] = time.time()
-        self.emit("MODIFIED", rt, md.get("namespace", ""), new)
+            self.pending.add(k)
+        self.emit("MODIFIED", rt, md.get("namespace", ""), new, old)
+        if md.get("deletionTimestamp") and not md.get("finalizers") and \
+                k not in self.deleting:
+            # The last finalizer went: the object goes.
+            self.delete(rt, new)
         return new
 
     def delete(self, rt, obj):
@@ -659,16 +708,30 @@ class Store:
         k = self.key(rt, md.get("namespace", ""), md["name"])
         self.objects.pop(k, None)
         self.changed.pop(k, None)
+        self.pending.discard(k)
         self.deleting.pop(k, None)
-        gone = copy.deepcopy(obj)
+        gone = jcopy(obj)
         gone["metadata"]["resourceVersion"] = self.next_rv()
         self.emit("DELETED", rt, md.get("namespace", ""), gone)
+        if rt.kind == "CustomResourceDefinition":
+            # Its custom resources go with it, and out of discovery.
+            spec = obj.get("spec") or {}
+            g, plural = spec.get("group"), (spec.get("names") or {}).get("plural")
+            for ok, o in list(self.objects.items()):
+                if ok[0] == g and ok[1] == plural:
+                    self.delete(type_of(self, ok, o), o)
+            self.types = [t for t in self.types if t.crd != md["name"]]
 
     # -- behaviour configuration --
 
     def behaviour(self, obj):
-        """(mode, delay seconds) for an object: "ready", "never" or "fail"."""
+        """How the simulated controllers treat obj, from the configured behaviours (a later one
+        wins): (mode "ready" | "never" | "fail", delay in seconds, delete delay in seconds, the
+        status to set or None for the controller's own). By default a namespace takes the
+        controller delay to go, other objects go at once."""
         mode, delay = "ready", self.delay_ms
+        delete_delay = None
+        status = None
         md = obj["metadata"]
         for b in self.behaviours:
             if b.get("kind") not in (None, obj.get("kind")):
@@ -679,21 +742,32 @@ class Store:
                 continue
             mode = b.get("mode", mode)
             delay = b.get("delay_ms", delay)
-        return mode, delay / 1000.0
+            delete_delay = b.get("delete_delay_ms", delete_delay)
+            status = b.get("status", status)
+        if delete_delay is None:
+            delete_delay = delay if obj.get("kind") == "Namespace" else 0
+        return mode, delay / 1000.0, delete_delay / 1000.0, status
 
 
 def spec_of(obj):
     return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
 
 
-def strip_volatile(obj):
-    o = copy.deepcopy(obj)
-    md = o.get("metadata", {})
-    for f in ("resourceVersion", "generation"):
-        md.pop(f, None)
-    for e in md.get("managedFields", []) or []:
-        e.pop("time", None)
-    return o
+def same_content(a, b):
+    """Whether two versions of an object differ only in what the server sets on every write
+    (resourceVersion, generation, the time of managed fields entries)."""
+    if {k: v for k, v in a.items() if k != "metadata"} != \
+            {k: v for k, v in b.items() if k != "metadata"}:
+        return False
+    ma, mb = a.get("metadata", {}), b.get("metadata", {})
+    skip = ("resourceVersion", "generation", "managedFields")
+    if {k: v for k, v in ma.items() if k not in skip} != \
+            {k: v for k, v in mb.items() if k not in skip}:
+        return False
+    fa, fb = ma.get("managedFields") or [], mb.get("managedFields") or []
+    return len(fa) == len(fb) and all(
+        {k: v for k, v in x.items() if k != "time"} == {k: v for k, v in y.items() if k != "time"}
+        for x, y in zip(fa, fb))
 
 
 def set_manager(obj, manager, operation, rt, part, paths):
@@ -775,15 +849,204 @@ def apply_defaults(rt, obj):
 
 
 NAME_RE = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
+LABEL_VALUE_RE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+LABEL_KEY_RE = re.compile(r"([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}"
+                          r"[A-Za-z0-9])?")
+MAX_BODY = 3 * 1024 * 1024  # a real server's limit on request bodies
+
+# ---------------------------------------------------------------------------------------------
+# Field validation: the fields a type declares (top level and spec for the built-in types here,
+# the CRD's openAPIV3Schema for custom resources). Below what is listed anything goes.
+
+ANY = {"x-kubernetes-preserve-unknown-fields": True}
+META_FIELDS = ["name", "generateName", "namespace", "labels", "annotations", "finalizers",
+               "ownerReferences", "uid", "resourceVersion", "generation", "creationTimestamp",
+               "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"]
 
 
-def validate(rt, obj):
+def fields_schema(fields, spec=None):
+    props = {f: ANY for f in fields}
+    props.update({"apiVersion": ANY, "kind": ANY,
+                  "metadata": {"type": "object", "properties": {f: ANY for f in META_FIELDS}}})
+    if spec is not None:
+        props["spec"] = {"type": "object", "properties": {f: ANY for f in spec}}
+    return {"type": "object", "properties": props}
+
+
+POD_TEMPLATE = ["selector", "template", "minReadySeconds", "revisionHistoryLimit"]
+BUILTIN_SCHEMAS = {
+    "Namespace": fields_schema(["status"], ["finalizers"]),
+    "ConfigMap": fields_schema(["data", "binaryData", "immutable"]),
+    "Secret": fields_schema(["data", "stringData", "type", "immutable"]),
+    "ServiceAccount": fields_schema(["secrets", "imagePullSecrets",
+                                     "automountServiceAccountToken"]),
+    "Service": fields_schema(["status"], [
+        "ports", "selector", "clusterIP", "clusterIPs", "type", "externalIPs", "sessionAffinity",
+        "loadBalancerIP", "loadBalancerSourceRanges", "externalName", "externalTrafficPolicy",
+        "healthCheckNodePort", "publishNotReadyAddresses", "sessionAffinityConfig",
+        "ipFamilies", "ipFamilyPolicy", "allocateLoadBalancerNodePorts", "loadBalancerClass",
+        "internalTrafficPolicy", "trafficDistribution"]),
+    "Deployment": fields_schema(["status"], POD_TEMPLATE + [
+        "replicas", "strategy", "paused", "progressDeadlineSeconds"]),
+    "StatefulSet": fields_schema(["status"], POD_TEMPLATE + [
+        "replicas", "volumeClaimTemplates", "serviceName", "podManagementPolicy",
+        "updateStrategy", "persistentVolumeClaimRetentionPolicy", "ordinals"]),
+    "DaemonSet": fields_schema(["status"], POD_TEMPLATE + ["updateStrategy"]),
+    "Job": fields_schema(["status"], [
+        "parallelism", "completions", "activeDeadlineSeconds", "podFailurePolicy",
+        "successPolicy", "backoffLimit", "backoffLimitPerIndex", "maxFailedIndexes", "selector",
+        "manualSelector", "template", "ttlSecondsAfterFinished", "completionMode", "suspend",
+        "podReplacementPolicy", "managedBy"]),
+    "Role": fields_schema(["rules"]),
+    "ClusterRole": fields_schema(["rules", "aggregationRule"]),
+    "RoleBinding": fields_schema(["subjects", "roleRef"]),
+    "ClusterRoleBinding": fields_schema(["subjects", "roleRef"]),
+    "CustomResourceDefinition": fields_schema(["status"], [
+        "group", "names", "scope", "versions", "conversion", "preserveUnknownFields"]),
+}
+
+
+def type_schema(store, rt, version):
+    """The schema unknown fields are checked against (ANY: no check)."""
+    if rt.crd is None:
+        return BUILTIN_SCHEMAS.get(rt.kind, ANY)
+    crd = store.objects.get(("apiextensions.k8s.io", "customresourcedefinitions", "", rt.crd))
+    if crd is None or crd["spec"].get("preserveUnknownFields"):
+        return ANY
+    for v in crd["spec"].get("versions", []):
+        if v.get("name") == version:
+            schema = jcopy((v.get("schema") or {}).get("openAPIV3Schema") or ANY)
+            if isinstance(schema.get("properties"), dict):
+                # apiVersion, kind and metadata are the server's, whatever the schema says.
+                schema["properties"].update(fields_schema([])["properties"])
+            return schema
+    return ANY
+
+
+def unknown_fields(value, schema, path=(), out=None):
+    """The paths (tuples of keys and list indexes) in value that schema does not declare."""
+    if out is None:
+        out = []
+    if not isinstance(schema, dict) or schema.get("x-kubernetes-preserve-unknown-fields"):
+        return out
+    if isinstance(value, dict):
+        props = schema.get("properties")
+        extra = schema.get("additionalProperties")
+        if props is None:
+            if isinstance(extra, dict):
+                for k, v in value.items():
+                    unknown_fields(v, extra, path + (k,), out)
+            return out
+        for k, v in value.items():
+            if k in props:
+                unknown_fields(v, props[k], path + (k,), out)
+            elif isinstance(extra, dict):
+                unknown_fields(v, extra, path + (k,), out)
+            elif not extra:
+                out.append(path + (k,))
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, v in enumerate(value):
+            unknown_fields(v, schema["items"], path + (i,), out)
+    return out
+
+
+def field_path_text(path):
+    return "".join("[%d]" % p if isinstance(p, int) else "." + p for p in path)
+
+
+def drop_path(obj, path):
+    cur = obj
+    for p in path[:-1]:
+        try:
+            cur = cur[p]
+        except (KeyError, IndexError, TypeError):
+            return
+    if isinstance(cur, dict):
+        cur.pop(path[-1], None)
+
+
+JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "bool", int: "number",
+              float: "number", type(None): "null"}
+
+
+def check_shape(rt, obj):
+    """400 for values of the wrong JSON type where this server looks (a real server's decoder
+    refuses them the same way), so that nothing below trips over them."""
+    def want(value, kind, where):
+        if value is None or isinstance(value, kind):
+            return
+        raise bad_request("json: cannot unmarshal %s into Go struct field %s.%s of type %s" % (
+            JSON_TYPES.get(type(value), "value"), rt.kind, where,
+            {dict: "object", list: "array", str: "string"}[kind]))
+
+    def want_each(values, kind, where):
+        want(values, list, where)
+        for v in values or []:
+            want(v, kind, where)
+
+    want(obj.get("metadata"), dict, "metadata")
+    md = obj.get("metadata") or {}
+    for f in ("name", "generateName", "namespace", "resourceVersion", "uid"):
+        want(md.get(f), str, "metadata." + f)
+    for f in ("labels", "annotations"):
+        want(md.get(f), dict, "metadata." + f)
+        for v in (md.get(f) or {}).values():
+            want(v, str, "metadata." + f)
+    want_each(md.get("finalizers"), str, "metadata.finalizers")
+    want_each(md.get("ownerReferences"), dict, "metadata.ownerReferences")
+    want_each(md.get("managedFields"), dict, "metadata.managedFields")
+    for f in ("spec", "status"):
+        want(obj.get(f), dict, f)
+    if rt.kind in ("ConfigMap", "Secret"):
+        for f in ("data", "stringData", "binaryData"):
+            want(obj.get(f), dict, f)
+            for v in (obj.get(f) or {}).values():
+                want(v, str, f)
+    spec = obj.get("spec") or {}
+    for f in ("template", "selector", "names", "strategy", "updateStrategy"):
+        want(spec.get(f), dict, "spec." + f)
+    want_each(spec.get("versions"), dict, "spec.versions")
+    want_each(spec.get("ports"), dict, "spec.ports")
+    want_each(spec.get("finalizers"), str, "spec.finalizers")
+    template = spec.get("template") or {}
+    want(template.get("spec"), dict, "spec.template.spec")
+    pod = template.get("spec") if rt.kind != "Pod" else spec
+    for f in ("containers", "initContainers"):
+        want_each((pod or {}).get(f), dict, "spec." + f)
+        for c in (pod or {}).get(f) or []:
+            for g in ("ports", "env", "volumeMounts"):
+                want_each(c.get(g), dict, "spec.%s.%s" % (f, g))
+
+
+def validate(rt, obj, whole=True):
+    """422 Invalid for a bad name, and (for a whole object, not a partial apply configuration)
+    for the few required fields checked here."""
     name = obj["metadata"].get("name", "")
     causes = []
     if not NAME_RE.fullmatch(name) or len(name) > 253:
         causes.append(("metadata.name", 'Invalid value: "%s": a lowercase RFC 1123 subdomain '
                        "must consist of lower case alphanumeric characters, '-' or '.', and "
                        "must start and end with an alphanumeric character" % name))
+    md = obj["metadata"]
+    labels = md.get("labels") or {}
+    for k, v in labels.items() if isinstance(labels, dict) else []:
+        if not isinstance(v, str) or not LABEL_VALUE_RE.fullmatch(v) or len(v) > 63:
+            causes.append(("metadata.labels", 'Invalid value: "%s": a valid label must be an '
+                           "empty string or consist of alphanumeric characters, '-', '_' or '.', "
+                           "and must start and end with an alphanumeric character" % v))
+        if not LABEL_KEY_RE.fullmatch(k):
+            causes.append(("metadata.labels", 'Invalid value: "%s": name part must consist of '
+                           "alphanumeric characters, '-', '_' or '.', and must start and end "
+                           "with an alphanumeric character" % k))
+    annotations = md.get("annotations") or {}
+    if isinstance(annotations, dict) and sum(
+            len(k) + len(str(v)) for k, v in annotations.items()) > 262144:
+        # What makes client-side apply of a large CRD fail (its last-applied annotation).
+        causes.append(("metadata.annotations", "Too long: must have at most 262144 bytes"))
+    if not whole:
+        if causes:
+            raise invalid(rt, name, causes)
+        return
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
     if rt.kind in ("Deployment", "StatefulSet", "DaemonSet"):
         if "selector" not in spec:
@@ -816,28 +1079,46 @@ def condition(ctype, status, reason="", message=""):
     return c
 
 
+UNMANAGED = object()  # no simulated controller looks after this kind
+MANAGED = {"CustomResourceDefinition", "Deployment", "StatefulSet", "DaemonSet", "Job", "Pod",
+           "ClusterServiceVersion", "APIService"}
+
+
 def desired_status(store, rt, obj, age):
-    """The status the simulated controller wants for obj (None: leave it), age = seconds since
-    its spec last changed."""
-    mode, delay = store.behaviour(obj)
+    """The status the simulated controller wants for obj, age = seconds since its spec last
+    changed: None (not yet), a status, (status, final) for a step on the way, or UNMANAGED."""
+    mode, delay, _, given = store.behaviour(obj)
+    if given is not None:
+        # A status the test asked for (any kind, custom resources too), after the delay.
+        return None if age < delay else with_generation(
+            given, obj["metadata"].get("generation", 1))
+    if rt.group == "operators.coreos.com" and rt.kind in OLM_KINDS:
+        return None if age < delay else olm_status(store, rt, obj, mode)
+    if rt.kind not in MANAGED or rt.crd is not None:
+        return UNMANAGED
     kind = rt.kind
     gen = obj["metadata"].get("generation", 1)
     spec = obj.get("spec") or {}
-    st = copy.deepcopy(obj.get("status") or {})
+    st = jcopy(obj.get("status") or {})
     if kind == "CustomResourceDefinition":
-        if mode == "never" or age < delay:
-            return None
+        # The names are accepted at once; the CRD is Established after the delay.
         names = dict(spec.get("names") or {})
         names.setdefault("singular", names.get("kind", "").lower())
         names.setdefault("listKind", names.get("kind", "") + "List")
+        was = {c.get("type"): c.get("status") for c in st.get("conditions", []) or []}
+        # Once Established, a CRD stays so (a change of its spec does not take it away).
+        done = was.get("Established") == "True" or (mode != "never" and age >= delay)
         conds = [condition("NamesAccepted", "True", "NoConflicts", "no conflicts found"),
                  condition("Established", "True", "InitialNamesAccepted",
-                           "the initial names have been accepted")]
-        return keep_times(st, {"conditions": conds, "acceptedNames": names,
-                               "storedVersions": [v["name"] for v in spec.get("versions", [])
-                                                  if v.get("storage")]})
-    if rt.crd is not None:
-        return None
+                           "the initial names have been accepted") if done else
+                 condition("Established", "False", "Installing", "the CRD is being installed")]
+        new = keep_times(st, {"conditions": conds, "acceptedNames": names,
+                              "storedVersions": [v["name"] for v in spec.get("versions", [])
+                                                 if v.get("storage")]})
+        return new, done or mode == "never"
+    if kind == "ClusterServiceVersion" and age < delay:
+        return {"phase": "Pending", "reason": "RequirementsUnknown",
+                "message": "requirements not yet checked"}, False
     if age < delay:
         return None
     if kind == "Deployment":
@@ -933,6 +1214,94 @@ def desired_status(store, rt, obj, age):
     return None
 
 
+OLM_KINDS = {"Subscription", "InstallPlan", "CatalogSource", "OperatorGroup"}
+
+
+def olm_status(store, rt, obj, mode):
+    """OLM's operators, roughly (with --olm): a CatalogSource becomes READY, an OperatorGroup
+    lists its namespaces, a Subscription gets an InstallPlan (approved at once unless its
+    installPlanApproval is Manual) and, once that is Complete, its CSV (spec.startingCSV, else
+    <package>.v0.0.1), which the CSV controller then takes to Succeeded. Mode "fail": the
+    Subscription's resolution fails, the CatalogSource is unreachable; "never": no InstallPlan."""
+    md, spec = obj["metadata"], obj.get("spec") or {}
+    ns, st = md.get("namespace", ""), obj.get("status") or {}
+    kind = rt.kind
+    if kind == "CatalogSource":
+        state = "READY" if mode == "ready" else "TRANSIENT_FAILURE"
+        return {"connectionState": {"lastObservedState": state,
+                                    "address": "%s.%s.svc:50051" % (md["name"], ns)}}
+    if kind == "OperatorGroup":
+        return {"namespaces": spec.get("targetNamespaces") or [""],
+                "lastUpdated": st.get("lastUpdated") or now_rfc3339()}
+    if kind == "InstallPlan":
+        if not spec.get("approved"):
+            return keep_times(st, {"phase": "RequiresApproval", "conditions": [
+                condition("Installed", "False", "RequiresApproval")]})
+        for csv in spec.get("clusterServiceVersionNames") or []:
+            ensure_csv(store, ns, csv, (md.get("labels") or {}).get("kpkg-test/package", csv))
+        return keep_times(st, {"phase": "Complete", "conditions": [
+            condition("Installed", "True", "InstallSucceeded")]})
+    # A Subscription.
+    pkg = spec.get("name") or md["name"]
+    if mode == "fail":
+        return keep_times(st, {"state": "", "conditions": [condition(
+            "ResolutionFailed", "True", "ConstraintsNotSatisfiable",
+            "no operators found in package %s in the catalog referenced by subscription %s"
+            % (pkg, md["name"]))]})
+    if mode == "never":
+        return {"state": "UpgradePending"}
+    csv = spec.get("startingCSV") or pkg + ".v0.0.1"
+    ip_name = "install-" + hashlib.sha1(("%s/%s" % (ns, md["name"])).encode()).hexdigest()[:5]
+    ip_rt = store.find_kind("operators.coreos.com", "InstallPlan")
+    ip = store.objects.get(store.key(ip_rt, ns, ip_name))
+    if ip is None:
+        manual = spec.get("installPlanApproval") == "Manual"
+        ip = store.write_new(ip_rt, ns, {
+            "apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
+            "metadata": {"name": ip_name, "namespace": ns,
+                         "labels": {"kpkg-test/package": pkg},
+                         "ownerReferences": [{"apiVersion": "operators.coreos.com/v1alpha1",
+                                              "kind": "Subscription", "name": md["name"],
+                                              "uid": md["uid"]}]},
+            "spec": {"approval": "Manual" if manual else "Automatic", "approved": not manual,
+                     "clusterServiceVersionNames": [csv], "generation": 1}},
+            "catalog", "Update", "main")
+    ref = {"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
+           "name": ip_name, "namespace": ns, "uid": ip["metadata"]["uid"]}
+    if (ip.get("status") or {}).get("phase") != "Complete":
+        # Not final: looked at again until the InstallPlan is approved and complete.
+        return keep_times(st, {"state": "UpgradePending", "currentCSV": csv,
+                               "installPlanRef": ref, "installPlanGeneration": 1,
+                               "conditions": [condition("InstallPlanPending", "True",
+                                                        "RequiresApproval")]}), False
+    return keep_times(st, {"state": "AtLatestKnown", "currentCSV": csv, "installedCSV": csv,
+                           "installPlanRef": ref, "installPlanGeneration": 1,
+                           "conditions": [condition("CatalogSourcesUnhealthy", "False",
+                                                    "AllCatalogSourcesHealthy")]})
+
+
+def ensure_csv(store, ns, name, pkg):
+    """The CSV an InstallPlan installs (created once; the CSV controller does the rest)."""
+    rt = store.find_kind("operators.coreos.com", "ClusterServiceVersion")
+    if store.key(rt, ns, name) in store.objects:
+        return
+    store.write_new(rt, ns, {
+        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+        "metadata": {"name": name, "namespace": ns,
+                     "labels": {"operators.coreos.com/%s.%s" % (pkg, ns): ""}},
+        "spec": {"displayName": pkg, "install": {"strategy": "deployment"}}},
+        "olm", "Update", "main")
+
+
+def with_generation(v, gen):
+    """v with every "$generation" string replaced by the object's generation."""
+    if isinstance(v, dict):
+        return {k: with_generation(x, gen) for k, x in v.items()}
+    if isinstance(v, list):
+        return [with_generation(x, gen) for x in v]
+    return gen if v == "$generation" else v
+
+
 def keep_times(old, new):
     """new, with the lastTransitionTime of conditions whose status did not change kept."""
     before = {c.get("type"): c for c in old.get("conditions", []) or []}
@@ -946,45 +1315,82 @@ def keep_times(old, new):
 def controller_loop(store, stop):
     while not stop.wait(0.02):
         with store.lock:
-            tick(store)
+            try:
+                tick(store)
+            except Exception:  # a bug: say so, and keep the controllers running
+                import traceback
+                traceback.print_exc()
 
 
 def tick(store):
+    """One pass of the simulated controllers over the objects that may need them."""
     now = time.time()
-    for k, obj in list(store.objects.items()):
-        rt = store.find_type(k[0], obj["apiVersion"].split("/")[-1], k[1]) or \
-            store.find_kind(k[0], obj.get("kind"))
-        if rt is None:
+    for k in list(store.pending):
+        obj = store.objects.get(k)
+        if obj is None:
+            store.pending.discard(k)
             continue
-        if rt.kind == "Namespace":
+        rt = store.find_kind(k[0], obj.get("kind")) or rt_for_key(store, k)
+        if rt is None:  # a custom resource whose CRD is no longer established
+            store.pending.discard(k)
             continue
         want = desired_status(store, rt, obj, now - store.changed.get(k, now))
+        if want is UNMANAGED:
+            store.pending.discard(k)
+            continue
         if want is None:
-            if rt.kind == "ClusterServiceVersion" and not obj.get("status"):
-                want = {"phase": "Pending", "reason": "RequirementsUnknown",
-                        "message": "requirements not yet checked"}
-            else:
-                continue
+            continue  # not yet: the delay has not passed
+        final = True
+        if isinstance(want, tuple):  # (status, final): an intermediate step
+            want, final = want
+        if final:
+            store.pending.discard(k)
         if obj.get("status") == want:
             continue
-        new = copy.deepcopy(obj)
+        new = jcopy(obj)
         new["status"] = want
-        store.replace(rt, obj, new)
+        new = store.replace(rt, obj, new)
         if rt.kind == "CustomResourceDefinition":
             sync_crd(store, new)
-    # Namespaces being deleted: after the delay their objects go, then the namespace.
+    # Delayed deletes: a namespace takes its objects with it; an object with finalizers stays
+    # (marked) until they are gone.
     for k, until in list(store.deleting.items()):
-        if now < until or k not in store.objects:
+        if now < until:
             continue
-        ns = k[3]
-        for ok, o in list(store.objects.items()):
-            if ok[2] == ns and ok[2] != "":
-                store.delete(store.find_kind(ok[0], o["kind"]) or rt_for_key(store, ok), o)
-        store.delete(store.find_kind("", "Namespace"), store.objects[k])
+        store.deleting.pop(k, None)
+        obj = store.objects.get(k)
+        if obj is None:
+            continue
+        if obj.get("kind") == "Namespace":
+            ns = k[3]
+            for ok, o in list(store.objects.items()):
+                if ok[2] == ns:
+                    store.delete(type_of(store, ok, o), o)
+        if not obj["metadata"].get("finalizers"):
+            store.delete(type_of(store, k, obj), obj)
+
+
+def version_priority(v):
+    """A sort key putting the versions of a group in Kubernetes' order of preference: GA, then
+    beta, then alpha, newer first (v2 > v1 > v1beta2 > v1beta1 > v1alpha1), then other names in
+    alphabetical order."""
+    m = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", v)
+    if not m:
+        return (3, 0, 0, v)
+    stage = {None: 0, "beta": 1, "alpha": 2}[m.group(2)]
+    return (stage, -int(m.group(1)), -int(m.group(3) or 0), v)
+
+
+def type_of(store, k, obj):
+    """The type of a stored object, or a stand-in when it is no longer served (a custom
+    resource whose CRD lost its Established condition) so that it can still be deleted."""
+    return rt_for_key(store, k) or RType(k[0], [obj["apiVersion"].rpartition("/")[2]],
+                                         obj.get("kind", ""), k[1], namespaced=bool(k[2]))
 
 
 def rt_for_key(store, k):
-    return next(t for t in store.types if t.group == k[0] and t.plural == k[1])
+    """The type of a stored object's key (None when it is no longer served)."""
+    return next((t for t in store.types if t.group == k[0] and t.plural == k[1]), None)
 
 
 def sync_crd(store, crd):
@@ -997,7 +1403,8 @@ def sync_crd(store, crd):
     spec = crd["spec"]
     names = spec["names"]
     versions = [v for v in spec.get("versions", []) if v.get("served", True)]
-    versions.sort(key=lambda v: not v.get("storage", False))
+    # The preferred version first, by Kubernetes' version priority (not by storage).
+    versions.sort(key=lambda v: version_priority(v.get("name", "")))
     if not versions:
         return
     status_sub = any("status" in (v.get("subresources") or {}) for v in versions)
@@ -1087,8 +1494,9 @@ def openapi_gv(store, g, v):
         gvk = {"group": g, "version": v, "kind": t.kind}
         sname = "%s.%s.%s" % ("io.k8s.api" if not t.crd else g, (g or "core").split(".")[0],
                               v) + "." + t.kind
+        # The schemas carry no x-kubernetes-group-version-kind: kubectl's client-side apply then
+        # computes its patches from its built-in types rather than from these (empty) schemas.
         schemas[sname] = {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
-                          "x-kubernetes-group-version-kind": [gvk],
                           "properties": {"apiVersion": {"type": "string"},
                                          "kind": {"type": "string"},
                                          "metadata": {"type": "object",
@@ -1188,6 +1596,9 @@ class Server(ThreadingHTTPServer):
 
     def get_request(self):
         sock, addr = self.socket.accept()
+        # Headers and body go out in separate writes: without this, Nagle's algorithm and the
+        # client's delayed ACK would hold every reply back ~40 ms.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self.ssl_ctx is not None:
             # The handshake runs in the request's thread, on its first read.
             sock = self.ssl_ctx.wrap_socket(sock, server_side=True,
@@ -1204,6 +1615,53 @@ class Server(ThreadingHTTPServer):
 
 class DropConnection(Exception):
     pass
+
+
+class Headers:
+    """Request headers, looked up without regard to case (what the handler needs of them)."""
+
+    def __init__(self, pairs):
+        self.pairs = pairs
+        self.map = {}
+        for k, v in pairs:
+            self.map.setdefault(k.lower(), v)
+
+    def get(self, name, default=None):
+        return self.map.get(name.lower(), default)
+
+    def __getitem__(self, name):
+        return self.map.get(name.lower())
+
+    def __contains__(self, name):
+        return name.lower() in self.map
+
+    def items(self):
+        return list(self.pairs)
+
+
+def fast_parse_headers(fp, _class=None):
+    """http.client.parse_headers without the e-mail parser (a third of each request's time)."""
+    pairs = []
+    while True:
+        line = fp.readline(65537)
+        if len(line) > 65536:
+            raise http.client.LineTooLong("header line")
+        if line in (b"\r\n", b"\n", b""):
+            break
+        if len(pairs) > 100:
+            raise http.client.HTTPException("got more than 100 headers")
+        text = line.decode("iso-8859-1").rstrip("\r\n")
+        if text[:1] in (" ", "\t") and pairs:  # a folded continuation line
+            pairs[-1] = (pairs[-1][0], pairs[-1][1] + " " + text.strip())
+            continue
+        name, _, value = text.partition(":")
+        pairs.append((name.strip(), value.strip()))
+    return Headers(pairs)
+
+
+# http.server reads request headers through this function; the server process has no other use
+# for it.
+http.client.parse_headers = fast_parse_headers
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -1245,9 +1703,14 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache, private")
         for k, v in (headers or {}).items():
             self.send_header(k, v)
-        self.end_headers()
+        for w in getattr(self, "warnings", []):
+            self.send_header("Warning", '299 - "%s"' % w.replace('"', '\\"'))
+        self.log_request(code)
+        # The end of the headers and the body in one write (end_headers would send apart).
+        self._headers_buffer.append(b"\r\n")
         if self.command != "HEAD":
-            self.wfile.write(data)
+            self._headers_buffer.append(data)
+        self.flush_headers()
         self.status_sent = code
 
     def send_error_status(self, e):
@@ -1275,9 +1738,13 @@ class Handler(BaseHTTPRequestHandler):
         store = self.server.store
         url = urllib.parse.urlsplit(self.path)
         self.url_path = url.path
+        self.raw_query = url.query
+        self.fault = None
         self.query = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query,
                                                                  keep_blank_values=True).items()}
         self.status_sent = 0
+        self.warnings = []
+        self.log_entry = None
         body = self.read_body()
         self.req_body = body
         if url.path.startswith("/__test/") or self.server.control_only:
@@ -1286,11 +1753,14 @@ class Handler(BaseHTTPRequestHandler):
             except ApiError as e:
                 self.send_error_status(e)
             return
-        self.log_entry = entry = {"method": self.command, "path": url.path, "query": url.query,
-                 "content_type": self.headers.get("Content-Type", ""),
-                 "user_agent": self.headers.get("User-Agent", ""), "status": 0}
+        self.log_entry = {"method": self.command, "path": url.path, "query": url.query,
+                          "content_type": self.headers.get("Content-Type", ""),
+                          "user_agent": self.headers.get("User-Agent", ""), "status": 0}
         try:
-            fault = self.take_fault()
+            if len(body) > MAX_BODY:
+                raise ApiError(413, "RequestEntityTooLarge", "Request entity too large: limit is "
+                               "%d" % MAX_BODY, {})
+            fault = self.fault = self.take_fault()
             if fault is not None:
                 if fault.get("delay_ms"):
                     time.sleep(fault["delay_ms"] / 1000.0)
@@ -1302,10 +1772,11 @@ class Handler(BaseHTTPRequestHandler):
                                    % (self.command.lower(), url.path), {})
                 if fault.get("status"):
                     code = int(fault["status"])
-                    reason = {429: "TooManyRequests", 500: "InternalError",
-                              503: "ServiceUnavailable", 504: "Timeout",
-                              409: "Conflict", 403: "Forbidden", 404: "NotFound"}.get(code,
-                                                                                     "Unknown")
+                    reason = fault.get("reason") or {
+                        400: "BadRequest", 403: "Forbidden", 404: "NotFound", 409: "Conflict",
+                        410: "Expired", 422: "Invalid", 429: "TooManyRequests",
+                        500: "InternalError", 503: "ServiceUnavailable",
+                        504: "Timeout"}.get(code, "Unknown")
                     hdrs = {}
                     if fault.get("retry_after") is not None:
                         hdrs["Retry-After"] = str(fault["retry_after"])
@@ -1319,6 +1790,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_error_status(e)
         except DropConnection:
             self.close_connection = True
+            self.log_request(0)
             try:
                 self.connection.shutdown(socket.SHUT_RDWR)
             except OSError:
@@ -1332,10 +1804,16 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_error_status(ApiError(500, "InternalError", "internal error: %s" % e))
             except OSError:
                 pass
-        entry["status"] = self.status_sent
-        if not entry.pop("logged", False):
-            with store.lock:
-                store.requests.append(entry)
+        self.log_request(self.status_sent)
+
+    def log_request(self, status):
+        """Adds this request to the log once, before its reply goes out: a client that has its
+        answer finds the request in the log."""
+        entry, self.log_entry = self.log_entry, None
+        if entry is not None:
+            entry["status"] = status
+            with self.server.store.lock:
+                self.server.store.requests.append(entry)
 
     def client_gone(self):
         """Whether the client closed the connection (a watching client sends nothing more)."""
@@ -1358,6 +1836,8 @@ class Handler(BaseHTTPRequestHandler):
                 if f.get("method") not in (None, self.command):
                     continue
                 if not re.search(f.get("path", ""), self.url_path):
+                    continue
+                if not re.search(f.get("query", ""), self.raw_query):
                     continue
                 if f.get("count", 1) > 0:
                     f["count"] = f.get("count", 1) - 1
@@ -1391,12 +1871,33 @@ class Handler(BaseHTTPRequestHandler):
                 cfg = json.loads(body or b"{}")
             except ValueError as e:
                 raise bad_request("config is no JSON: %s" % e)
+            check_config(cfg)
             with store.lock:
                 if "delay_ms" in cfg:
                     store.delay_ms = cfg["delay_ms"]
                 store.behaviours += cfg.get("behaviours", [])
+                store.pending |= set(store.objects)  # the controllers look again
                 store.faults += [dict(f) for f in cfg.get("faults", [])]
             self.send(200, {"ok": True})
+        elif path == "/__test/status" and self.command == "POST":
+            try:
+                req = json.loads(body or b"{}")
+                group = req["apiVersion"].rpartition("/")[0]
+                kind, name, status = req["kind"], req["name"], req["status"]
+            except (ValueError, KeyError, TypeError, AttributeError) as e:
+                raise bad_request("want apiVersion, kind, name, status (and namespace): %s" % e)
+            with store.lock:
+                rt = store.find_kind(group, kind)
+                if rt is None:
+                    raise ApiError(404, "NotFound", "no such kind: %s" % kind)
+                old = store.objects.get(store.key(rt, req.get("namespace", ""), name))
+                if old is None:
+                    raise not_found(rt, name)
+                new = jcopy(old)
+                new["status"] = status
+                new = store.replace(rt, old, new)
+                store.pending.discard(store.key(rt, req.get("namespace", ""), name))
+                self.send(200, new)
         elif path == "/__test/reset" and self.command == "POST":
             store.reset()
             self.send(200, {"ok": True})
@@ -1522,7 +2023,9 @@ class Handler(BaseHTTPRequestHandler):
     # -- helpers for objects --
 
     def out(self, rt, version, obj):
-        o = copy.deepcopy(obj)
+        # A shallow copy: stored objects are never changed in place, and callers that change
+        # what they get copy it first.
+        o = dict(obj)
         o["apiVersion"] = rt.api_version(version)
         o["kind"] = rt.kind
         return o
@@ -1569,6 +2072,7 @@ class Handler(BaseHTTPRequestHandler):
             obj["metadata"] = md = {}
         if not isinstance(md, dict):
             raise bad_request("metadata must be an object")
+        check_shape(rt, obj)
         want = rt.api_version(version)
         if apply:
             if not obj.get("apiVersion") or not obj.get("kind"):
@@ -1598,6 +2102,37 @@ class Handler(BaseHTTPRequestHandler):
                 raise invalid(rt, "", [("metadata.name", "Required value: name or generateName "
                                         "is required")])
         return obj
+
+    def check_fields(self, rt, version, obj, apply=False):
+        """fieldValidation: Strict refuses unknown fields (400), Warn (the default) and Ignore
+        drop them, Warn with a Warning header for each."""
+        mode = self.query.get("fieldValidation", "") or "Warn"
+        if mode not in ("Ignore", "Warn", "Strict"):
+            raise bad_request('fieldValidation parameter unsupported: "%s"' % mode)
+        bad = unknown_fields(obj, type_schema(self.server.store, rt, version))
+        if not bad:
+            return
+        if mode == "Strict":
+            if apply:
+                raise bad_request("failed to create typed patch object (%s/%s, Kind=%s): %s" % (
+                    rt.group, version, rt.kind, "; ".join(
+                        "%s: field not declared in schema" % field_path_text(p) for p in bad)))
+            raise bad_request("strict decoding error: " + ", ".join(
+                'unknown field "%s"' % field_path_text(p)[1:] for p in bad))
+        for p in sorted(bad, key=len, reverse=True):
+            drop_path(obj, p)
+            if mode == "Warn":
+                self.warnings.append('unknown field "%s"' % field_path_text(p)[1:])
+
+    def int_param(self, name, default):
+        """An integer query parameter; 400 when it is not one."""
+        v = self.query.get(name, "")
+        if v == "":
+            return default
+        try:
+            return int(v)
+        except ValueError:
+            raise bad_request('invalid value for %s: "%s": not an integer' % (name, v))
 
     def manager(self, default=True):
         m = self.query.get("fieldManager", "")
@@ -1678,7 +2213,7 @@ class Handler(BaseHTTPRequestHandler):
                 except (ValueError, KeyError, TypeError):
                     raise bad_request("continue key is not valid")
                 items = [(k, o) for k, o in items if k > after]
-            limit = int(self.query.get("limit") or 0)
+            limit = self.int_param("limit", 0)
             meta = {"resourceVersion": rv}
             if limit > 0 and len(items) > limit:
                 items = items[:limit]
@@ -1707,7 +2242,7 @@ class Handler(BaseHTTPRequestHandler):
         store = self.server.store
         lp = parse_label_selector(self.query.get("labelSelector", ""))
         fp = parse_field_selector(self.query.get("fieldSelector", ""))
-        timeout = float(self.query.get("timeoutSeconds") or 1800)
+        timeout = float(self.int_param("timeoutSeconds", 1800))
         m = re.fullmatch(r"(\d+)s", self.query.get("timeout", ""))
         if m:
             timeout = min(timeout, float(m.group(1)))
@@ -1718,8 +2253,17 @@ class Handler(BaseHTTPRequestHandler):
         accept = self.headers.get("Accept", "")
         as_table = "as=Table" in accept
         pending = []
+        fault = self.fault or {}
+        if fault.get("watch_end_ms") is not None:
+            deadline = min(deadline, time.time() + fault["watch_end_ms"] / 1000.0)
         with store.lock:
-            if rv_param in ("", "0") or initial:
+            epoch = store.epoch
+            if fault.get("watch_expired"):
+                pending.append(("ERROR", ApiError(
+                    410, "Expired", "too old resource version: %s (%d)"
+                    % (rv_param, store.rv)).status()))
+                start, deadline = store.rv, 0
+            elif rv_param in ("", "0") or initial:
                 # Start from now, with the current objects as ADDED events.
                 start = store.rv
                 for _, o in self.matching(rt, ns):
@@ -1733,24 +2277,26 @@ class Handler(BaseHTTPRequestHandler):
                     start = int(rv_param)
                 except ValueError:
                     raise bad_request('invalid resource version "%s"' % rv_param)
-                if store.history and start < store.history[0][0] - 1 and start < 100:
-                    raise ApiError(410, "Expired", "too old resource version: %s" % rv_param)
+                if start < store.floor:
+                    # As a real server: the stream opens, with one ERROR event (410 Expired).
+                    pending.append(("ERROR", ApiError(
+                        410, "Expired", "too old resource version: %s (%d)"
+                        % (rv_param, store.floor + 1)).status()))
+                    start, deadline = store.rv, 0
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Cache-Control", "no-cache, private")
+        self.log_request(200)
         self.end_headers()
         self.status_sent = 200
-        # A watch is logged when it starts (it may last long).
-        self.log_entry["status"] = 200
-        self.log_entry["logged"] = True
-        with store.lock:
-            store.requests.append(self.log_entry)
 
         def write_event(etype, obj):
-            if etype == "BOOKMARK":
+            if etype == "ERROR":
+                o = obj
+            elif etype == "BOOKMARK":
                 o = {"kind": rt.kind, "apiVersion": rt.api_version(version)}
-                o.update(copy.deepcopy(obj))
+                o.update(jcopy(obj))
             else:
                 o = self.out(rt, version, obj)
                 if as_table:
@@ -1780,12 +2326,19 @@ class Handler(BaseHTTPRequestHandler):
                         start = ev[0]
                         if ev[2] != rt.group or ev[3] != rt.plural or (ns and ev[4] != ns):
                             continue
-                        if not selected(ev[5], lp, fp):
-                            continue
-                        batch.append((ev[1], ev[5]))
+                        etype, now_in = ev[1], selected(ev[5], lp, fp)
+                        if etype == "MODIFIED" and ev[6] is not None and (lp or fp):
+                            was_in = selected(ev[6], lp, fp)
+                            if now_in and not was_in:
+                                etype = "ADDED"
+                            elif was_in and not now_in:
+                                etype, now_in = "DELETED", True
+                        if now_in:
+                            batch.append((etype, ev[5]))
                     if not batch:
                         left = deadline - time.time()
-                        if left <= 0 or self.server.stop.is_set() or self.client_gone():
+                        if left <= 0 or self.server.stop.is_set() or self.client_gone() or \
+                                store.epoch != epoch:
                             break
                         store.cond.wait(min(left, 0.5))
                 for etype, obj in batch:
@@ -1802,6 +2355,7 @@ class Handler(BaseHTTPRequestHandler):
         store = self.server.store
         dry = self.dry_run()
         obj = self.parse_object(rt, version, ns, "", body)
+        self.check_fields(rt, version, obj)
         validate(rt, obj)
         with store.lock:
             self.check_namespace(rt, ns)
@@ -1819,6 +2373,7 @@ class Handler(BaseHTTPRequestHandler):
         store = self.server.store
         dry = self.dry_run()
         new = self.parse_object(rt, version, ns, name, body)
+        self.check_fields(rt, version, new)
         validate(rt, new)
         with store.lock:
             old = store.objects.get(store.key(rt, ns, name))
@@ -1842,21 +2397,29 @@ class Handler(BaseHTTPRequestHandler):
     def store_update(self, rt, old, new, part, dry):
         """An Update operation: the parts this endpoint may change, then field ownership."""
         store = self.server.store
-        new = copy.deepcopy(new)
+        new = jcopy(new)
         if rt.status and part == "main":
             if "status" in old:
-                new["status"] = copy.deepcopy(old["status"])
+                new["status"] = jcopy(old["status"])
             else:
                 new.pop("status", None)
         elif part == "status":
-            merged = copy.deepcopy(old)
+            merged = jcopy(old)
             if "status" in new:
                 merged["status"] = new["status"]
             else:
                 merged.pop("status", None)
             new = merged
         apply_defaults(rt, new)
-        new["metadata"]["managedFields"] = copy.deepcopy(old["metadata"].get("managedFields", []))
+        sent = new["metadata"].get("managedFields")
+        if not (sent and isinstance(sent, list) and all(
+                isinstance(e, dict) and e.get("manager") and e.get("operation") in (
+                    "Apply", "Update") for e in sent)):
+            # The client did not set them (or not usably): the server keeps its own. A client
+            # that sends changed managed fields replaces them (kubectl does so when it moves an
+            # object from client-side to server-side apply).
+            sent = old["metadata"].get("managedFields", [])
+        new["metadata"]["managedFields"] = jcopy(sent)
         # The manager takes the fields whose value this write changed (or added).
         before = object_fields(old, part if rt.status else "all")
         after = object_fields(new, part if rt.status else "all")
@@ -1893,24 +2456,38 @@ class Handler(BaseHTTPRequestHandler):
             cur = self.out(rt, version, old)
             if ct == "application/json-patch+json":
                 new = json_patch(cur, patch)
-            elif ct in ("application/merge-patch+json", "application/strategic-merge-patch+json"):
+            elif ct == "application/merge-patch+json":
                 if not isinstance(patch, dict):
                     raise bad_request("a merge patch must be a JSON object")
                 new = merge_patch(cur, patch)
+            elif ct == "application/strategic-merge-patch+json":
+                if not isinstance(patch, dict):
+                    raise bad_request("a strategic merge patch must be a JSON object")
+                if rt.crd is not None:
+                    raise ApiError(415, "UnsupportedMediaType", "the body of the request was in "
+                                   "an unknown format - accepted media types include: "
+                                   "application/json-patch+json, application/merge-patch+json, "
+                                   "application/apply-patch+yaml", {})
+                new = strategic_merge(cur, patch)
             else:
                 raise ApiError(415, "UnsupportedMediaType", 'the body of the request was in an '
                                'unknown format - accepted media types include: '
                                'application/json-patch+json, application/merge-patch+json, '
                                'application/apply-patch+yaml', {})
+            if not isinstance(new, dict):
+                raise ApiError(422, "Invalid", "the server rejected our request due to an error "
+                               "in our request: the patched object is no JSON object", {})
+            check_shape(rt, new)
             new["apiVersion"], new["kind"] = cur["apiVersion"], cur["kind"]
             new.setdefault("metadata", {})["name"] = name
-            want_rv = (patch.get("metadata") or {}).get("resourceVersion") \
-                if isinstance(patch, dict) else None
+            pmd = patch.get("metadata") if isinstance(patch, dict) else None
+            want_rv = pmd.get("resourceVersion") if isinstance(pmd, dict) else None
             if want_rv and want_rv != old["metadata"]["resourceVersion"]:
                 raise ApiError(409, "Conflict", 'Operation cannot be fulfilled on %s "%s": the '
                                "object has been modified; please apply your changes to the "
                                "latest version and try again" % (rt.group_resource(), name),
                                {"name": name, "group": rt.group, "kind": rt.plural})
+            self.check_fields(rt, version, new)
             validate(rt, new)
             obj = self.store_update(rt, old, new, part, dry)
             return self.send_object(200, rt, version, obj)
@@ -1924,29 +2501,37 @@ class Handler(BaseHTTPRequestHandler):
             raise bad_request("PATCH %s: fieldManager is required for apply requests"
                               % self.url_path)
         force = self.query.get("force", "") in ("true", "1")
-        fv = self.query.get("fieldValidation", "")
-        if fv and fv not in ("Ignore", "Warn", "Strict"):
-            raise bad_request('fieldValidation parameter unsupported: "%s"' % fv)
         applied = self.parse_object(rt, version, ns, name, body, apply=True)
-        validate(rt, applied)
+        self.check_fields(rt, version, applied, apply=True)
+        validate(rt, applied, whole=False)
         applied_md = applied["metadata"]
-        for f in ("resourceVersion", "uid", "creationTimestamp", "generation"):
+        for f in ("uid", "creationTimestamp", "generation"):
             applied_md.pop(f, None)
         new_set = object_fields(applied, part if rt.status else "all")
         sub = "status" if part == "status" else ""
+        want_rv = applied_md.get("resourceVersion")
         with store.lock:
             old = store.objects.get(store.key(rt, ns, name))
+            if want_rv and (old is None or old["metadata"]["resourceVersion"] != want_rv):
+                # A resourceVersion in an apply configuration is a precondition.
+                if old is None:
+                    raise not_found(rt, name)
+                raise ApiError(409, "Conflict", 'Operation cannot be fulfilled on %s "%s": the '
+                               "object has been modified; please apply your changes to the "
+                               "latest version and try again" % (rt.group_resource(), name),
+                               {"name": name, "group": rt.group, "kind": rt.plural})
             if old is None:
                 if part == "status":
                     raise not_found(rt, name)
                 self.check_namespace(rt, ns)
-                obj = copy.deepcopy(applied)
+                validate(rt, applied)
+                obj = jcopy(applied)
                 obj["__applied_fields"] = new_set
                 obj = store.write_new(rt, ns, obj, mgr, "Apply", "main", dry)
                 self.after_write(rt, obj)
                 return self.send_object(201, rt, version, obj)
             live = self.out(rt, version, old)
-            entries = copy.deepcopy(live["metadata"].get("managedFields") or [])
+            entries = jcopy(live["metadata"].get("managedFields") or [])
             mine = set()
             others = []  # (entry, paths)
             for e in entries:
@@ -1971,9 +2556,9 @@ class Handler(BaseHTTPRequestHandler):
                 for oe, paths in others:
                     if oe is e:
                         paths.discard(p)
-            merged = copy.deepcopy(live)
-            md_keep = copy.deepcopy(live["metadata"])
-            applied_view = copy.deepcopy(applied)
+            merged = jcopy(live)
+            md_keep = jcopy(live["metadata"])
+            applied_view = jcopy(applied)
             if rt.status and part == "main":
                 applied_view.pop("status", None)
             elif part == "status":
@@ -2006,9 +2591,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_object(200, rt, version, obj)
 
     def after_write(self, rt, obj):
-        store = self.server.store
-        if rt.kind == "CustomResourceDefinition" and obj["metadata"].get("resourceVersion"):
-            sync_crd(store, obj)
+        """A stored CRD may change what is served (a dry run changes nothing)."""
+        if rt.kind == "CustomResourceDefinition" and not self.dry_run():
+            sync_crd(self.server.store, obj)
 
     def delete(self, rt, version, ns, name):
         store = self.server.store
@@ -2024,37 +2609,44 @@ class Handler(BaseHTTPRequestHandler):
         pp = self.query.get("propagationPolicy") or opts.get("propagationPolicy") or "Background"
         if pp not in ("Background", "Foreground", "Orphan"):
             raise bad_request('propagationPolicy "%s" is not supported' % pp)
+        pre = opts.get("preconditions") or {}
         with store.lock:
             obj = self.lookup(rt, ns, name)
+            md = obj["metadata"]
+            for f, label in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
+                if pre.get(f) and pre[f] != md.get(f):
+                    raise ApiError(409, "Conflict", "Operation cannot be fulfilled on %s \"%s\": "
+                                   "Precondition failed: %s in precondition: %s, %s in object "
+                                   "meta: %s" % (rt.group_resource(), name, label, pre[f], label,
+                                                 md.get(f)),
+                                   {"name": name, "group": rt.group, "kind": rt.plural})
+            if rt.kind == "Namespace" and name in ("default", "kube-system", "kube-public"):
+                raise ApiError(403, "Forbidden", 'namespaces "%s" is forbidden: this namespace '
+                               "may not be deleted" % name, {"name": name, "kind": "namespaces"})
             if dry:
                 return self.send_object(200, rt, version, obj)
-            if rt.kind == "Namespace":
-                if name in ("default", "kube-system", "kube-public"):
-                    raise ApiError(403, "Forbidden", 'namespaces "%s" is forbidden: this namespace '
-                                   "may not be deleted" % name, {"name": name, "kind": "namespaces"})
-                if not obj["metadata"].get("deletionTimestamp"):
-                    new = copy.deepcopy(obj)
+            _, _, delete_delay, _ = store.behaviour(obj)
+            k = store.key(rt, ns, name)
+            if delete_delay > 0 or md.get("finalizers") or rt.kind == "Namespace":
+                # A delete that takes time: the object is marked and goes later (after the
+                # delay, once its finalizers are removed, a namespace with its objects).
+                if not md.get("deletionTimestamp"):
+                    if delete_delay > 0 or rt.kind == "Namespace":
+                        store.deleting[k] = time.time() + delete_delay
+                    new = jcopy(obj)
                     new["metadata"]["deletionTimestamp"] = now_rfc3339()
-                    new["status"] = {"phase": "Terminating"}
+                    new["metadata"]["deletionGracePeriodSeconds"] = 0
+                    if rt.kind == "Namespace":
+                        new["status"] = {"phase": "Terminating"}
                     obj = store.replace(rt, obj, new)
-                    _, delay = store.behaviour(obj)
-                    store.deleting[store.key(rt, "", name)] = time.time() + delay
                 return self.send_object(200, rt, version, obj)
             store.delete(rt, obj)
-            if rt.kind == "CustomResourceDefinition":
-                g, plural = obj["spec"]["group"], obj["spec"]["names"]["plural"]
-                for k, o in list(store.objects.items()):
-                    if k[0] == g and k[1] == plural:
-                        crt = rt_for_key(store, k)
-                        store.delete(crt, o)
-                store.types = [t for t in store.types if t.crd != name]
-            gone = copy.deepcopy(obj)
-            if pp == "Foreground" or rt.crd or rt.kind in ("CustomResourceDefinition",):
-                return self.send_object(200, rt, version, gone)
+            if pp == "Foreground" or rt.crd or rt.kind == "CustomResourceDefinition":
+                return self.send_object(200, rt, version, obj)
             return self.send(200, {"kind": "Status", "apiVersion": "v1", "metadata": {},
                                    "status": "Success",
                                    "details": {"name": name, "group": rt.group, "kind": rt.plural,
-                                               "uid": obj["metadata"]["uid"]}})
+                                               "uid": md["uid"]}})
 
     def delete_collection(self, rt, version, ns):
         store = self.server.store
@@ -2067,6 +2659,43 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, {"kind": rt.kind + "List", "apiVersion": rt.api_version(version),
                                    "metadata": {"resourceVersion": str(store.rv)},
                                    "items": [self.out(rt, version, o) for _, o in items]})
+
+
+def check_config(cfg):
+    """Refuses a control configuration with unknown keys or values (400)."""
+    def fail(msg):
+        raise bad_request("bad test configuration: " + msg)
+    if not isinstance(cfg, dict):
+        fail("not a JSON object")
+    for k in cfg:
+        if k not in ("delay_ms", "behaviours", "faults"):
+            fail("unknown key %r" % k)
+    if not isinstance(cfg.get("delay_ms", 0), int):
+        fail("delay_ms must be an integer")
+    for b in cfg.get("behaviours", []):
+        if not isinstance(b, dict):
+            fail("a behaviour must be an object")
+        for k, v in b.items():
+            if k not in ("kind", "name", "namespace", "mode", "delay_ms", "delete_delay_ms",
+                         "status"):
+                fail("unknown behaviour key %r" % k)
+        if b.get("mode", "ready") not in ("ready", "never", "fail"):
+            fail("mode must be ready, never or fail")
+        if not isinstance(b.get("status", {}), dict):
+            fail("status must be an object")
+    for f in cfg.get("faults", []):
+        if not isinstance(f, dict):
+            fail("a fault must be an object")
+        for k in f:
+            if k not in ("method", "path", "query", "count", "status", "reason", "retry_after",
+                         "drop", "delay_ms", "forbidden", "message", "watch_end_ms",
+                         "watch_expired"):
+                fail("unknown fault key %r" % k)
+        for key in ("path", "query"):
+            try:
+                re.compile(f.get(key, ""))
+            except re.error as e:
+                fail("bad %s regex %r: %s" % (key, f.get(key), e))
 
 
 def age(o):
@@ -2104,8 +2733,8 @@ def conflict_error(rt, name, conflicts):
 def merge_patch(target, patch):
     """RFC 7386 JSON merge patch."""
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    out = copy.deepcopy(target) if isinstance(target, dict) else {}
+        return jcopy(patch)
+    out = jcopy(target) if isinstance(target, dict) else {}
     for k, v in patch.items():
         if v is None:
             out.pop(k, None)
@@ -2114,9 +2743,74 @@ def merge_patch(target, patch):
     return out
 
 
+# Merge keys of lists that a strategic merge patch merges item by item (by field name).
+SMP_KEYS = {"containers": "name", "initContainers": "name", "ephemeralContainers": "name",
+            "env": "name", "volumes": "name", "volumeMounts": "mountPath",
+            "imagePullSecrets": "name", "ownerReferences": "uid", "conditions": "type",
+            "tolerations": None, "webhooks": "name"}
+
+
+def strategic_merge(target, patch, field=None):
+    """A strategic merge patch, simplified: maps merge as in a JSON merge patch; lists named in
+    SMP_KEYS merge item by item on their key (items with "$patch": "delete" are removed);
+    ports merge on containerPort (or port); other lists are replaced. The directives kubectl
+    sends ($setElementOrder/..., $retainKeys, $deleteFromPrimitiveList/...) are honoured or
+    dropped, never stored."""
+    if isinstance(patch, dict):
+        if patch.get("$patch") == "replace":
+            return {k: v for k, v in patch.items() if not k.startswith("$")}
+        if patch.get("$patch") == "delete":
+            return None
+        out = jcopy(target) if isinstance(target, dict) else {}
+        for k, v in patch.items():
+            if k.startswith("$deleteFromPrimitiveList/"):
+                f = k.split("/", 1)[1]
+                if isinstance(out.get(f), list):
+                    out[f] = [x for x in out[f] if x not in v]
+                continue
+            if k.startswith("$"):
+                continue
+            if v is None:
+                out.pop(k, None)
+            else:
+                merged = strategic_merge(out.get(k), v, k)
+                if merged is None:
+                    out.pop(k, None)
+                else:
+                    out[k] = merged
+        return out
+    if isinstance(patch, list) and isinstance(target, list):
+        key = SMP_KEYS.get(field)
+        if field == "ports":
+            key = "containerPort" if any(isinstance(p, dict) and "containerPort" in p
+                                         for p in patch + target) else "port"
+        if key and all(isinstance(p, dict) and key in p for p in patch):
+            out = jcopy(target)
+            for p in patch:
+                idx = next((i for i, t in enumerate(out)
+                            if isinstance(t, dict) and t.get(key) == p[key]), None)
+                if p.get("$patch") == "delete":
+                    if idx is not None:
+                        del out[idx]
+                elif idx is None:
+                    out.append({k: v for k, v in p.items() if not k.startswith("$")})
+                else:
+                    out[idx] = strategic_merge(out[idx], p)
+            return out
+    return jcopy(patch)
+
+
 def json_patch(doc, ops):
-    """RFC 6902 JSON patch (add, remove, replace, test)."""
-    doc = copy.deepcopy(doc)
+    """RFC 6902 JSON patch (add, remove, replace, test); 422 when it does not apply."""
+    try:
+        return json_patch_ops(doc, ops)
+    except (KeyError, IndexError, ValueError, TypeError, AttributeError) as e:
+        raise ApiError(422, "Invalid", "the server rejected our request due to an error in our "
+                       "request: %s" % e, {})
+
+
+def json_patch_ops(doc, ops):
+    doc = jcopy(doc)
     if not isinstance(ops, list):
         raise bad_request("a JSON patch must be a list of operations")
     for op in ops:

@@ -1,6 +1,9 @@
 // The test API server (tests/kube/apiserver.py) driven by the real kubectl 1.32: what kubectl
 // accepts from it is what kpkg's own kube tests may rely on. Also its control API directly.
+#include <algorithm>
 #include <chrono>
+#include <memory>
+#include <set>
 #include <thread>
 
 #include <unistd.h>
@@ -27,6 +30,10 @@ public:
         std::vector<std::string> e = {"HOME=" + home_.path().string(), "KUBECONFIG="};
         e.insert(e.end(), env.begin(), env.end());
         return run_program(args, e, {}, timeout_s);
+    }
+    // Writes a file into the test's home; its path.
+    fs::path write(const std::string& name, const std::string& content) const {
+        return home_.write(name, content);
     }
     // Writes manifests into the test's home and applies them server-side.
     ProgramResult apply(const std::string& yaml, std::vector<std::string> extra = {},
@@ -152,7 +159,11 @@ spec:
     served: true
     storage: true
     schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
+          status: {type: object, x-kubernetes-preserve-unknown-fields: true}
     subresources: {status: {}}
 )";
 
@@ -244,6 +255,24 @@ TEST(KubeApiServer, ServerDryRunStoresNothing) {
     EXPECT_TRUE(saw);
 }
 
+TEST(KubeApiServer, KubectlDiffShowsOnlyRealChanges) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    Kubectl k(s);
+    ASSERT_EQ(k.apply(kBasics).exit_code, 0);
+    auto r = k.run({"diff", "--server-side", "-f", k.write("same.yaml", kBasics).string()});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_EQ(r.out, "");
+    std::string changed = kBasics;
+    changed.replace(changed.find("mode: fast"), 10, "mode: slow");
+    r = k.run({"diff", "--server-side", "-f", k.write("changed.yaml", changed).string()});
+    EXPECT_EQ(r.exit_code, 1) << describe(r);
+    EXPECT_TRUE(contains(r.out, "-  mode: fast\n+  mode: slow")) << r.out;
+    auto c = s.object("ConfigMap", "settings", "demo");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(text_at(*c, {"data", "mode"}), "fast") << "a diff changes nothing";
+}
+
 // ---- readiness: wait and rollout status ----
 
 TEST(KubeApiServer, WaitAndRolloutStatusSucceed) {
@@ -306,6 +335,40 @@ spec:
     EXPECT_EQ(r.exit_code, 0) << describe(r);
 }
 
+TEST(KubeApiServer, PodsApiServicesAndCsvsToo) {
+    REQUIRE_KUBECTL();
+    KubeServerOptions s_opts;
+    s_opts.olm = true;
+    KPKG_REQUIRE_KUBE_SERVER(s, s_opts);
+    ASSERT_TRUE(s.control(R"({"behaviours": [{"kind": "ClusterServiceVersion", "name": "bad.v1",
+                                              "mode": "fail"}]})"));
+    Kubectl k(s);
+    auto r = k.apply(R"(apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec: {containers: [{name: c, image: busybox}]}
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1beta1.metrics.example.com}
+spec: {group: metrics.example.com, version: v1beta1, groupPriorityMinimum: 100,
+       versionPriority: 100, service: {name: m, namespace: default}}
+---
+apiVersion: operators.coreos.com/v1alpha1
+kind: ClusterServiceVersion
+metadata: {name: bad.v1, namespace: default}
+spec: {displayName: bad}
+)");
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    r = k.run({"wait", "--for=condition=Ready", "pod/p", "--timeout=20s"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    r = k.run({"wait", "--for=condition=Available", "apiservice/v1beta1.metrics.example.com",
+               "--timeout=20s"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    r = k.run({"wait", "--for=jsonpath={.status.phase}=Failed", "csv/bad.v1", "--timeout=20s"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+}
+
 TEST(KubeApiServer, ControllerBehavioursNeverAndFail) {
     REQUIRE_KUBECTL();
     KPKG_REQUIRE_KUBE_SERVER(s);
@@ -346,6 +409,121 @@ spec:
     EXPECT_EQ(r.exit_code, 0) << describe(r);
 }
 
+// ---- client-side apply, replace, patch, label ----
+
+TEST(KubeApiServer, ClientSideApplyThenMigrationToServerSide) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    Kubectl k(s);
+    auto r = k.run({"apply", "-f", k.write("basics.yaml", kBasics).string()});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.out, "deployment.apps/web created")) << r.out;
+    std::string changed = kBasics;
+    changed.replace(changed.find("nginx:1.27"), 10, "nginx:1.28");
+    r = k.run({"apply", "-f", k.write("changed.yaml", changed).string()});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.out, "deployment.apps/web configured")) << r.out;
+    EXPECT_TRUE(contains(r.out, "configmap/settings unchanged")) << r.out;
+    EXPECT_FALSE(contains(r.err, "warning")) << r.err;
+    auto d = s.object("Deployment", "web", "demo");
+    ASSERT_TRUE(d);
+    const io::Node* cs = at(*d, {"spec", "template", "spec", "containers"});
+    ASSERT_NE(cs, nullptr);
+    ASSERT_EQ(cs->items.size(), 1u);
+    EXPECT_EQ(text_at(cs->items[0], {"image"}), "nginx:1.28");
+    EXPECT_EQ(text_at(*d, {"metadata", "generation"}), "2");
+    bool smp = false;
+    for (const auto& q : s.requests())
+        if (q.method == "PATCH" && q.content_type == "application/strategic-merge-patch+json")
+            smp = true;
+    EXPECT_TRUE(smp);
+    EXPECT_EQ(managers(*d), std::vector<std::string>{"kubectl-client-side-apply/Update"});
+
+    // Server-side apply of the same takes the fields over from the client-side manager
+    // (kubectl rewrites the managed fields with a JSON patch), so no conflict.
+    r = k.run({"apply", "--server-side", "-f", k.write("changed.yaml", changed).string()});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    d = s.object("Deployment", "web", "demo");
+    ASSERT_TRUE(d);
+    auto m = managers(*d);
+    EXPECT_NE(std::find(m.begin(), m.end(), "kubectl/Apply"), m.end());
+    EXPECT_EQ(std::find(m.begin(), m.end(), "kubectl-client-side-apply/Update"), m.end());
+}
+
+TEST(KubeApiServer, ReplacePatchAndLabel) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    Kubectl k(s);
+    ASSERT_EQ(k.apply(kBasics).exit_code, 0);
+    auto r = k.run({"patch", "deployment", "web", "-n", "demo", "--type=json", "-p",
+                    R"([{"op":"replace","path":"/spec/replicas","value":3}])"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    r = k.run({"label", "configmap", "settings", "-n", "demo", "tier=gold"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    auto d = s.object("Deployment", "web", "demo");
+    ASSERT_TRUE(d);
+    EXPECT_EQ(text_at(*d, {"spec", "replicas"}), "3");
+    EXPECT_EQ(text_at(*d, {"metadata", "generation"}), "2");
+    auto c = s.object("ConfigMap", "settings", "demo");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(text_at(*c, {"metadata", "labels", "tier"}), "gold");
+
+    // PUT with the current resourceVersion replaces; with a stale one it is a Conflict.
+    r = k.run({"get", "configmap", "settings", "-n", "demo", "-o", "json"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    std::string current = r.out;
+    auto at_mode = current.find("\"fast\"");
+    ASSERT_NE(at_mode, std::string::npos) << current;
+    current.replace(at_mode, 6, "\"slow\"");
+    r = k.run({"replace", "-f", k.write("cm.json", current).string()});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.out, "configmap/settings replaced")) << r.out;
+    r = k.run({"replace", "-f", k.write("cm.json", current).string()});
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.err, "the object has been modified")) << r.err;
+    c = s.object("ConfigMap", "settings", "demo");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(text_at(*c, {"data", "mode"}), "slow");
+}
+
+TEST(KubeApiServer, InvalidObjectsAreRefused) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    Kubectl k(s);
+    auto r = k.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Not_Valid}\n");
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.err, "is invalid")) << r.err;
+    EXPECT_TRUE(contains(r.err, "metadata.name")) << r.err;
+    r = k.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: l, labels: {a: 'no spaces'}}\n");
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.err, "metadata.labels: Invalid value: \"no spaces\"")) << r.err;
+    r = k.apply("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {}\n");
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.err, "spec.selector: Required value")) << r.err;
+    EXPECT_FALSE(s.object("Deployment", "d"));
+}
+
+TEST(KubeApiServer, UnknownFieldsRefusedWhenStrictDroppedWithAWarning) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    Kubectl k(s);
+    std::string typo = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: t}\ndata: {a: b}\n"
+                       "datta: {c: d}\n";
+    // kubectl asks for Strict: a 400 naming the field.
+    auto r = k.apply(typo);
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.err, ".datta: field not declared in schema")) << r.err;
+    EXPECT_FALSE(s.object("ConfigMap", "t"));
+    // Warn: stored without the field, with a warning.
+    r = k.run({"create", "--validate=warn", "-f", k.write("typo.yaml", typo).string()});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.err, "unknown field \"datta\"")) << r.err;
+    auto c = s.object("ConfigMap", "t");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->get("datta"), nullptr);
+    EXPECT_EQ(text_at(*c, {"data", "a"}), "b");
+}
+
 // ---- CRDs ----
 
 TEST(KubeApiServer, CustomResourcesAreServedOnceTheirCrdIsEstablished) {
@@ -367,10 +545,27 @@ TEST(KubeApiServer, CustomResourcesAreServedOnceTheirCrdIsEstablished) {
     auto crd = s.object("CustomResourceDefinition", "widgets.example.com");
     ASSERT_TRUE(crd);
     EXPECT_TRUE(contains(text_at(*crd, {"status", "acceptedNames", "kind"}), "Widget"));
+    // A change to an established CRD does not take it (or its resources) away.
+    std::string changed = kCrd;
+    changed.replace(changed.find("listKind: WidgetList"), 20,
+                    "listKind: WidgetList, shortNames: [wd]");
+    ASSERT_EQ(k.apply(changed).exit_code, 0);
+    crd = s.object("CustomResourceDefinition", "widgets.example.com");
+    ASSERT_TRUE(crd);
+    EXPECT_EQ(text_at(*crd, {"metadata", "generation"}), "2");
+    const io::Node* conds = at(*crd, {"status", "conditions"});
+    ASSERT_NE(conds, nullptr);
+    for (const auto& c : conds->items)
+        EXPECT_EQ(text_at(c, {"status"}), "True") << text_at(c, {"type"});
 
     r = k.apply(kWidget);
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     EXPECT_TRUE(contains(r.out, "widget.example.com/w1 serverside-applied")) << r.out;
+    // The CRD's schema decides which fields a custom resource may have.
+    r = k.apply("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w2}\n"
+                "spec: {size: 1}\ncolour: red\n");
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.err, ".colour: field not declared in schema")) << r.err;
     r = k.run({"get", "widgets", "-o", "jsonpath={.items[0].spec.size}"});
     EXPECT_EQ(r.exit_code, 0) << describe(r);
     EXPECT_EQ(r.out, "3");
@@ -388,6 +583,133 @@ TEST(KubeApiServer, CustomResourcesAreServedOnceTheirCrdIsEstablished) {
     EXPECT_EQ(r.exit_code, 0) << describe(r);
     r = k.run({"get", "widgets"});
     EXPECT_NE(r.exit_code, 0) << describe(r);
+}
+
+TEST(KubeApiServer, StatusGivenByABehaviourOrSetDirectly) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    ASSERT_TRUE(s.control(R"({"behaviours": [{"kind": "Widget", "delay_ms": 300, "status":
+        {"conditions": [{"type": "Ready", "status": "True", "reason": "Done",
+                         "observedGeneration": "$generation"}]}}]})"));
+    Kubectl k(s);
+    ASSERT_EQ(k.apply(kCrd).exit_code, 0);
+    ASSERT_EQ(
+        k.run({"wait", "--for=condition=Established", "crd/widgets.example.com", "--timeout=20s"})
+            .exit_code,
+        0);
+    ASSERT_EQ(k.apply(kWidget).exit_code, 0);
+    auto w = s.object("Widget", "w1");
+    ASSERT_TRUE(w);
+    EXPECT_EQ(at(*w, {"status"}), nullptr) << "not before the delay";
+    auto r = k.run({"wait", "--for=condition=Ready", "widget/w1", "--timeout=20s"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    w = s.object("Widget", "w1");
+    ASSERT_TRUE(w);
+    const io::Node* conds = at(*w, {"status", "conditions"});
+    ASSERT_NE(conds, nullptr);
+    EXPECT_EQ(text_at(conds->items.at(0), {"observedGeneration"}), "1");
+
+    ASSERT_TRUE(s.set_status("example.com/v1", "Widget", "default", "w1",
+                             R"({"conditions": [{"type": "Ready", "status": "False"}]})"));
+    r = k.run({"get", "widget", "w1", "-o", "jsonpath={.status.conditions[0].status}"});
+    EXPECT_EQ(r.out, "False") << describe(r);
+    EXPECT_FALSE(s.set_status("example.com/v1", "Widget", "default", "nope", "{}"));
+}
+
+TEST(KubeApiServer, ResourceVersionInAnApplyIsAPrecondition) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    Kubectl k(s);
+    ASSERT_EQ(k.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p}\n").exit_code, 0);
+    auto c = s.object("ConfigMap", "p");
+    ASSERT_TRUE(c);
+    std::string rv = text_at(*c, {"metadata", "resourceVersion"});
+    auto r = k.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p, resourceVersion: '1'}"
+                     "\ndata: {a: b}\n");
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.err, "the object has been modified")) << r.err;
+    r = k.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p, resourceVersion: '" + rv +
+                "'}\ndata: {a: b}\n");
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+}
+
+TEST(KubeApiServer, LargeCrdNeedsServerSideApply) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    Kubectl k(s);
+    // Client-side apply keeps the whole object in an annotation, which a real server caps at
+    // 256 KiB: a large CRD fails that way and goes in with server-side apply.
+    std::string big = kCrd;
+    const std::string schema = "openAPIV3Schema:\n        type: object\n";
+    big.replace(big.find(schema), schema.size(),
+                schema + "        description: '" + std::string(300000, 'x') + "'\n");
+    fs::path f = k.write("big.yaml", big);
+    auto r = k.run({"apply", "-f", f.string()});
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.err, "metadata.annotations: Too long: must have at most 262144 bytes"))
+        << r.err;
+    EXPECT_FALSE(s.object("CustomResourceDefinition", "widgets.example.com"));
+    r = k.run({"apply", "--server-side", "-f", f.string()});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(s.object("CustomResourceDefinition", "widgets.example.com"));
+}
+
+TEST(KubeApiServer, MultiVersionCrdServesEveryVersionAndPrefersGa) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    Kubectl k(s);
+    ASSERT_EQ(k.apply(R"(apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Gadget, plural: gadgets}
+  scope: Cluster
+  versions:
+  - {name: v1alpha1, served: true, storage: true,
+     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+  - {name: v1, served: true, storage: false,
+     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+)")
+                  .exit_code,
+              0);
+    ASSERT_EQ(
+        k.run({"wait", "--for=condition=Established", "crd/gadgets.example.com", "--timeout=20s"})
+            .exit_code,
+        0);
+    auto r = k.apply("apiVersion: example.com/v1alpha1\nkind: Gadget\nmetadata: {name: g}\n"
+                     "spec: {size: 1}\n");
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    r = k.run({"get", "gadget", "g", "-o", "jsonpath={.apiVersion}"});
+    EXPECT_EQ(r.out, "example.com/v1") << describe(r);
+    r = k.run({"get", "gadgets.v1alpha1.example.com", "g", "-o", "jsonpath={.apiVersion}"});
+    EXPECT_EQ(r.out, "example.com/v1alpha1") << describe(r);
+    // A dry run that would add a version serves nothing new.
+    r = k.apply(R"(apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Gadget, plural: gadgets}
+  scope: Cluster
+  versions:
+  - {name: v1alpha1, served: true, storage: true,
+     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+  - {name: v1, served: true, storage: false,
+     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+  - {name: v2, served: true, storage: false,
+     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+)",
+                {"--dry-run=server"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    r = k.run({"get", "--raw", "/apis/example.com/v2/gadgets"});
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    auto crd = s.object("CustomResourceDefinition", "gadgets.example.com");
+    ASSERT_TRUE(crd);
+    const io::Node* stored = at(*crd, {"status", "storedVersions"});
+    ASSERT_NE(stored, nullptr);
+    ASSERT_EQ(stored->items.size(), 1u);
+    EXPECT_EQ(stored->items[0].text, "v1alpha1");
 }
 
 TEST(KubeApiServer, CrdNeverEstablishedTimesOut) {
@@ -442,7 +764,7 @@ TEST(KubeApiServer, ConflictingManagersNeedForceConflicts) {
     // stays ("third" owns it too), "extra" goes (kubectl alone had it), "shared" stays ("other"
     // took it over).
     r = k.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
-                "data: {mine: x, extra: y}\n");
+                "data: {mine: x, extra: z}\n");
     ASSERT_EQ(r.exit_code, 0) << describe(r);
     r = k.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {}\n");
     ASSERT_EQ(r.exit_code, 0) << describe(r);
@@ -505,6 +827,72 @@ TEST(KubeApiServer, DeleteThenNotFound) {
     EXPECT_FALSE(s.object("ConfigMap", "settings", "demo"));
 }
 
+TEST(KubeApiServer, FinalizersHoldADelete) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    Kubectl k(s);
+    ASSERT_EQ(k.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: held, finalizers: "
+                      "[example.com/hold]}\n")
+                  .exit_code,
+              0);
+    auto r = k.run({"delete", "configmap", "held", "--wait=false"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    auto c = s.object("ConfigMap", "held");
+    ASSERT_TRUE(c) << "still there, marked";
+    EXPECT_FALSE(text_at(*c, {"metadata", "deletionTimestamp"}).empty());
+    r = k.run({"wait", "--for=delete", "configmap/held", "--timeout=1s"});
+    EXPECT_NE(r.exit_code, 0) << describe(r);
+    r = k.run({"patch", "configmap", "held", "--type=merge", "-p",
+               R"({"metadata":{"finalizers":null}})"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_FALSE(s.object("ConfigMap", "held"));
+}
+
+TEST(KubeApiServer, DelayedDeleteIsWaitedFor) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    ASSERT_TRUE(s.control(R"({"behaviours": [{"kind": "ConfigMap", "delete_delay_ms": 1500}]})"));
+    Kubectl k(s);
+    ASSERT_EQ(k.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: slow}\n").exit_code, 0);
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = k.run({"delete", "configmap", "slow", "--timeout=20s"});
+    auto took = std::chrono::steady_clock::now() - t0;
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_GE(took, std::chrono::milliseconds(1400));
+    EXPECT_FALSE(s.object("ConfigMap", "slow"));
+}
+
+TEST(KubeApiServer, ConcurrentClientsEachGetTheirOwnResourceVersions) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    std::vector<std::unique_ptr<Kubectl>> clients;
+    std::vector<ProgramResult> results(4);
+    std::vector<std::thread> threads;
+    for (int c = 0; c < 4; ++c) {
+        clients.push_back(std::make_unique<Kubectl>(s));
+        std::string y;
+        for (int i = 0; i < 25; ++i)
+            y += "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c" + std::to_string(c) +
+                 "-" + std::to_string(i) + "}\ndata: {k: v}\n";
+        threads.emplace_back([&, c, y] { results[c] = clients[c]->apply(y); });
+    }
+    for (auto& t : threads)
+        t.join();
+    for (const auto& r : results)
+        EXPECT_EQ(r.exit_code, 0) << describe(r);
+    io::Node all = s.objects();
+    const io::Node* items = all.get("items");
+    ASSERT_NE(items, nullptr);
+    std::set<std::string> rvs;
+    std::size_t cms = 0;
+    for (const auto& o : items->items) {
+        rvs.insert(text_at(o, {"metadata", "resourceVersion"}));
+        if (text_at(o, {"kind"}) == "ConfigMap") ++cms;
+    }
+    EXPECT_EQ(cms, 100u);
+    EXPECT_EQ(rvs.size(), items->items.size()) << "every write has its own resourceVersion";
+}
+
 // ---- list and watch ----
 
 TEST(KubeApiServer, ListInChunksAndBySelector) {
@@ -535,24 +923,87 @@ TEST(KubeApiServer, ListInChunksAndBySelector) {
     EXPECT_TRUE(contains(r.out, "configmap/c4")) << r.out;
 }
 
-TEST(KubeApiServer, WatchSeesAnEvent) {
+// Waits (up to 20 s) until the server has logged a watch request; false if it never did.
+bool wait_for_watch(KubeServer& s) {
+    for (int i = 0; i < 400; ++i) {
+        for (const auto& q : s.requests())
+            if (q.param("watch") == "true" || q.param("watch") == "1") return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+}
+
+TEST(KubeApiServer, WatchSeesAddedModifiedDeleted) {
     REQUIRE_KUBECTL();
     KPKG_REQUIRE_KUBE_SERVER(s);
     Kubectl k(s);
     Kubectl k2(s);
     ProgramResult watched;
     std::thread t([&] {
-        watched = k.run({"get", "configmaps", "-w", "-o", "name", "--request-timeout=4s"}, {}, 30);
+        watched =
+            k.run({"get", "configmaps", "-w", "--output-watch-events", "-o",
+                   "jsonpath={.type} {.object.metadata.name}{\"\\n\"}", "--request-timeout=5s"},
+                  {}, 30);
     });
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    auto r = k2.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: late}\n");
+    bool watching = wait_for_watch(s);
+    auto r1 = k2.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: late}\n");
+    auto r2 = k2.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: late}\ndata: {a: b}\n");
+    auto r3 = k2.run({"delete", "configmap", "late"});
     t.join();
-    EXPECT_EQ(r.exit_code, 0) << describe(r);
-    EXPECT_TRUE(contains(watched.out, "configmap/late")) << describe(watched);
-    bool watch = false;
+    ASSERT_TRUE(watching) << describe(watched);
+    EXPECT_EQ(r1.exit_code, 0) << describe(r1);
+    EXPECT_EQ(r2.exit_code, 0) << describe(r2);
+    EXPECT_EQ(r3.exit_code, 0) << describe(r3);
+    EXPECT_EQ(watched.out, "ADDED late\nMODIFIED late\nDELETED late\n") << describe(watched);
+    bool from_list = false;
     for (const auto& q : s.requests())
-        if (q.param("watch") == "true" && !q.param("resourceVersion").empty()) watch = true;
-    EXPECT_TRUE(watch);
+        if (q.param("watch") == "true" && !q.param("resourceVersion").empty()) from_list = true;
+    EXPECT_TRUE(from_list) << "the watch starts at the list's resourceVersion";
+}
+
+TEST(KubeApiServer, WatchWithASelectorSeesObjectsEnterAndLeaveIt) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    Kubectl k(s);
+    Kubectl k2(s);
+    ASSERT_EQ(k.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n").exit_code, 0);
+    ProgramResult watched;
+    std::thread t([&] {
+        watched =
+            k.run({"get", "configmaps", "-l", "tier=gold", "-w", "--output-watch-events", "-o",
+                   "jsonpath={.type} {.object.metadata.name}{\"\\n\"}", "--request-timeout=5s"},
+                  {}, 30);
+    });
+    bool watching = wait_for_watch(s);
+    auto r1 = k2.run({"label", "configmap", "c", "tier=gold"});
+    auto r2 = k2.run({"label", "--overwrite", "configmap", "c", "tier=silver"});
+    t.join();
+    ASSERT_TRUE(watching) << describe(watched);
+    EXPECT_EQ(r1.exit_code, 0) << describe(r1);
+    EXPECT_EQ(r2.exit_code, 0) << describe(r2);
+    EXPECT_EQ(watched.out, "ADDED c\nDELETED c\n") << describe(watched);
+}
+
+TEST(KubeApiServer, WatchFromATooOldVersionIsExpiredAndInitialEventsEndWithABookmark) {
+    REQUIRE_KUBECTL();
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    Kubectl k(s);
+    ASSERT_EQ(k.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one}\n").exit_code, 0);
+    auto r = k.run({"get", "--raw",
+                    "/api/v1/namespaces/default/configmaps?watch=1&"
+                    "resourceVersion=5&timeoutSeconds=5"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_TRUE(contains(r.out, "\"type\": \"ERROR\"")) << r.out;
+    EXPECT_TRUE(contains(r.out, "\"code\": 410")) << r.out;
+    r = k.run({"get", "--raw",
+               "/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&"
+               "allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    auto added = r.out.find("\"type\": \"ADDED\"");
+    auto bookmark = r.out.find("\"k8s.io/initial-events-end\": \"true\"");
+    EXPECT_NE(added, std::string::npos) << r.out;
+    EXPECT_NE(bookmark, std::string::npos) << r.out;
+    EXPECT_LT(added, bookmark) << r.out;
 }
 
 // ---- connecting: TLS, tokens, discovery modes ----
@@ -661,6 +1112,56 @@ spec: {}
     EXPECT_NE(r.exit_code, 0) << "no OLM types without --olm: " << describe(r);
 }
 
+TEST(KubeApiServer, OlmSubscriptionsInstallTheirCsv) {
+    REQUIRE_KUBECTL();
+    KubeServerOptions s_opts;
+    s_opts.olm = true;
+    KPKG_REQUIRE_KUBE_SERVER(s, s_opts);
+    Kubectl k(s);
+    auto r = k.apply(R"(apiVersion: operators.coreos.com/v1alpha1
+kind: CatalogSource
+metadata: {name: cat, namespace: default}
+spec: {sourceType: grpc, image: example.com/cat:latest}
+---
+apiVersion: operators.coreos.com/v1alpha1
+kind: Subscription
+metadata: {name: etcd, namespace: default}
+spec: {name: etcd, channel: alpha, source: cat, sourceNamespace: default,
+       startingCSV: etcdoperator.v0.9.4}
+---
+apiVersion: operators.coreos.com/v1alpha1
+kind: Subscription
+metadata: {name: man, namespace: default}
+spec: {name: manual, channel: stable, source: cat, sourceNamespace: default,
+       installPlanApproval: Manual}
+)");
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    r = k.run({"wait", "--for=jsonpath={.status.state}=AtLatestKnown", "subscription/etcd",
+               "--timeout=20s"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    r = k.run({"wait", "--for=jsonpath={.status.phase}=Succeeded", "csv/etcdoperator.v0.9.4",
+               "--timeout=20s"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    r = k.run({"wait", "--for=jsonpath={.status.connectionState.lastObservedState}=READY",
+               "catalogsource/cat", "--timeout=20s"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+
+    // Manual approval: no CSV until the InstallPlan is approved.
+    r = k.run({"wait", "--for=jsonpath={.status.state}=UpgradePending", "subscription/man",
+               "--timeout=20s"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    r = k.run({"get", "subscription", "man", "-o", "jsonpath={.status.installPlanRef.name}"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    std::string ip = r.out;
+    ASSERT_FALSE(ip.empty());
+    EXPECT_FALSE(s.object("ClusterServiceVersion", "manual.v0.0.1"));
+    r = k.run({"patch", "installplan", ip, "--type=merge", "-p", R"({"spec":{"approved":true}})"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    r = k.run(
+        {"wait", "--for=jsonpath={.status.phase}=Succeeded", "csv/manual.v0.0.1", "--timeout=20s"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+}
+
 // ---- faults ----
 
 TEST(KubeApiServer, InjectedServerErrorIsReportedOrRetried) {
@@ -719,6 +1220,35 @@ TEST(KubeApiServer, InjectedForbiddenSlowAndDroppedReplies) {
     }
 }
 
+TEST(KubeApiServer, InjectedWatchFaultsEndOrExpireTheStream) {
+    REQUIRE_KUBECTL();
+    KubeServerOptions s_opts;
+    s_opts.delay_ms = 3000; // the Deployment is not ready before kubectl wait watches it
+    KPKG_REQUIRE_KUBE_SERVER(s, s_opts);
+    Kubectl k(s);
+    // A watch cut short: kubectl get -w ends when the stream does.
+    ASSERT_TRUE(s.control(R"({"faults": [{"count": 1, "query": "watch=", "watch_end_ms": 300,
+        "path": "/configmaps$"}]})"));
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = k.run({"get", "configmaps", "-w", "--request-timeout=15s"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(12));
+
+    // An expired watch: kubectl wait lists again and still sees the Deployment become ready.
+    ASSERT_EQ(k.apply(kBasics).exit_code, 0);
+    ASSERT_TRUE(s.clear_requests());
+    ASSERT_TRUE(s.control(R"({"faults": [{"count": 1, "query": "watch=", "watch_expired": true,
+        "path": "/deployments$"}]})"));
+    r = k.run(
+        {"wait", "--for=condition=Available", "deployment/web", "-n", "demo", "--timeout=30s"});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    std::size_t watches = 0;
+    for (const auto& q : s.requests())
+        if (q.path == "/apis/apps/v1/namespaces/demo/deployments" && q.param("watch") == "true")
+            ++watches;
+    EXPECT_GE(watches, 2u) << "watched again after the expired one";
+}
+
 // ---- the control API itself ----
 
 TEST(KubeApiServerControl, FaultsFireTheGivenNumberOfTimes) {
@@ -750,6 +1280,9 @@ TEST(KubeApiServerControl, ResetForgetsObjectsConfigAndLog) {
     EXPECT_TRUE(s.requests().empty());
     EXPECT_TRUE(s.object("Namespace", "kube-system"));
     EXPECT_FALSE(s.control("{not json"));
+    EXPECT_FALSE(s.control(R"({"fautls": []})"));
+    EXPECT_FALSE(s.control(R"({"faults": [{"path": "(unclosed"}]})"));
+    EXPECT_FALSE(s.control(R"({"behaviours": [{"kind": "Job", "mode": "sometimes"}]})"));
 }
 
 TEST(KubeApiServerControl, StartsAndStopsCleanly) {

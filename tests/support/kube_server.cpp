@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -281,6 +282,7 @@ KubeServer::KubeServer(KubeServerOptions opts) : opts_(std::move(opts)) {
     if (!opts_.basic.empty()) args.insert(args.end(), {"--basic", opts_.basic});
     if (opts_.legacy_discovery) args.push_back("--legacy-discovery");
     if (opts_.olm) args.push_back("--olm");
+    args.insert(args.end(), opts_.extra_args.begin(), opts_.extra_args.end());
 
     std::vector<char*> argv;
     for (auto& s : args)
@@ -387,6 +389,10 @@ int KubeServer::http(const std::string& method, const std::string& path, const s
     if (control_port_ <= 0) return 0;
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) return 0;
+    timeval tv{};
+    tv.tv_sec = 30; // a server that stopped answering fails the call rather than the test run
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_port = htons(static_cast<std::uint16_t>(control_port_));
@@ -425,6 +431,16 @@ int KubeServer::http(const std::string& method, const std::string& path, const s
 
 bool KubeServer::control(const std::string& json) {
     return http("POST", "/__test/config", json, nullptr) == 200;
+}
+
+bool KubeServer::set_status(const std::string& api_version, const std::string& kind,
+                            const std::string& ns, const std::string& name,
+                            const std::string& status_json) {
+    auto str = [](const std::string& v) { return quoted(v); }; // JSON strings as YAML's "..."
+    std::string body = "{\"apiVersion\": " + str(api_version) + ", \"kind\": " + str(kind) +
+                       ", \"namespace\": " + str(ns) + ", \"name\": " + str(name) +
+                       ", \"status\": " + status_json + "}";
+    return http("POST", "/__test/status", body, nullptr) == 200;
 }
 
 bool KubeServer::reset() {

@@ -28,14 +28,15 @@ struct TlsFiles {
 std::optional<TlsFiles> make_tls_files(const fs::path& dir, std::string* error = nullptr);
 
 struct KubeServerOptions {
-    bool tls = false;                // HTTPS with a certificate made by make_tls_files
-    bool client_ca = false;          // accept client certificates (implies tls)
-    std::vector<std::string> tokens; // accepted bearer tokens
-    std::string basic;               // accepted "user:password"
-    bool legacy_discovery = false;   // never answer aggregated discovery
-    bool olm = false;                // serve OLM's types too
-    int delay_ms = 100;              // how long the simulated controllers take
-    std::string context_namespace;   // the kubeconfig context's namespace ("" = none)
+    bool tls = false;                    // HTTPS with a certificate made by make_tls_files
+    bool client_ca = false;              // accept client certificates (implies tls)
+    std::vector<std::string> tokens;     // accepted bearer tokens
+    std::string basic;                   // accepted "user:password"
+    bool legacy_discovery = false;       // never answer aggregated discovery
+    bool olm = false;                    // serve OLM's types too
+    int delay_ms = 100;                  // how long the simulated controllers take
+    std::string context_namespace;       // the kubeconfig context's namespace ("" = none)
+    std::vector<std::string> extra_args; // more apiserver.py arguments
 };
 
 // Credentials for a kubeconfig user (none = anonymous).
@@ -89,6 +90,9 @@ public:
 
     // POST /__test/config with `json` (see apiserver.py: delay_ms, behaviours, faults).
     bool control(const std::string& json);
+    // POST /__test/status: sets the status of a stored object (`status_json`: a JSON object).
+    bool set_status(const std::string& api_version, const std::string& kind, const std::string& ns,
+                    const std::string& name, const std::string& status_json);
     // POST /__test/reset: objects, configuration and request log back to the start.
     bool reset();
     // POST /__test/requests/clear.
