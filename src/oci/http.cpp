@@ -1,3 +1,5 @@
+// HTTP over libcurl, loaded on first use (kpkg/core/dynlib.hpp): one easy handle per Http
+// object, TLS material from memory, bodies buffered up to a limit or streamed to a callback.
 #include "http.hpp"
 
 #include <curl/curl.h>
@@ -46,14 +48,29 @@ bool resolve(F*& out, const char* name) {
 struct Transfer {
     const Request* req = nullptr;
     Response* resp = nullptr;
+    CURL* curl = nullptr;
     std::string_view upload;
     std::size_t sent = 0;
     bool too_large = false;
+    bool stopped = false;
+    int stream = -1; // -1 = not decided yet, 0 = buffer, 1 = hand chunks to req->on_body
 };
 
 size_t on_write(char* data, size_t size, size_t n, void* user) {
     auto* t = static_cast<Transfer*>(user);
     const size_t len = size * n;
+    if (t->req->on_body) {
+        if (t->stream < 0) {
+            long status = 0;
+            g_api.easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
+            t->stream = status >= 200 && status < 300 ? 1 : 0;
+        }
+        if (t->stream == 1) {
+            if (t->req->on_body(std::string_view(data, len))) return len;
+            t->stopped = true;
+            return 0; // aborts the transfer
+        }
+    }
     if (t->resp->body.size() + len > t->req->max_body) {
         t->too_large = true;
         return 0; // aborts the transfer
@@ -70,6 +87,7 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
         line.remove_suffix(1);
     if (line.substr(0, 5) == "HTTP/") {
         t->resp->headers.clear(); // a new answer (after a redirect or a 100 Continue)
+        t->stream = -1;
         return len;
     }
     const auto colon = line.find(':');
@@ -159,6 +177,7 @@ Response Http::perform(const Request& req) {
     Transfer t;
     t.req = &req;
     t.resp = &resp;
+    t.curl = c;
     char errbuf[CURL_ERROR_SIZE] = {};
     auto& set = g_api.easy_setopt;
     set(c, CURLOPT_URL, req.url.c_str());
@@ -169,10 +188,45 @@ Response Http::perform(const Request& req) {
     set(c, CURLOPT_FOLLOWLOCATION, req.follow_redirects ? 1L : 0L);
     set(c, CURLOPT_MAXREDIRS, 10L);
     set(c, CURLOPT_CONNECTTIMEOUT_MS, req.connect_timeout_ms);
-    set(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    set(c, CURLOPT_LOW_SPEED_TIME, req.stall_timeout_s);
-    set(c, CURLOPT_SSL_VERIFYPEER, 1L);
-    set(c, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (req.stall_timeout_s > 0) {
+        set(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        set(c, CURLOPT_LOW_SPEED_TIME, req.stall_timeout_s);
+    }
+    if (req.timeout_ms > 0) set(c, CURLOPT_TIMEOUT_MS, req.timeout_ms);
+    set(c, CURLOPT_SSL_VERIFYPEER, req.insecure ? 0L : 1L);
+    set(c, CURLOPT_SSL_VERIFYHOST, req.insecure ? 0L : 2L);
+    // Blobs are copied by curl (CURL_BLOB_COPY), so they need not outlive the setopt.
+    const auto set_blob = [&](CURLoption opt, std::string_view pem) -> CURLcode {
+        curl_blob blob{const_cast<char*>(pem.data()), pem.size(), CURL_BLOB_COPY};
+        return set(c, opt, &blob);
+    };
+    CURLcode tls_rc = CURLE_OK;
+    const char* tls_what = "";
+    if (!req.ca_pem.empty() && (tls_rc = set_blob(CURLOPT_CAINFO_BLOB, req.ca_pem)) != CURLE_OK)
+        tls_what = "a CA bundle from memory";
+    if (tls_rc == CURLE_OK && !req.client_cert_pem.empty()) {
+        set(c, CURLOPT_SSLCERTTYPE, "PEM");
+        if ((tls_rc = set_blob(CURLOPT_SSLCERT_BLOB, req.client_cert_pem)) != CURLE_OK)
+            tls_what = "a client certificate from memory";
+    }
+    if (tls_rc == CURLE_OK && !req.client_key_pem.empty()) {
+        set(c, CURLOPT_SSLKEYTYPE, "PEM");
+        if ((tls_rc = set_blob(CURLOPT_SSLKEY_BLOB, req.client_key_pem)) != CURLE_OK)
+            tls_what = "a client key from memory";
+    }
+    if (tls_rc != CURLE_OK) {
+        resp.outcome = Response::Outcome::failed;
+        resp.curl_code = static_cast<int>(tls_rc);
+        resp.error = std::string("this libcurl cannot use ") + tls_what + " (" +
+                     g_api.easy_strerror(tls_rc) + ")";
+        return resp;
+    }
+    if (!req.proxy.empty()) set(c, CURLOPT_PROXY, req.proxy.c_str());
+    curl_slist* connect_to = nullptr;
+    if (!req.connect_to.empty()) {
+        connect_to = g_api.slist_append(nullptr, req.connect_to.c_str());
+        set(c, CURLOPT_CONNECT_TO, connect_to);
+    }
     if (!req.user_agent.empty()) set(c, CURLOPT_USERAGENT, req.user_agent.c_str());
     set(c, CURLOPT_WRITEFUNCTION, &on_write);
     set(c, CURLOPT_WRITEDATA, &t);
@@ -190,7 +244,8 @@ Response Http::perform(const Request& req) {
     headers = g_api.slist_append(headers, "Expect:");
     if (req.method == "HEAD") {
         set(c, CURLOPT_NOBODY, 1L);
-    } else if (req.method == "PUT" || req.method == "PATCH" || req.method == "POST") {
+    } else if (req.method == "PUT" || req.method == "PATCH" || req.method == "POST" ||
+               (req.method == "DELETE" && !req.body.empty())) {
         t.upload = req.body;
         set(c, CURLOPT_UPLOAD, 1L);
         set(c, CURLOPT_READFUNCTION, &on_read);
@@ -203,13 +258,17 @@ Response Http::perform(const Request& req) {
     set(c, CURLOPT_HTTPHEADER, headers);
     const CURLcode rc = g_api.easy_perform(c);
     g_api.slist_free_all(headers);
+    if (connect_to != nullptr) g_api.slist_free_all(connect_to);
+    resp.curl_code = static_cast<int>(rc);
+    resp.stopped = t.stopped;
+    resp.timed_out = rc == CURLE_OPERATION_TIMEDOUT;
     long status = 0;
     g_api.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     resp.status = status;
     char* eff = nullptr;
     if (g_api.easy_getinfo(c, CURLINFO_EFFECTIVE_URL, &eff) == CURLE_OK && eff != nullptr)
         resp.effective_url = eff;
-    if (rc != CURLE_OK) {
+    if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && t.stopped)) {
         resp.error = errbuf[0] != '\0' ? errbuf : g_api.easy_strerror(rc);
         switch (rc) {
         case CURLE_COULDNT_CONNECT:

@@ -1,5 +1,7 @@
-// HTTP over libcurl (loaded on first use), for the registry client: one request at a time per
-// Http object, no retries or authentication here (registry.cpp adds them).
+// HTTP over libcurl (loaded on first use), for the registry client and the Kubernetes client:
+// one request at a time per Http object (one per thread), no retries or authentication here
+// (registry.cpp and src/kube/client.cpp add them). TLS material can come from memory, and a
+// reply body can be streamed to a callback (Kubernetes watches).
 #pragma once
 
 #include <cstdint>
@@ -27,6 +29,23 @@ struct Request {
     std::string user_agent;
     // Bytes received or sent so far (and the expected total, 0 when unknown).
     std::function<void(std::uint64_t done, std::uint64_t total)> progress;
+
+    // The whole transfer, in milliseconds; 0 = no limit. stall_timeout_s 0 = no stall limit.
+    long timeout_ms = 0;
+    // TLS from memory (PEM; empty = the system's CA bundle, no client certificate). The views
+    // must stay valid during perform().
+    std::string_view ca_pem;
+    std::string_view client_cert_pem;
+    std::string_view client_key_pem;
+    bool insecure = false; // no verification of the server's certificate or name
+    // "HOST:PORT:CONNECT-HOST:CONNECT-PORT": connect there for the URL's host and port (the URL
+    // then carries the name the server's certificate must have).
+    std::string connect_to;
+    std::string proxy; // e.g. "http://proxy:3128"; empty = curl's default (the *_proxy variables)
+    // A 2xx reply body is handed to this, chunk by chunk, instead of being kept in
+    // Response::body; returning false stops the transfer (Response::stopped, outcome ok). Other
+    // replies are buffered as usual.
+    std::function<bool(std::string_view chunk)> on_body;
 };
 
 struct Response {
@@ -39,7 +58,10 @@ struct Response {
         failed,         // anything else curl reports
     };
     Outcome outcome = Outcome::ok;
-    std::string error; // curl's description when outcome != ok
+    std::string error;      // curl's description when outcome != ok
+    int curl_code = 0;      // CURLcode of the transfer (0 = CURLE_OK)
+    bool stopped = false;   // on_body asked to stop
+    bool timed_out = false; // timeout_ms (or the stall limit) passed
     long status = 0;
     // Response headers, names in lower case; a repeated header keeps every value, joined
     // with ", " (WWW-Authenticate challenges stay parseable).

@@ -35,6 +35,10 @@ struct Resource {
 struct Discovery {
     std::vector<Resource> resources;
     bool aggregated = false; // answered by the aggregated (apidiscovery v2) endpoint
+    // Group versions that could not be read (an aggregated API server that is down: their
+    // resources are missing) or that the aggregated list marks Stale (listed, maybe out of
+    // date), as "group/version" ("v1" for the core group).
+    std::vector<std::string> unavailable;
 
     // The resource serving group/version + kind, or nullptr.
     const Resource* find(const std::string& group, const std::string& version,
