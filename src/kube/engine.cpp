@@ -949,7 +949,22 @@ RunReport Engine::run_apply(const Input& input) {
                 e.not_checked = "not checked: namespace " + e.ns + " is created by this run";
         }
     }
-    if (auto r = applyset_patch(true); !r) return finish(std::move(r).error());
+    // The parent records the superset before anything is applied (so an interrupted run
+    // leaks nothing); when its namespace is created by this run, right after that.
+    bool parent_pending = set_.has_value();
+    std::size_t parent_after = phases_.size();
+    if (set_ && !set_->ns.empty())
+        for (const Entry& e : entries_)
+            if (e.group.empty() && e.kind == "Namespace" && e.name == set_->ns) {
+                auto g = e.res ? api_.get(*e.res, "", e.name)
+                               : Result<Reply<io::Node>>(Reply<io::Node>{});
+                if (!g) return finish(std::move(g).error());
+                if (!g->ok()) parent_after = e.phase;
+            }
+    if (parent_pending && parent_after == phases_.size()) {
+        if (auto r = applyset_patch(true); !r) return finish(std::move(r).error());
+        parent_pending = false;
+    }
 
     std::size_t shown = 0, total = 0;
     for (const PhaseInfo& p : phases_)
@@ -991,6 +1006,10 @@ RunReport Engine::run_apply(const Input& input) {
             e.res = *r;
         }
         if (auto r = run_batch(rest, apply_fn); !r) return finish(std::move(r).error());
+        if (parent_pending && static_cast<std::size_t>(&p - phases_.data()) == parent_after) {
+            if (auto r = applyset_patch(true); !r) return finish(std::move(r).error());
+            parent_pending = false;
+        }
         if (o_.wait && !dry())
             if (auto w = wait_all(rest, false); !w) return finish(std::move(w).error());
     }
