@@ -409,6 +409,7 @@ Result<void> Engine::apply_one(Entry& e) {
     if (!e.not_checked.empty()) {
         std::string diff;
         if (o_.diff) diff = pko::unified_diff("", diff_yaml(e.body), "/dev/null", diff_label(e));
+        if (!diff.empty()) diff += '\n';
         set_report([&](ObjectReport& r) {
             r.action = "dry-run";
             r.reason = e.not_checked;
@@ -445,6 +446,7 @@ Result<void> Engine::apply_one(Entry& e) {
         if (o_.diff)
             diff = pko::unified_diff(before, after, existed ? "live/" + diff_label(e) : "/dev/null",
                                      "applied/" + diff_label(e));
+        if (!diff.empty()) diff += '\n';
         const char* would = !existed          ? "would be created"
                             : before == after ? "would be unchanged"
                                               : "would be configured";
@@ -637,9 +639,10 @@ Result<void> Engine::wait_all(const std::vector<std::size_t>& idx, bool gone) {
     std::vector<std::size_t> todo;
     for (std::size_t i : idx) {
         const Entry& e = entries_[i];
+        // What was ready as the server answered the apply needs no wait.
         if (gone ? rep_.objects[e.report].action == "deleted" ||
                        rep_.objects[e.report].action == "pruned"
-                 : e.applied)
+                 : e.applied && !rep_.objects[e.report].ready)
             todo.push_back(i);
     }
     if (todo.empty()) return {};
