@@ -1,5 +1,6 @@
 // kpkg apply and kpkg delete end to end: the built binary against the test API server
 // (tests/kube/apiserver.py), with the real kubectl 1.32 reading kpkg's results back.
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -121,7 +122,8 @@ TEST(KpkgApply, CustomResourceBesideItsCrdInPhasesThenPruneAndDelete) {
     // Progress on stderr, phase by phase.
     EXPECT_TRUE(contains(r.err, "phase 1/4 namespaces: 1 object")) << r.err;
     EXPECT_TRUE(contains(r.err, "deployment/op is ready")) << r.err;
-    // One server-side apply per object (plus the parent: before, and after the prune), with kpkg's field manager.
+    // One server-side apply per object (plus the parent: before, and after the prune), with kpkg's
+    // field manager.
     std::size_t patches = 0;
     for (const auto& q : s.requests())
         if (q.method == "PATCH") {
@@ -343,6 +345,33 @@ TEST(KpkgApply, PlanTreeOlmFormatWaitsForTheCsv) {
                                 "etcdoperator.v0.9.4 does not exist yet"))
         << r.err;
     EXPECT_TRUE(contains(r.err, "phase 2/3 operatorgroups")) << r.err;
+}
+
+TEST(KpkgApply, InterruptStopsAndReportsWhatWasApplied) {
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    ASSERT_TRUE(s.control(R"({"behaviours": [{"kind": "Deployment", "name": "op",
+                                              "mode": "never"}]})"));
+    std::string objs = kManifests;
+    s.dir().write("m/all.yaml", objs.substr(objs.find("apiVersion: apps/v1")));
+    const char* bin = std::getenv("KPKG_BIN");
+    ASSERT_NE(bin, nullptr);
+    // SIGINT once kpkg is waiting for the Deployment.
+    const std::string cmd =
+        std::string("\"$0\" apply \"$1\" --kubeconfig \"$2\" -n demo -o json "
+                    "> \"$3\" 2> \"$4\" & p=$!; sleep 2; kill -INT $p; wait $p");
+    auto r = run_program({"/bin/sh", "-c", cmd, bin, (s.dir() / "m").string(),
+                          s.kubeconfig_path().string(), (s.dir() / "out.json").string(),
+                          (s.dir() / "err.txt").string()},
+                         {}, {}, 60);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    const std::string err = read_file(s.dir() / "err.txt");
+    EXPECT_TRUE(contains(err, "interrupted: stopped after the requests in flight")) << err;
+    io::Node rep = json_of(read_file(s.dir() / "out.json"));
+    ASSERT_NE(report_object(rep, "op"), nullptr);
+    EXPECT_EQ(report_object(rep, "op")->get("action")->text, "created");
+    EXPECT_EQ(report_object(rep, "op")->get("ready")->text, "false");
+    EXPECT_EQ(report_object(rep, "demo")->get("action")->text, "created");
+    EXPECT_EQ(rep.get("interrupted")->text, "true");
 }
 
 } // namespace
