@@ -787,7 +787,8 @@ Result<void> Engine::applyset_begin() {
 }
 
 Result<void> Engine::applyset_patch(bool superset) {
-    if (!set_ || o_.dry_run == DryRun::client || o_.diff) return {};
+    // Dry runs leave the parent alone (its namespace may not even exist yet).
+    if (!set_ || dry()) return {};
     ApplySetState& s = *set_;
     std::set<std::string> gks = s.new_gks, nss = s.new_ns;
     if (superset) {
@@ -918,6 +919,12 @@ Result<void> Engine::prune() {
                 r.ns = e.ns;
                 r.name = e.name;
                 r.phase = "prune";
+                if (o_.diff) {
+                    r.diff = pko::unified_diff(diff_yaml(item), "", "live/" + diff_label(e),
+                                               "/dev/null") +
+                             "\n";
+                    rep_.differs = true;
+                }
                 e.report = rep_.objects.size();
                 rep_.objects.push_back(std::move(r));
                 groups[e.phase].push_back(entries_.size());

@@ -556,6 +556,31 @@ spec: {replicas: 1}
     EXPECT_EQ(ann->get(kApplySetNamespacesAnnotation)->text, "");
 }
 
+TEST(ApplySet, DiffShowsWhatPruneWouldDeleteAndChangesNothing) {
+    FakeApi api;
+    RunOptions o = quick();
+    o.prune = true;
+    o.applyset = "set1";
+    ASSERT_FALSE(apply(api,
+                       input_of("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: keep}\n---\n"
+                                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: drop}\n"),
+                       o)
+                     .error);
+    const std::size_t writes = api.writes().size() + api.writes("delete").size();
+    o.diff = true;
+    RunReport r =
+        apply(api, input_of("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: keep}\n"), o);
+    ASSERT_FALSE(r.error) << r.error->str();
+    EXPECT_TRUE(r.differs);
+    ASSERT_NE(report_of(r, "drop"), nullptr);
+    EXPECT_TRUE(test::contains(report_of(r, "drop")->diff,
+                               "--- live/ConfigMap/default/drop\n+++ /dev/null\n"))
+        << report_of(r, "drop")->diff;
+    EXPECT_EQ(report_of(r, "keep")->diff, "");
+    EXPECT_EQ(api.writes().size() + api.writes("delete").size(), writes);
+    EXPECT_NE(api.find("", "ConfigMap", "default", "drop"), nullptr);
+}
+
 TEST(ApplySet, ParentOfAnotherToolIsLeftAlone) {
     FakeApi api;
     api.put(api.resource("", "Secret"),
