@@ -105,6 +105,10 @@ struct ApplySetState {
     std::set<std::string> old_gks, new_gks, old_ns, new_ns;
 };
 
+bool is_crd(const Entry& e) {
+    return e.kind == "CustomResourceDefinition" && e.group == "apiextensions.k8s.io";
+}
+
 Error at_pos(Error e, const SourcePos& pos) {
     e.pos = pos;
     return e;
@@ -468,7 +472,7 @@ Result<void> Engine::apply_one(Entry& e) {
                          : str_at(stored, {"metadata", "resourceVersion"}) == rv_before
                              ? "unchanged"
                              : "configured";
-    Readiness now = e.probes ? probe_readiness(stored, *e.probes) : readiness(stored);
+    Readiness now = e.probes && !is_crd(e) ? probe_readiness(stored, *e.probes) : readiness(stored);
     if (e.kind == "Subscription" && e.group == "operators.coreos.com")
         now = {Readiness::State::waiting, "waiting for its ClusterServiceVersion"};
     set_report([&](ObjectReport& r) {
@@ -630,7 +634,8 @@ Readiness Engine::wait_entry(Entry& e) {
         *e.res, e.ns, e.name,
         [&](const io::Node* o) -> Readiness {
             if (!o) return {Readiness::State::waiting, "not found"};
-            return e.probes ? probe_readiness(*o, *e.probes) : readiness(*o);
+            // CRDs are always waited for until Established: their custom resources need it.
+            return e.probes && !is_crd(e) ? probe_readiness(*o, *e.probes) : readiness(*o);
         },
         label);
 }

@@ -421,6 +421,35 @@ TEST(ApplyBadInput, SameObjectTwice) {
                    "objects.yaml:5:1: configmap/c in namespace default is given twice");
 }
 
+TEST(ApplyBadInput, CustomResourceInAPhaseBeforeItsCrd) {
+    Input plain = input_of(kCrdAndCr);
+    Input in;
+    Input::Package pkg;
+    pkg.name = "p";
+    pkg.phases.push_back({"first", {plain.plain[0]}});  // the Widget
+    pkg.phases.push_back({"second", {plain.plain[1]}}); // its CRD
+    in.packages.push_back(pkg);
+    FakeApi api;
+    RunReport r = apply(api, in, quick());
+    ASSERT_TRUE(r.error);
+    EXPECT_EQ(r.error->code, ExitCode::invalid);
+    EXPECT_TRUE(test::contains(r.error->message,
+                               "widget/w1 is in phase first, before its CustomResourceDefinition "
+                               "widgets.example.com (phase second)"))
+        << r.error->message;
+    EXPECT_FALSE(api.any_write());
+    // In the same phase it works: the CRD goes first and is waited for.
+    Input same;
+    Input::Package one;
+    one.name = "p";
+    one.phases.push_back({"only", {plain.plain[0], plain.plain[1]}});
+    same.packages.push_back(one);
+    FakeApi api2;
+    RunReport ok = apply(api2, same, quick());
+    ASSERT_FALSE(ok.error) << ok.error->str();
+    EXPECT_EQ(api2.writes(), (std::vector<std::string>{"widgets.example.com", "w1"}));
+}
+
 TEST(ApplyBadInput, EveryProblemIsListed) {
     FakeApi api;
     RunReport r = apply(api,
