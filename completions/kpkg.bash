@@ -6,7 +6,7 @@
 # (Variables rather than output: no subshell per word.)
 __kpkg_subcommands() {
     case $1 in
-        "kpkg") __kpkg_subs="bundle catalog package resolve plan upgrade-path build push pull image cache version completion help" ;;
+        "kpkg") __kpkg_subs="bundle catalog package resolve plan upgrade-path apply delete build push pull image cache version completion help" ;;
         "kpkg bundle") __kpkg_subs="inspect validate render" ;;
         "kpkg catalog") __kpkg_subs="list validate render diff graph" ;;
         "kpkg catalog list") __kpkg_subs="packages channels bundles" ;;
@@ -41,6 +41,8 @@ __kpkg_flags() {
         "kpkg package render") __kpkg_flags="$global --config-testcase --component --config --name --namespace --environment --as --image --output-dir" ;;
         "kpkg resolve") __kpkg_flags="$global --catalog --priority --installed --starting-csv --source --upgrade --one-hop --exclude-deprecated --all-packages --lockfile --locked --debug-testcase" ;;
         "kpkg plan") __kpkg_flags="$global --catalog --priority --installed --starting-csv --source --upgrade --exclude-deprecated -n --namespace --approval --catalog-namespace --bundle-dir --output-dir --format --target-namespaces --catalog-image --sync-waves --cert-provider --check --force" ;;
+        "kpkg apply") __kpkg_flags="$global --kubeconfig --context -n --namespace --timeout --wait --no-wait --concurrency --dry-run --diff --force-conflicts --prune --applyset --config" ;;
+        "kpkg delete") __kpkg_flags="$global --kubeconfig --context -n --namespace --timeout --wait --no-wait --concurrency --applyset --dry-run --config" ;;
         *) __kpkg_flags=$global ;;
     esac
 }
@@ -81,7 +83,8 @@ _kpkg() {
                 --catalog | --priority | --installed | --starting-csv | --source | --debug-testcase | --from | --to | --lockfile | --locked | \
                 -t | --tag | --save | --platform | --label | --base-image | --older-than | \
                 -n | --namespace | --approval | --catalog-namespace | --bundle-dir | \
-                --output-dir | --target-namespaces | --catalog-image | --cert-provider)
+                --output-dir | --target-namespaces | --catalog-image | --cert-provider | \
+                --kubeconfig | --context | --timeout | --concurrency | --dry-run | --applyset | --config)
                 # Its value follows; "--output=json" may arrive split as "--output" "=" "json".
                 if [[ ${COMP_WORDS[i + 1]} == = ]]; then ((i += 2)); else ((i++)); fi
                 # A value with a colon (oci:DIR, quay.io/op:v1) arrives split at it as well.
@@ -210,6 +213,15 @@ _kpkg() {
         COMPREPLY=($(compgen -W "cert-manager openshift-service-ca" -- "$cur"))
         return
     fi
+    if [[ $prev == --dry-run ]]; then
+        COMPREPLY=($(compgen -W "client server" -- "$cur"))
+        return
+    fi
+    if [[ $prev == --kubeconfig || $prev == --config ]]; then
+        compopt -o filenames 2>/dev/null
+        mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+        return
+    fi
     if [[ $prev == --format && $path == "kpkg plan" ]]; then
         COMPREPLY=($(compgen -W "olm manifests" -- "$cur"))
         return
@@ -269,6 +281,11 @@ _kpkg() {
                 mapfile -t COMPREPLY < <(compgen -f -- "$cur")
                 [[ -z $cur ]] && COMPREPLY+=(-)
             fi
+            ;;
+        "kpkg apply" | "kpkg delete")
+            # SRC...: manifest files and directories, plan trees, Package Operator packages.
+            compopt -o filenames 2>/dev/null
+            mapfile -t COMPREPLY < <(compgen -f -- "$cur")
             ;;
         "kpkg catalog render")
             # SRC...: catalogs (directories, files, -) and bundle directories.

@@ -3,7 +3,7 @@
 
 # True when the command line holds no subcommand yet.
 function __kpkg_no_subcommand
-    not __fish_seen_subcommand_from bundle catalog package resolve plan upgrade-path build push pull image cache version completion help
+    not __fish_seen_subcommand_from bundle catalog package resolve plan upgrade-path apply delete build push pull image cache version completion help
 end
 
 # True when the command path so far is exactly the words given (e.g. catalog list).
@@ -149,6 +149,23 @@ complete -c kpkg -n '__fish_seen_subcommand_from plan' -l cert-provider -x -a 'c
 complete -c kpkg -n '__fish_seen_subcommand_from plan' -l check -d 'Only compare the tree in DIR: exit 5 when it differs'
 complete -c kpkg -n '__fish_seen_subcommand_from plan' -l force -d 'Write into DIR even when it holds files kpkg plan did not write'
 
+# kpkg apply, kpkg delete
+complete -c kpkg -n __kpkg_no_subcommand -a apply -d 'Apply manifests, plan trees or Package Operator packages to a cluster in phases'
+complete -c kpkg -n __kpkg_no_subcommand -a delete -d 'Delete what kpkg apply applied, in reverse phase order'
+complete -c kpkg -n '__fish_seen_subcommand_from apply delete' -l kubeconfig -r -F -d 'The kubeconfig file'
+complete -c kpkg -n '__fish_seen_subcommand_from apply delete' -l context -x -d 'The kubeconfig context'
+complete -c kpkg -n '__fish_seen_subcommand_from apply delete' -s n -l namespace -x -d 'The namespace of objects that name none'
+complete -c kpkg -n '__fish_seen_subcommand_from apply delete' -l timeout -x -d 'Give up waiting after this long (90s, 5m)'
+complete -c kpkg -n '__fish_seen_subcommand_from apply delete' -l wait -d 'Wait for each phase before the next'
+complete -c kpkg -n '__fish_seen_subcommand_from apply delete' -l no-wait -d 'Only wait for the CRDs custom resources need'
+complete -c kpkg -n '__fish_seen_subcommand_from apply delete' -l concurrency -x -d 'Requests in flight at once'
+complete -c kpkg -n '__fish_seen_subcommand_from apply delete' -l dry-run -x -a 'client server' -d 'Check without changing anything'
+complete -c kpkg -n '__fish_seen_subcommand_from apply delete' -l config -r -F -d 'A Package Operator package configuration'
+complete -c kpkg -n '__fish_seen_subcommand_from apply delete' -l applyset -x -d 'The ApplySet parent: [RESOURCE[.GROUP]/]NAME'
+complete -c kpkg -n '__fish_seen_subcommand_from apply' -l diff -d 'Show what would change; exit 5 when something would'
+complete -c kpkg -n '__fish_seen_subcommand_from apply' -l force-conflicts -d 'Take over fields another field manager owns'
+complete -c kpkg -n '__fish_seen_subcommand_from apply' -l prune -d 'Delete the set members no longer in the input'
+
 # kpkg upgrade-path
 complete -c kpkg -n __kpkg_no_subcommand -a upgrade-path -d 'Show the upgrades OLM steps through from an installed version'
 complete -c kpkg -n '__fish_seen_subcommand_from upgrade-path' -l from -x -d 'The installed bundle (CSV name) or version'
@@ -253,7 +270,7 @@ complete -c kpkg -n '__fish_seen_subcommand_from completion' -x -a 'bash zsh fis
 # kpkg help
 complete -c kpkg -n __kpkg_no_subcommand -a help -d 'Show the help or the man page of a command'
 complete -c kpkg -n '__fish_seen_subcommand_from help' -l man -d 'Show the man page of the command'
-complete -c kpkg -n '__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from bundle catalog package resolve plan upgrade-path build push pull image cache version completion' -x -a 'bundle catalog package resolve upgrade-path build push pull image cache version completion'
+complete -c kpkg -n '__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from bundle catalog package resolve plan upgrade-path apply delete build push pull image cache version completion' -x -a 'bundle catalog package resolve upgrade-path apply delete build push pull image cache version completion'
 complete -c kpkg -n '__fish_seen_subcommand_from help; and __fish_seen_subcommand_from bundle' -x -a 'inspect validate render'
 complete -c kpkg -n '__fish_seen_subcommand_from help; and __fish_seen_subcommand_from catalog' -x -a 'list validate render diff graph'
 complete -c kpkg -n '__fish_seen_subcommand_from help; and __fish_seen_subcommand_from image' -x -a 'inspect'

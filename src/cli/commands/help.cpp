@@ -40,6 +40,8 @@ std::string_view man_page(const std::vector<std::string>& words) {
     if (first == "package") return embedded::man_package;
     if (first == "image") return embedded::man_image;
     if (first == "cache") return embedded::man_cache;
+    if (first == "apply") return embedded::man_apply;
+    if (first == "delete") return embedded::man_delete;
     return embedded::man_kpkg;
 }
 
