@@ -160,6 +160,39 @@ metadata: {name: hook}
     EXPECT_TRUE(report_of(r, "op")->ready);
 }
 
+// Several objects of one kind: what exists is read with one LIST, not a GET per object, and
+// "unchanged" / "configured" / "created" still come out right.
+TEST(Apply, ObjectsOfOneKindAreReadWithOneListThenOnePatchEach) {
+    FakeApi api;
+    const std::string two = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: v}\n"
+                            "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n"
+                            "data: {k: v}\n";
+    RunReport first = apply(api, input_of(two), quick());
+    ASSERT_FALSE(first.error) << first.error->str();
+    EXPECT_EQ(report_of(first, "a")->action, "created");
+    const std::string three = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"
+                              "data: {k: v}\n---\napiVersion: v1\nkind: ConfigMap\n"
+                              "metadata: {name: b}\ndata: {k: changed}\n---\napiVersion: v1\n"
+                              "kind: ConfigMap\nmetadata: {name: c}\ndata: {k: v}\n";
+    const std::size_t before = api.requests().size();
+    RunReport r = apply(api, input_of(three), quick());
+    ASSERT_FALSE(r.error) << r.error->str();
+    EXPECT_EQ(report_of(r, "a")->action, "unchanged");
+    EXPECT_EQ(report_of(r, "b")->action, "configured");
+    EXPECT_EQ(report_of(r, "c")->action, "created");
+    const auto reqs = api.requests();
+    std::size_t gets = 0, lists = 0, applies = 0;
+    for (std::size_t i = before; i < reqs.size(); ++i) {
+        if (reqs[i].resource != "configmaps") continue;
+        gets += reqs[i].verb == "get";
+        lists += reqs[i].verb == "list";
+        applies += reqs[i].verb == "apply";
+    }
+    EXPECT_EQ(gets, 0u);
+    EXPECT_EQ(lists, 1u);
+    EXPECT_EQ(applies, 3u);
+}
+
 TEST(Apply, TimeoutNamesEveryObjectNotReadyAndWhy) {
     FakeApi api;
     api.never_ready = {"etcd-operator", "other"};
