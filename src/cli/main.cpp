@@ -184,7 +184,7 @@ int report_extras(CLI::App& root, bool color) {
 // command works before it is listed (only slower to start).
 const std::map<std::string_view, std::vector<std::string_view>>& setup_words() {
     static const std::map<std::string_view, std::vector<std::string_view>> m = {
-        {"apply", {"apply", "delete"}},
+        {"apply", {"apply", "delete", "install"}},
         {"build", {"build"}},
         {"bundle_inspect", {"bundle"}},
         {"bundle_render", {"bundle"}},

@@ -28,7 +28,8 @@ Usage:
 
 Without --token, --basic and --client-ca every request is accepted (anonymous); with any of them
 a request that presents none of the accepted credentials gets a 401 Status. SIGTERM stops it.
-It starts with the namespaces default, kube-system, kube-public and kube-node-lease.
+It starts with the namespaces default, kube-system, kube-public and kube-node-lease (and, with
+--olm, olm and operators, as an upstream OLM installation has them).
 
 Request bodies must be JSON: kubectl and kpkg send JSON for apply, patch and objects read from
 files; apply-patch YAML that is not JSON gets 400 BadRequest, and a protobuf body (what kubectl's
@@ -589,7 +590,10 @@ class Store:
             self.behaviours = []
             self.faults = []
             self.requests = []
-            for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
+            initial = ["default", "kube-system", "kube-public", "kube-node-lease"]
+            if self.olm:
+                initial += ["olm", "operators"]  # where an upstream OLM install puts itself
+            for ns in initial:
                 self.write_new(self.find_kind("", "Namespace"), "",
                                {"apiVersion": "v1", "kind": "Namespace",
                                 "metadata": {"name": ns}}, None, "Update", "main")

@@ -1,8 +1,10 @@
-// kpkg apply | delete: objects from manifests, plan trees and Package Operator packages applied to
-// a cluster phase by phase (server-side apply, readiness waits, an ApplySet), or deleted.
+// kpkg apply | delete | install: objects from manifests, plan trees and Package Operator packages
+// applied to a cluster phase by phase (server-side apply, readiness waits, an ApplySet), or
+// deleted.
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,10 +13,14 @@
 
 #include "command.hpp"
 #include "input.hpp"
+#include "kpkg/core/log.hpp"
 #include "kpkg/core/text.hpp"
+#include "kpkg/io/tree.hpp"
 #include "kpkg/kube/apply.hpp"
 #include "kpkg/kube/connect.hpp"
+#include "kpkg/plan/tree.hpp"
 #include "kpkg/version.hpp"
+#include "planning.hpp"
 
 namespace kpkg::cli {
 namespace {
@@ -207,16 +213,17 @@ int run_delete(const Globals& g, const ApplyCliOptions& o) {
     return finish(g, r, false);
 }
 
-void add_connection(CLI::App* c, ApplyCliOptions& o) {
+void add_connection(CLI::App* c, ApplyCliOptions& o, bool with_namespace = true) {
     c->add_option("--kubeconfig", o.kubeconfig,
                   "The kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
         ->option_text("FILE");
     c->add_option("--context", o.context, "The kubeconfig context (default: its current one)")
         ->option_text("NAME");
-    c->add_option("--namespace,-n", o.ns,
-                  "The namespace of objects that name none, and of the ApplySet parent "
-                  "(default: the context's)")
-        ->option_text("NS");
+    if (with_namespace)
+        c->add_option("--namespace,-n", o.ns,
+                      "The namespace of objects that name none, and of the ApplySet parent "
+                      "(default: the context's)")
+            ->option_text("NS");
     c->add_option("--timeout", o.timeout,
                   "Give up waiting after this long for the whole run (90s, 5m, 1h30m; default: "
                   "no limit)")
@@ -226,6 +233,135 @@ void add_connection(CLI::App* c, ApplyCliOptions& o) {
                 "--wait=false only waits for CRDs the input's custom resources need");
     c->add_option("--concurrency", o.concurrency, "Requests in flight at once (default 8)")
         ->option_text("N");
+}
+
+// --- kpkg install: resolve + plan + apply -----------------------------------------------------
+
+struct InstallCliOptions {
+    PlanFlags plan;
+    TreeFlags tree;
+    ApplyCliOptions apply;
+    bool yes = false;
+};
+
+// What is about to happen, for people (stderr): the operators, the objects by kind, where.
+std::string install_summary(const plan::InstallPlan& p, const kube::Input& in,
+                            const std::string& mode, const kube::Api& api) {
+    std::string out = "Installing into ";
+    out.append(api.describe()).append(", namespace ").append(p.namespace_name);
+    out.append(" (").append(mode).append("):\n");
+    for (const auto& op : p.operators) {
+        const auto& s = op.selected;
+        out.append("  ").append(s.bundle).append("  ").append(s.package).append(" ");
+        out.append(s.version).append(" from ").append(s.catalog).append(", channel ");
+        out.append(s.channel);
+        if (!s.replaces.empty()) out.append(", upgrades ").append(s.replaces);
+        if (op.dependency) out.append(" (").append(s.reason).append(")");
+        out.append("\n");
+    }
+    std::map<std::string, std::size_t> kinds;
+    std::size_t total = 0;
+    for (const auto& o : in.plain) {
+        const io::Node* k = o.object.get("kind");
+        ++kinds[k && k->is_string() ? k->text : std::string("?")];
+        ++total;
+    }
+    out.append("  ").append(std::to_string(total)).append(total == 1 ? " object:" : " objects:");
+    bool first = true;
+    for (const auto& [kind, n] : kinds) {
+        out.append(first ? " " : ", ").append(std::to_string(n)).append(" ").append(kind);
+        first = false;
+    }
+    out.append("\n");
+    return out;
+}
+
+// On a terminal, asks before changing the cluster; true to go on.
+bool confirm(const std::string& question) {
+    std::fputs(question.c_str(), stderr);
+    std::fflush(stderr);
+    std::string answer;
+    for (int c = std::getchar(); c != EOF && c != '\n'; c = std::getchar())
+        answer.push_back(static_cast<char>(c));
+    return answer == "y" || answer == "Y" || answer == "yes" || answer == "Yes";
+}
+
+int run_install(const Globals& g, InstallCliOptions& o) {
+    check_common(o.apply);
+    check_plan_flags(o.plan);
+    if (o.apply.prune && o.apply.applyset.empty())
+        throw Exception(Error::usage("--prune needs --applyset NAME (the set whose members "
+                                     "left the input are deleted)"));
+    if (!o.apply.applyset.empty() && !o.apply.prune)
+        throw Exception(Error::usage("--applyset is used with --prune (as kubectl does)"));
+    if (o.apply.diff && o.apply.dry_run != "none")
+        throw Exception(Error::usage("--diff is a server dry run already: leave out --dry-run"));
+    const plan::TreeOptions topts = tree_options(o.tree, "--mode");
+    o.apply.ns = o.plan.namespace_name;
+    // The kubeconfig is read (and refused) before the catalogs are loaded.
+    auto api = connect(o.apply);
+    const plan::InstallPlan p = make_plan(g, o.plan);
+    const plan::GitOpsTree files = plan::make_tree(p, topts).take();
+    for (const auto& w : p.warnings)
+        log::warning(w);
+    io::MemoryTree tree("kpkg install");
+    for (const auto& f : files.files)
+        tree.add_file(f.path, f.content);
+    kube::Input in;
+    kube::SourceOptions so;
+    so.ns = o.plan.namespace_name;
+    kube::read_source(tree, so, in).take();
+    if (!g.quiet) std::fputs(install_summary(p, in, o.tree.format, *api).c_str(), stderr);
+    const bool changes = o.apply.dry_run == "none" && !o.apply.diff;
+    if (changes && !o.yes && ::isatty(0) == 1 && ::isatty(2) == 1 &&
+        !confirm("Apply these objects? [y/N] "))
+        throw Exception(Error::io("install cancelled: nothing was applied"));
+    kube::RunOptions ro = run_options(o.apply, *api, g);
+    catch_interrupts();
+    const kube::RunReport r = kube::apply(*api, in, ro);
+    return finish(g, r, o.apply.diff);
+}
+
+void setup_install(CLI::App& root, Context& ctx) {
+    auto io_ = std::make_shared<InstallCliOptions>();
+    io_->tree.format = "manifests";
+    CLI::App* c = root.add_subcommand(
+        "install", "Resolve operators from catalogs, plan them and apply them to a cluster");
+    add_plan_flags(c, io_->plan,
+                   "The namespace the operators are installed in (their Subscriptions, "
+                   "Deployments, ServiceAccounts, ...)");
+    c->add_option("--mode", io_->tree.format,
+                  "manifests (default: the operators' objects, installed without OLM) or olm "
+                  "(Namespace, OperatorGroup, CatalogSource and Subscriptions, for OLM to "
+                  "install)")
+        ->check(CLI::IsMember({"manifests", "olm"}))
+        ->option_text("MODE");
+    add_tree_flags(c, io_->tree, false);
+    add_connection(c, io_->apply, false);
+    c->add_option("--dry-run", io_->apply.dry_run,
+                  "client: check locally, send nothing; server: the server checks, nothing "
+                  "changes")
+        ->check(CLI::IsMember({"none", "client", "server"}))
+        ->option_text("client|server");
+    c->add_flag("--diff", io_->apply.diff,
+                "Show what would change (server dry run against the live objects) and exit 5 "
+                "when something would");
+    c->add_flag("--force-conflicts", io_->apply.force_conflicts,
+                "Take over fields another field manager owns");
+    c->add_flag("--prune", io_->apply.prune,
+                "Delete the members of the --applyset set that are no longer installed");
+    c->add_option("--applyset", io_->apply.applyset,
+                  "Record what is installed as an ApplySet, [RESOURCE[.GROUP]/]NAME (default "
+                  "resource: secrets in -n NS)")
+        ->option_text("NAME");
+    c->add_flag("--yes,-y", io_->yes, "Do not ask before applying (on a terminal it asks)");
+    c->footer("The summary of what will be installed goes to stderr first; on a terminal kpkg "
+              "asks before applying unless --yes.\nExit 0 when installed (and ready), 1 on a "
+              "server error, a timeout, an interruption or a refused confirmation, 2 for bad "
+              "arguments, 3 for invalid input (nothing is applied), 4 when there is no "
+              "solution, 5 when --diff finds differences.\nSee kpkg-install(1).");
+    c->callback(
+        [&ctx, io_] { ctx.action = [&ctx, io_] { return run_install(ctx.globals, *io_); }; });
 }
 
 void setup(CLI::App& root, Context& ctx) {
@@ -281,6 +417,7 @@ void setup(CLI::App& root, Context& ctx) {
               "for invalid input.\nSee kpkg-delete(1).");
     d->callback(
         [&ctx, d_o] { ctx.action = [&ctx, d_o] { return run_delete(ctx.globals, *d_o); }; });
+    setup_install(root, ctx);
 }
 
 } // namespace
