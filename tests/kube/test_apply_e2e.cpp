@@ -338,7 +338,10 @@ TEST(KpkgApply, PlanTreeOlmFormatWaitsForTheCsv) {
                   "apiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata: "
                   "{name: etcd, namespace: ops}\nspec: {name: etcd, source: cat, "
                   "sourceNamespace: olm, startingCSV: etcdoperator.v0.9.4}\n");
-    // Nothing installs the CSV here: the wait names it.
+    // The server's OLM never resolves this Subscription, so nothing installs the CSV: the wait
+    // names it.
+    ASSERT_TRUE(s.control(R"({"behaviours": [{"kind": "Subscription", "name": "etcd",
+                                              "mode": "never"}]})"));
     auto r = kpkg(s, {"apply", (s.dir() / "tree").string(), "--timeout", "2s"});
     EXPECT_EQ(r.exit_code, 1) << describe(r);
     EXPECT_TRUE(contains(r.err, "subscription/etcd in namespace ops: ClusterServiceVersion "

@@ -364,24 +364,32 @@ TEST(KubeClient, WatchEndsAtItsTimeout) {
     EXPECT_LT(took, std::chrono::milliseconds(5000));
 }
 
+// A watch from a resource version the server no longer keeps: as a real server does, the stream
+// opens and carries one ERROR event whose object is a 410 Expired Status, then ends.
 TEST(KubeClient, WatchFromATooOldVersionIsExpired) {
     KPKG_REQUIRE_KUBE_SERVER(server);
     auto api = open(server.kubeconfig_path());
     ASSERT_TRUE(api);
     ASSERT_TRUE(api->apply(configmaps(), "default", configmap("e1", "a", "1"), {})->ok());
+    ASSERT_TRUE(server.control(
+        R"({"faults": [{"method": "GET", "query": "watch=", "watch_expired": true, "count": 1}]})"));
     WatchOptions wo;
     wo.resource_version = "1";
     wo.timeout = std::chrono::milliseconds(3000);
-    int events = 0;
-    auto w = api->watch(configmaps(), "default", wo, [&](const WatchEvent&) {
-        ++events;
+    std::vector<WatchEvent> events;
+    auto w = api->watch(configmaps(), "default", wo, [&](const WatchEvent& e) {
+        events.push_back(e);
         return true;
     });
     ASSERT_TRUE(w.ok()) << w.error().str();
-    ASSERT_FALSE(w->ok());
-    EXPECT_EQ(w->api->status, 410);
-    EXPECT_EQ(w->api->reason, "Expired");
-    EXPECT_EQ(events, 0);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, "ERROR");
+    const io::Node* code = events[0].object.get("code");
+    ASSERT_NE(code, nullptr);
+    EXPECT_EQ(code->as_int(), 410);
+    const io::Node* reason = events[0].object.get("reason");
+    ASSERT_NE(reason, nullptr);
+    EXPECT_EQ(reason->text, "Expired");
 }
 
 TEST(KubeClient, DeleteThenNotFound) {
