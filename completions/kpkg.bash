@@ -6,7 +6,7 @@
 # (Variables rather than output: no subshell per word.)
 __kpkg_subcommands() {
     case $1 in
-        "kpkg") __kpkg_subs="bundle catalog package resolve plan upgrade-path apply delete build push pull image cache version completion help" ;;
+        "kpkg") __kpkg_subs="bundle catalog package resolve plan upgrade-path apply delete install build push pull image cache version completion help" ;;
         "kpkg bundle") __kpkg_subs="inspect validate render" ;;
         "kpkg catalog") __kpkg_subs="list validate render diff graph" ;;
         "kpkg catalog list") __kpkg_subs="packages channels bundles" ;;
@@ -42,6 +42,7 @@ __kpkg_flags() {
         "kpkg resolve") __kpkg_flags="$global --catalog --priority --installed --starting-csv --source --upgrade --one-hop --exclude-deprecated --all-packages --lockfile --locked --debug-testcase" ;;
         "kpkg plan") __kpkg_flags="$global --catalog --priority --installed --starting-csv --source --upgrade --exclude-deprecated -n --namespace --approval --catalog-namespace --bundle-dir --output-dir --format --target-namespaces --catalog-image --sync-waves --cert-provider --check --force" ;;
         "kpkg apply") __kpkg_flags="$global --kubeconfig --context -n --namespace --timeout --wait --no-wait --concurrency --dry-run --diff --force-conflicts --prune --applyset --config" ;;
+        "kpkg install") __kpkg_flags="$global --catalog --priority --installed --starting-csv --source --upgrade --exclude-deprecated -n --namespace --approval --catalog-namespace --bundle-dir --mode --target-namespaces --catalog-image --cert-provider --kubeconfig --context --timeout --wait --no-wait --concurrency --dry-run --diff --force-conflicts --prune --applyset -y --yes" ;;
         "kpkg delete") __kpkg_flags="$global --kubeconfig --context -n --namespace --timeout --wait --no-wait --concurrency --applyset --dry-run --config" ;;
         *) __kpkg_flags=$global ;;
     esac
@@ -84,7 +85,7 @@ _kpkg() {
                 -t | --tag | --save | --platform | --label | --base-image | --older-than | \
                 -n | --namespace | --approval | --catalog-namespace | --bundle-dir | \
                 --output-dir | --target-namespaces | --catalog-image | --cert-provider | \
-                --kubeconfig | --context | --timeout | --concurrency | --dry-run | --applyset | --config)
+                --kubeconfig | --context | --timeout | --concurrency | --dry-run | --applyset | --config | --mode)
                 # Its value follows; "--output=json" may arrive split as "--output" "=" "json".
                 if [[ ${COMP_WORDS[i + 1]} == = ]]; then ((i += 2)); else ((i++)); fi
                 # A value with a colon (oci:DIR, quay.io/op:v1) arrives split at it as well.
@@ -217,9 +218,15 @@ _kpkg() {
         COMPREPLY=($(compgen -W "client server" -- "$cur"))
         return
     fi
+    # --context NAME, --timeout DURATION, --concurrency N, --applyset NAME: nothing to offer.
+    [[ $prev == --context || $prev == --timeout || $prev == --concurrency || $prev == --applyset ]] && return
     if [[ $prev == --kubeconfig || $prev == --config ]]; then
         compopt -o filenames 2>/dev/null
         mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+        return
+    fi
+    if [[ $prev == --mode ]]; then
+        COMPREPLY=($(compgen -W "manifests olm" -- "$cur"))
         return
     fi
     if [[ $prev == --format && $path == "kpkg plan" ]]; then
@@ -310,7 +317,7 @@ _kpkg() {
                 COMPREPLY=($(compgen -W "$(__kpkg_catalog_packages "${args[0]}" "${COMP_WORDS[0]}")" -- "$cur"))
             fi
             ;;
-        "kpkg resolve" | "kpkg plan" | "kpkg upgrade-path")
+        "kpkg resolve" | "kpkg plan" | "kpkg install" | "kpkg upgrade-path")
             # REQUEST (PKG[:CHANNEL][@RANGE][/CATALOG]) or PACKAGE: a package of the first --catalog.
             local c= j
             for ((j = 1; j < COMP_CWORD; j++)); do

@@ -3,7 +3,7 @@
 
 # True when the command line holds no subcommand yet.
 function __kpkg_no_subcommand
-    not __fish_seen_subcommand_from bundle catalog package resolve plan upgrade-path apply delete build push pull image cache version completion help
+    not __fish_seen_subcommand_from bundle catalog package resolve plan upgrade-path apply delete install build push pull image cache version completion help
 end
 
 # True when the command path so far is exactly the words given (e.g. catalog list).
@@ -166,6 +166,36 @@ complete -c kpkg -n '__fish_seen_subcommand_from apply' -l diff -d 'Show what wo
 complete -c kpkg -n '__fish_seen_subcommand_from apply' -l force-conflicts -d 'Take over fields another field manager owns'
 complete -c kpkg -n '__fish_seen_subcommand_from apply' -l prune -d 'Delete the set members no longer in the input'
 
+# kpkg install
+complete -c kpkg -n __kpkg_no_subcommand -a install -d 'Resolve operators from catalogs, plan them and apply them to a cluster'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l catalog -r -F -d 'A catalog: [NAME=]PATH (repeatable)'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l priority -x -d 'Priority of catalog NAME: NAME=N'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l installed -r -F -d 'YAML file of the installed CSVs'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l starting-csv -x -d 'Start the request of this bundle\'s package at this bundle'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l source -x -d 'The catalog of every request that names none'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l upgrade -d 'Subscribe every installed CSV and move it forward'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l exclude-deprecated -d 'Leave out candidates deprecated by olm.deprecations'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -s n -l namespace -x -d 'The namespace the operators are installed in'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l approval -x -a 'Automatic Manual' -d 'The Subscriptions\' installPlanApproval'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l catalog-namespace -x -d 'The namespace of the CatalogSources'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l bundle-dir -r -d 'Read bundle NAME\'s manifests from DIR: NAME=DIR (repeatable)'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l mode -x -a 'manifests olm' -d 'What is applied: manifests (without OLM) or olm (for OLM to install)'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l target-namespaces -x -d 'The namespaces the operators watch, comma-separated'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l catalog-image -x -d 'The image of a catalog\'s CatalogSource: [NAME=]REF'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l cert-provider -x -a 'cert-manager openshift-service-ca' -d 'Who provides webhook certificates without OLM'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l kubeconfig -r -F -d 'The kubeconfig file'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l context -x -d 'The kubeconfig context'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l timeout -x -d 'Give up waiting after this long (90s, 5m)'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l wait -d 'Wait for each phase before the next'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l no-wait -d 'Only wait for the CRDs custom resources need'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l concurrency -x -d 'Requests in flight at once'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l dry-run -x -a 'client server' -d 'Check without changing anything'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l diff -d 'Show what would change; exit 5 when something would'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l force-conflicts -d 'Take over fields another field manager owns'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l prune -d 'Delete the set members that are no longer installed'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -l applyset -x -d 'Record what is installed as an ApplySet: [RESOURCE[.GROUP]/]NAME'
+complete -c kpkg -n '__fish_seen_subcommand_from install' -s y -l yes -d 'Do not ask before applying'
+
 # kpkg upgrade-path
 complete -c kpkg -n __kpkg_no_subcommand -a upgrade-path -d 'Show the upgrades OLM steps through from an installed version'
 complete -c kpkg -n '__fish_seen_subcommand_from upgrade-path' -l from -x -d 'The installed bundle (CSV name) or version'
@@ -270,7 +300,7 @@ complete -c kpkg -n '__fish_seen_subcommand_from completion' -x -a 'bash zsh fis
 # kpkg help
 complete -c kpkg -n __kpkg_no_subcommand -a help -d 'Show the help or the man page of a command'
 complete -c kpkg -n '__fish_seen_subcommand_from help' -l man -d 'Show the man page of the command'
-complete -c kpkg -n '__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from bundle catalog package resolve plan upgrade-path apply delete build push pull image cache version completion' -x -a 'bundle catalog package resolve upgrade-path apply delete build push pull image cache version completion'
+complete -c kpkg -n '__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from bundle catalog package resolve plan upgrade-path apply delete install build push pull image cache version completion' -x -a 'bundle catalog package resolve upgrade-path apply delete install build push pull image cache version completion'
 complete -c kpkg -n '__fish_seen_subcommand_from help; and __fish_seen_subcommand_from bundle' -x -a 'inspect validate render'
 complete -c kpkg -n '__fish_seen_subcommand_from help; and __fish_seen_subcommand_from catalog' -x -a 'list validate render diff graph'
 complete -c kpkg -n '__fish_seen_subcommand_from help; and __fish_seen_subcommand_from image' -x -a 'inspect'

@@ -501,6 +501,12 @@ TEST(Docs, BashCompletionCompletesValues) {
         {{bin, "catalog", "list", "channels", catalog, ""}, {"etcd", "vault"}, false},
         {{bin, "catalog", "list", "bundles", "-o", "yaml", catalog, "v"}, {"vault"}},
         {{bin, "catalog", "list", "packages", catalog, ""}, {}},
+        {{"kpkg", "ins"}, {"install"}},
+        {{"kpkg", "install", "--mode", ""}, {"manifests", "olm"}},
+        {{"kpkg", "install", "--dry-run", "s"}, {"server"}},
+        {{"kpkg", "install", "--cert-provider", "c"}, {"cert-manager"}},
+        {{"kpkg", "install", "--context", ""}, {}},
+        {{bin, "install", "--catalog", catalog, "-n", "ops", "e"}, {"etcd"}},
     };
     std::vector<std::vector<std::string>> lines;
     for (const auto& c : cases)

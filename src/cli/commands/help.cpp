@@ -42,6 +42,7 @@ std::string_view man_page(const std::vector<std::string>& words) {
     if (first == "cache") return embedded::man_cache;
     if (first == "apply") return embedded::man_apply;
     if (first == "delete") return embedded::man_delete;
+    if (first == "install") return embedded::man_install;
     return embedded::man_kpkg;
 }
 
