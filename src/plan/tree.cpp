@@ -436,9 +436,8 @@ Result<GitOpsTree> make_tree(const InstallPlan& plan, const TreeOptions& opts) {
         }
         if (!missing.empty())
             return Error::usage(
-                "--format olm writes a CatalogSource for each catalog the plan's operators come "
-                "from, "
-                "and the image of " +
+                "an olm tree has a CatalogSource for each catalog the plan's operators come "
+                "from, and the image of " +
                 text::join(missing, ", ") + " is not known: give --catalog-image " +
                 (catalogs.size() == 1 ? "REF" : "NAME=REF") + " (the catalog's image)");
         for (const auto& [name, ref] : images)
