@@ -38,7 +38,9 @@ public:
     // Writes manifests into the test's home and applies them server-side.
     ProgramResult apply(const std::string& yaml, std::vector<std::string> extra = {},
                         const std::vector<std::string>& env = {}) const {
-        fs::path f = home_.write("m" + std::to_string(++n_) + ".yaml", yaml);
+        std::string name = "m";
+        name.append(std::to_string(++n_)).append(".yaml");
+        fs::path f = home_.write(name, yaml);
         std::vector<std::string> a = {"apply", "--server-side", "-f", f.string()};
         a.insert(a.end(), extra.begin(), extra.end());
         return run(a, env);
