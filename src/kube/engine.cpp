@@ -183,6 +183,13 @@ private:
     Result<void> wait_all(const std::vector<std::size_t>& idx, bool gone);
     Result<void> applyset_begin();
     Result<void> applyset_patch(bool superset);
+    // The ApplySet's members: the objects labelled part-of its id of each group-kind in `gks`
+    // ("Kind.group"), in each namespace of `nss` (cluster-scoped kinds once), each as an Entry
+    // (not yet in entries_) beside the object listed. Kinds no longer served are skipped.
+    // `purpose` (" to prune", or "" for a delete) goes into the error of a refused LIST.
+    Result<std::vector<std::pair<Entry, io::Node>>> list_members(const std::set<std::string>& gks,
+                                                                 const std::set<std::string>& nss,
+                                                                 const char* purpose);
     Result<void> prune();
     Result<void> delete_phases(std::vector<std::vector<std::size_t>> groups, const char* action);
 };
@@ -914,20 +921,12 @@ Result<void> Engine::delete_phases(std::vector<std::vector<std::size_t>> groups,
     return {};
 }
 
-Result<void> Engine::prune() {
-    if (!set_) return {};
-    ApplySetState& s = *set_;
-    std::set<std::string> applied;
-    std::set<std::string> keys;
-    for (const Entry& e : entries_) {
-        if (!e.uid.empty()) applied.insert(e.uid);
-        keys.insert(e.group + "/" + e.kind + "/" + e.ns + "/" + e.name);
-    }
-    std::set<std::string> gks = s.old_gks;
-    gks.insert(s.new_gks.begin(), s.new_gks.end());
-    std::set<std::string> nss = s.old_ns;
-    nss.insert(s.new_ns.begin(), s.new_ns.end());
-    std::vector<std::vector<std::size_t>> groups(default_phases().size());
+Result<std::vector<std::pair<Entry, io::Node>>>
+Engine::list_members(const std::set<std::string>& gks, const std::set<std::string>& nss,
+                     const char* purpose) {
+    std::vector<std::pair<Entry, io::Node>> out;
+    ListOptions lo;
+    lo.label_selector = std::string(kApplySetPartOfLabel) + "=" + set_->id;
     for (const std::string& gk : gks) {
         const auto dot = gk.find('.');
         const std::string kind = gk.substr(0, dot);
@@ -941,14 +940,15 @@ Result<void> Engine::prune() {
         else
             where_ns.push_back("");
         for (const std::string& ns : where_ns) {
-            ListOptions lo;
-            lo.label_selector = std::string(kApplySetPartOfLabel) + "=" + s.id;
             auto l = api_.list(copy, ns, lo);
             if (!l) return std::move(l).error();
-            if (!l->ok())
-                return Error::io("list " + gk + (ns.empty() ? "" : " in namespace " + ns) +
-                                 " to prune: " + l->api->message);
-            for (const io::Node& item : l->value->items) {
+            if (!l->ok()) {
+                std::string msg = "list " + gk;
+                if (*purpose && !ns.empty()) msg.append(" in namespace ").append(ns);
+                msg.append(purpose).append(": ").append(l->api->message);
+                return Error::io(msg);
+            }
+            for (io::Node& item : l->value->items) {
                 Entry e;
                 e.res = copy;
                 e.group = group;
@@ -957,29 +957,50 @@ Result<void> Engine::prune() {
                 e.api_version = group.empty() ? copy.version : group + "/" + copy.version;
                 e.name = str_at(item, {"metadata", "name"});
                 e.ns = copy.namespaced ? str_at(item, {"metadata", "namespace"}) : "";
-                const std::string uid = str_at(item, {"metadata", "uid"});
-                if ((!uid.empty() && applied.count(uid)) ||
-                    keys.count(group + "/" + kind + "/" + e.ns + "/" + e.name))
-                    continue;
                 e.phase = default_phase(group, kind);
-                ObjectReport r;
-                r.api_version = e.api_version;
-                r.kind = kind;
-                r.ns = e.ns;
-                r.name = e.name;
-                r.phase = "prune";
-                if (o_.diff) {
-                    r.diff = pko::unified_diff(diff_yaml(item), "", "live/" + diff_label(e),
-                                               "/dev/null") +
-                             "\n";
-                    rep_.differs = true;
-                }
-                e.report = rep_.objects.size();
-                rep_.objects.push_back(std::move(r));
-                groups[e.phase].push_back(entries_.size());
-                entries_.push_back(std::move(e));
+                out.emplace_back(std::move(e), std::move(item));
             }
         }
+    }
+    return out;
+}
+
+Result<void> Engine::prune() {
+    if (!set_) return {};
+    ApplySetState& s = *set_;
+    std::set<std::string> applied;
+    std::set<std::string> keys;
+    for (const Entry& e : entries_) {
+        if (!e.uid.empty()) applied.insert(e.uid);
+        keys.insert(e.group + "/" + e.kind + "/" + e.ns + "/" + e.name);
+    }
+    std::set<std::string> gks = s.old_gks;
+    gks.insert(s.new_gks.begin(), s.new_gks.end());
+    std::set<std::string> nss = s.old_ns;
+    nss.insert(s.new_ns.begin(), s.new_ns.end());
+    auto members = list_members(gks, nss, " to prune");
+    if (!members) return std::move(members).error();
+    std::vector<std::vector<std::size_t>> groups(default_phases().size());
+    for (auto& [e, item] : *members) {
+        const std::string uid = str_at(item, {"metadata", "uid"});
+        if ((!uid.empty() && applied.count(uid)) ||
+            keys.count(e.group + "/" + e.kind + "/" + e.ns + "/" + e.name))
+            continue;
+        ObjectReport r;
+        r.api_version = e.api_version;
+        r.kind = e.kind;
+        r.ns = e.ns;
+        r.name = e.name;
+        r.phase = "prune";
+        if (o_.diff) {
+            r.diff =
+                pko::unified_diff(diff_yaml(item), "", "live/" + diff_label(e), "/dev/null") + "\n";
+            rep_.differs = true;
+        }
+        e.report = rep_.objects.size();
+        rep_.objects.push_back(std::move(r));
+        groups[e.phase].push_back(entries_.size());
+        entries_.push_back(std::move(e));
     }
     std::reverse(groups.begin(), groups.end());
     if (auto r = delete_phases(std::move(groups), "pruned"); !r) return r;
@@ -1112,48 +1133,21 @@ RunReport Engine::run_remove(const Input* input) {
     }
     phases_.push_back({"prune", {}});
     ApplySetState& s = *set_;
-    std::set<std::string> gks = s.old_gks;
-    std::set<std::string> nss = s.old_ns;
+    auto members = list_members(s.old_gks, s.old_ns, "");
+    if (!members) return finish(std::move(members).error());
     groups.assign(default_phases().size(), {});
-    for (const std::string& gk : gks) {
-        const auto dot = gk.find('.');
-        const std::string kind = gk.substr(0, dot);
-        const std::string group = dot == std::string::npos ? "" : gk.substr(dot + 1);
-        const Resource* res = find_kind(*disc_, group, kind);
-        if (!res) continue;
-        const Resource copy = *res;
-        std::vector<std::string> where_ns;
-        if (copy.namespaced)
-            where_ns.assign(nss.begin(), nss.end());
-        else
-            where_ns.push_back("");
-        for (const std::string& ns : where_ns) {
-            ListOptions lo;
-            lo.label_selector = std::string(kApplySetPartOfLabel) + "=" + s.id;
-            auto l = api_.list(copy, ns, lo);
-            if (!l) return finish(std::move(l).error());
-            if (!l->ok()) return finish(Error::io("list " + gk + ": " + l->api->message));
-            for (const io::Node& item : l->value->items) {
-                Entry e;
-                e.res = copy;
-                e.group = group;
-                e.kind = kind;
-                e.api_version = group.empty() ? copy.version : group + "/" + copy.version;
-                e.name = str_at(item, {"metadata", "name"});
-                e.ns = copy.namespaced ? str_at(item, {"metadata", "namespace"}) : "";
-                e.phase = default_phase(group, kind);
-                ObjectReport r;
-                r.api_version = e.api_version;
-                r.kind = kind;
-                r.ns = e.ns;
-                r.name = e.name;
-                r.phase = default_phases()[e.phase];
-                e.report = rep_.objects.size();
-                rep_.objects.push_back(std::move(r));
-                groups[e.phase].push_back(entries_.size());
-                entries_.push_back(std::move(e));
-            }
-        }
+    for (auto& member : *members) {
+        Entry& e = member.first;
+        ObjectReport r;
+        r.api_version = e.api_version;
+        r.kind = e.kind;
+        r.ns = e.ns;
+        r.name = e.name;
+        r.phase = default_phases()[e.phase];
+        e.report = rep_.objects.size();
+        rep_.objects.push_back(std::move(r));
+        groups[e.phase].push_back(entries_.size());
+        entries_.push_back(std::move(e));
     }
     std::reverse(groups.begin(), groups.end());
     // The parent last.
