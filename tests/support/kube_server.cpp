@@ -18,8 +18,6 @@
 
 #include "kpkg/io/load.hpp"
 
-extern char** environ;
-
 namespace kpkg::test {
 
 namespace {
@@ -83,100 +81,6 @@ std::string find_on_path(const std::string& name) {
         start = end + 1;
     }
     return {};
-}
-
-ProgramResult run_program(const std::vector<std::string>& args,
-                          const std::vector<std::string>& extra_env, const std::string& input,
-                          int timeout_s) {
-    ProgramResult r;
-    if (args.empty()) return r;
-    int in[2], out[2], err[2];
-    if (pipe(in) != 0 || pipe(out) != 0 || pipe(err) != 0) throw std::runtime_error("pipe");
-    std::vector<std::string> envs;
-    for (char** e = environ; *e != nullptr; ++e) {
-        std::string s = *e;
-        bool replaced = false;
-        for (const auto& x : extra_env)
-            if (x.substr(0, x.find('=') + 1) == s.substr(0, s.find('=') + 1)) replaced = true;
-        if (!replaced) envs.push_back(s);
-    }
-    for (const auto& e : extra_env)
-        envs.push_back(e);
-    std::vector<std::string> a = args;
-    std::vector<char*> argv;
-    for (auto& s : a)
-        argv.push_back(s.data());
-    argv.push_back(nullptr);
-    std::vector<char*> envp;
-    for (auto& s : envs)
-        envp.push_back(s.data());
-    envp.push_back(nullptr);
-
-    pid_t pid = fork();
-    if (pid < 0) throw std::runtime_error("fork");
-    if (pid == 0) {
-        setpgid(0, 0); // its own group, so that a timeout kills what it started too
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        dup2(err[1], 2);
-        for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]})
-            close(fd);
-        execve(argv[0], argv.data(), envp.data());
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    close(err[1]);
-    std::size_t written = 0;
-    if (input.empty()) {
-        close(in[1]);
-        in[1] = -1;
-    } else {
-        fcntl(in[1], F_SETFL, O_NONBLOCK);
-    }
-    auto deadline = Clock::now() + std::chrono::seconds(timeout_s);
-    bool out_open = true, err_open = true;
-    char buf[65536];
-    while (out_open || err_open) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-        if (left.count() <= 0) {
-            kill(-pid, SIGKILL);
-            kill(pid, SIGKILL);
-            r.timed_out = true;
-            break;
-        }
-        std::vector<pollfd> fds;
-        if (out_open) fds.push_back({out[0], POLLIN, 0});
-        if (err_open) fds.push_back({err[0], POLLIN, 0});
-        if (in[1] >= 0) fds.push_back({in[1], POLLOUT, 0});
-        int pr = poll(fds.data(), fds.size(), static_cast<int>(std::min<long>(left.count(), 1000)));
-        if (pr < 0) break;
-        for (auto& p : fds) {
-            if (p.revents == 0) continue;
-            if (p.fd == in[1]) {
-                ssize_t n = write(in[1], input.data() + written, input.size() - written);
-                if (n > 0) written += static_cast<std::size_t>(n);
-                if (n < 0 || written == input.size()) {
-                    close(in[1]);
-                    in[1] = -1;
-                }
-                continue;
-            }
-            ssize_t n = read(p.fd, buf, sizeof buf);
-            if (n <= 0) {
-                (p.fd == out[0] ? out_open : err_open) = false;
-                continue;
-            }
-            (p.fd == out[0] ? r.out : r.err).append(buf, static_cast<std::size_t>(n));
-        }
-    }
-    if (in[1] >= 0) close(in[1]);
-    close(out[0]);
-    close(err[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    return r;
 }
 
 std::optional<TlsFiles> make_tls_files(const fs::path& dir, std::string* error) {

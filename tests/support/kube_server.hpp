@@ -130,16 +130,6 @@ private:
     ::kpkg::test::KubeServer var{__VA_ARGS__};                                                     \
     ASSERT_TRUE(var.running()) << "the test API server did not start: " << var.error()
 
-// Runs argv[0] (a path) with argv, the environment plus `extra_env` ("NAME=value", replacing
-// inherited ones), stdin from `input`; kills it (SIGKILL) after `timeout_s` seconds, then
-// exit_code is 137 and timed_out is set.
-struct ProgramResult : RunResult {
-    bool timed_out = false;
-};
-ProgramResult run_program(const std::vector<std::string>& argv,
-                          const std::vector<std::string>& extra_env = {},
-                          const std::string& input = {}, int timeout_s = 60);
-
 // The executable named `name` on PATH, or "".
 std::string find_on_path(const std::string& name);
 

@@ -1,5 +1,7 @@
 #include "support/support.hpp"
 
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -71,25 +73,35 @@ std::string read_file(const fs::path& p) {
     return ss.str();
 }
 
-RunResult run_kpkg(const std::vector<std::string>& args, const std::string& input,
-                   const std::vector<std::string>& extra_env) {
-    std::string bin = env_or_throw("KPKG_BIN");
-    int in[2], out[2], err[2];
-    if (pipe(in) != 0 || pipe(out) != 0 || pipe(err) != 0) throw std::runtime_error("pipe");
+std::vector<std::string> child_environment(const std::vector<std::string>& extra_env,
+                                           const std::vector<std::string>& unset) {
+    auto name_of = [](const std::string& v) { return v.substr(0, v.find('=')); };
     std::vector<std::string> envs;
     for (char** e = environ; *e != nullptr; ++e) {
-        std::string s = *e;
-        if (s.rfind("NO_COLOR=", 0) == 0) continue;
+        const std::string s = *e;
+        const std::string name = name_of(s);
+        bool drop = false;
+        for (const auto& u : unset)
+            drop = drop || u == name;
         // A variable of extra_env replaces the inherited one.
-        bool replaced = false;
         for (const auto& x : extra_env)
-            if (x.substr(0, x.find('=') + 1) == s.substr(0, s.find('=') + 1)) replaced = true;
-        if (!replaced) envs.push_back(s);
+            drop = drop || name_of(x) == name;
+        if (!drop) envs.push_back(s);
     }
-    for (const auto& e : extra_env)
-        envs.push_back(e);
-    std::vector<char*> argv{bin.data()};
+    envs.insert(envs.end(), extra_env.begin(), extra_env.end());
+    return envs;
+}
+
+ProgramResult run_program(const std::vector<std::string>& args,
+                          const std::vector<std::string>& extra_env, const std::string& input,
+                          int timeout_s, const std::vector<std::string>& unset) {
+    ProgramResult r;
+    if (args.empty()) return r;
+    int in[2], out[2], err[2];
+    if (pipe(in) != 0 || pipe(out) != 0 || pipe(err) != 0) throw std::runtime_error("pipe");
+    std::vector<std::string> envs = child_environment(extra_env, unset);
     std::vector<std::string> a = args;
+    std::vector<char*> argv;
     for (auto& s : a)
         argv.push_back(s.data());
     argv.push_back(nullptr);
@@ -101,38 +113,49 @@ RunResult run_kpkg(const std::vector<std::string>& args, const std::string& inpu
     pid_t pid = fork();
     if (pid < 0) throw std::runtime_error("fork");
     if (pid == 0) {
+        if (timeout_s > 0) setpgid(0, 0); // its own group: a timeout kills what it started too
         dup2(in[0], 0);
         dup2(out[1], 1);
         dup2(err[1], 2);
         for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]})
             close(fd);
-        execve(bin.c_str(), argv.data(), envp.data());
+        execve(argv[0], argv.data(), envp.data());
         _exit(127);
     }
     close(in[0]);
     close(out[1]);
     close(err[1]);
-    RunResult r;
-    size_t written = 0;
+    std::size_t written = 0;
     if (input.empty()) {
         close(in[1]);
         in[1] = -1;
     } else {
         fcntl(in[1], F_SETFL, O_NONBLOCK);
     }
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
     bool out_open = true, err_open = true;
     char buf[65536];
     while (out_open || err_open) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (timeout_s <= 0) left = std::chrono::milliseconds(1000);
+        if (left.count() <= 0) {
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            r.timed_out = true;
+            break;
+        }
         std::vector<pollfd> fds;
         if (out_open) fds.push_back({out[0], POLLIN, 0});
         if (err_open) fds.push_back({err[0], POLLIN, 0});
         if (in[1] >= 0) fds.push_back({in[1], POLLOUT, 0});
-        if (poll(fds.data(), fds.size(), -1) < 0) break;
+        int pr = poll(fds.data(), fds.size(), static_cast<int>(std::min<long>(left.count(), 1000)));
+        if (pr < 0) break;
         for (auto& p : fds) {
             if (p.revents == 0) continue;
             if (p.fd == in[1]) {
                 ssize_t n = write(in[1], input.data() + written, input.size() - written);
-                if (n > 0) written += static_cast<size_t>(n);
+                if (n > 0) written += static_cast<std::size_t>(n);
                 if (n < 0 || written == input.size()) {
                     close(in[1]);
                     in[1] = -1;
@@ -141,13 +164,10 @@ RunResult run_kpkg(const std::vector<std::string>& args, const std::string& inpu
             }
             ssize_t n = read(p.fd, buf, sizeof buf);
             if (n <= 0) {
-                if (p.fd == out[0])
-                    out_open = false;
-                else
-                    err_open = false;
+                (p.fd == out[0] ? out_open : err_open) = false;
                 continue;
             }
-            (p.fd == out[0] ? r.out : r.err).append(buf, static_cast<size_t>(n));
+            (p.fd == out[0] ? r.out : r.err).append(buf, static_cast<std::size_t>(n));
         }
     }
     if (in[1] >= 0) close(in[1]);
@@ -157,6 +177,13 @@ RunResult run_kpkg(const std::vector<std::string>& args, const std::string& inpu
     waitpid(pid, &status, 0);
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     return r;
+}
+
+RunResult run_kpkg(const std::vector<std::string>& args, const std::string& input,
+                   const std::vector<std::string>& extra_env) {
+    std::vector<std::string> argv{env_or_throw("KPKG_BIN")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_program(argv, extra_env, input, 0, {"NO_COLOR"});
 }
 
 } // namespace kpkg::test

@@ -59,4 +59,20 @@ struct RunResult {
 RunResult run_kpkg(const std::vector<std::string>& args, const std::string& input = {},
                    const std::vector<std::string>& extra_env = {});
 
+// The environment for a child: this process's, without the variables named in `unset` and those
+// `extra_env` ("NAME=value") sets, then `extra_env`.
+std::vector<std::string> child_environment(const std::vector<std::string>& extra_env,
+                                           const std::vector<std::string>& unset = {});
+
+// Runs argv[0] (a path) with argv, child_environment(extra_env, unset), stdin from `input`
+// (empty: closed); with a timeout (in its own process group), kills it and what it started
+// (SIGKILL) after `timeout_s` seconds, then exit_code is 137 and timed_out is set; 0 = no limit.
+struct ProgramResult : RunResult {
+    bool timed_out = false;
+};
+ProgramResult run_program(const std::vector<std::string>& argv,
+                          const std::vector<std::string>& extra_env = {},
+                          const std::string& input = {}, int timeout_s = 60,
+                          const std::vector<std::string>& unset = {});
+
 } // namespace kpkg::test

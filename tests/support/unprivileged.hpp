@@ -16,7 +16,6 @@
 
 #include "support/support.hpp"
 
-extern char** environ;
 
 namespace kpkg::test {
 
@@ -33,16 +32,7 @@ run_kpkg_unprivileged(const std::vector<std::string>& args,
     const char* bin_env = std::getenv("KPKG_BIN");
     if (bin_env == nullptr) return std::nullopt;
     std::string bin = bin_env;
-    std::vector<std::string> envs;
-    for (char** e = environ; *e != nullptr; ++e) {
-        std::string s = *e;
-        bool replaced = false;
-        for (const auto& x : extra_env)
-            if (x.substr(0, x.find('=') + 1) == s.substr(0, s.find('=') + 1)) replaced = true;
-        if (!replaced) envs.push_back(s);
-    }
-    for (const auto& e : extra_env)
-        envs.push_back(e);
+    std::vector<std::string> envs = child_environment(extra_env);
     std::vector<std::string> a = args;
     std::vector<char*> argv{bin.data()};
     for (auto& s : a)
