@@ -1,9 +1,10 @@
 // What images cost: `kpkg build` of a bundle and of a catalog image, push and pull through a
 // loopback docker-registry, and a warm `kpkg bundle render REF@sha256:…`, each end to end (the
-// kpkg executable spawned as a user runs it), with a baseline measured in the same run:
+// kpkg executable spawned directly, as a user's shell or a CI step runs it, output to /dev/null),
+// with a baseline measured in the same run:
 //   - build of the prometheus corpus bundle image (to the cache, and to an OCI layout);
 //   - build of the derived-community/catalog-valid catalog image against `tar c | gzip -6` of
-//     the same files;
+//     the same files (a pipeline, so run by /bin/sh, whose start is the first row);
 //   - push of that catalog image (from an OCI layout) and pull of it (to an OCI layout, empty
 //     cache) against `skopeo copy` of the same image between the same places;
 //   - `kpkg bundle render REG/…@sha256:…` with the image in the cache (the registry stopped).
@@ -42,7 +43,7 @@ using bench::ms_since;
 int runs = 7;
 
 // Runs `cmd` with /bin/sh, stdout and stderr to /dev/null (or to `out`): its wall time in ms,
-// or exits the bench when it fails.
+// or exits the bench when it fails. For pipelines and for commands whose output is needed.
 double sh(const std::string& cmd, std::string* out = nullptr) {
     std::string full = cmd + (out != nullptr ? " 2>&1" : " >/dev/null 2>&1");
     const auto t0 = Clock::now();
@@ -59,6 +60,37 @@ double sh(const std::string& cmd, std::string* out = nullptr) {
     }
     if (out != nullptr) *out = text;
     return ms;
+}
+
+// Runs PROGRAM ARGS directly (no shell), stdin, stdout and stderr on /dev/null, with
+// KPKG_CACHE_DIR=cache when cache is not empty: its wall time from fork to exit in ms, or exits
+// the bench when it fails.
+double run(const std::string& program, const std::vector<std::string>& args,
+           const std::string& cache = {}) {
+    const auto m = bench::run_measured(program.c_str(), args, [&] {
+        const int null = open("/dev/null", O_RDWR);
+        dup2(null, 0);
+        dup2(null, 1);
+        dup2(null, 2);
+        if (!cache.empty()) setenv("KPKG_CACHE_DIR", cache.c_str(), 1);
+    });
+    if (m.status != 0) {
+        std::string cmd = program;
+        for (const auto& a : args)
+            cmd += " " + a;
+        std::fprintf(stderr, "failed (%d): %s\n", m.status, cmd.c_str());
+        std::exit(1);
+    }
+    return m.seconds * 1000;
+}
+
+// skopeo found on PATH (run() takes a path).
+std::string which(const char* program) {
+    std::string out;
+    sh(std::string("command -v ") + program, &out);
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' '))
+        out.pop_back();
+    return out;
 }
 
 bool have(const char* program) {
@@ -121,23 +153,28 @@ int main(int argc, char** argv) {
                 std::thread::hardware_concurrency(), runs);
 
     // ---- build ----
-    std::vector<double> true_ms, b_cache, b_layout, c_kpkg, c_tar;
+    std::vector<double> true_sh, true_ms, b_cache, b_layout, c_kpkg, c_tar;
+    const std::string plat = "linux/amd64";
     for (int i = 0; i < runs; ++i) {
-        true_ms.push_back(sh("/bin/true"));
+        true_sh.push_back(sh("/bin/true"));
+        true_ms.push_back(run("/bin/true", {}));
         const std::string c = (tmp / ("bc" + std::to_string(i))).string();
-        b_cache.push_back(sh(k("build " + bundle.string() + " --platform linux/amd64", c)));
-        b_layout.push_back(sh(k("build " + bundle.string() + " --platform linux/amd64 --save oci:" +
-                                    (tmp / ("bl" + std::to_string(i))).string(),
-                                c)));
-        c_kpkg.push_back(sh(k("build " + catalog.string() +
-                                  " --lenient --platform linux/amd64 --save oci-archive:" +
-                                  (tmp / ("cat" + std::to_string(i) + ".tar")).string(),
-                              (tmp / ("cc" + std::to_string(i))).string())));
+        b_cache.push_back(run(kpkg, {"build", bundle.string(), "--platform", plat}, c));
+        b_layout.push_back(run(kpkg,
+                               {"build", bundle.string(), "--platform", plat, "--save",
+                                "oci:" + (tmp / ("bl" + std::to_string(i))).string()},
+                               c));
+        c_kpkg.push_back(
+            run(kpkg,
+                {"build", catalog.string(), "--lenient", "--platform", plat, "--save",
+                 "oci-archive:" + (tmp / ("cat" + std::to_string(i) + ".tar")).string()},
+                (tmp / ("cc" + std::to_string(i))).string()));
         c_tar.push_back(sh("tar cf - -C " + catalog.string() + " . | gzip -6 > " +
                            (tmp / ("cat" + std::to_string(i) + ".tgz")).string()));
     }
     std::printf("build\n");
-    row("/bin/true through sh (spawn baseline)", true_ms);
+    row("/bin/true (spawn baseline)", true_ms);
+    row("/bin/true through sh (the baseline pipeline's shell)", true_sh);
     row("kpkg build prometheus.0.22.2 (into the cache)", b_cache);
     row("kpkg build prometheus.0.22.2 --save oci:DIR", b_layout);
     row("kpkg build catalog-valid --save oci-archive:FILE", c_kpkg, &c_tar, "tar c | gzip -6:");
@@ -170,19 +207,22 @@ int main(int argc, char** argv) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     const std::string layout = "oci:" + (tmp / "catlayout").string() + ":v1";
+    const std::string skopeo = which("skopeo");
     sh(k("build " + catalog.string() + " --lenient --platform linux/amd64 --save " + layout,
          cache));
     std::vector<double> push_k, push_s, pull_k, pull_s;
     for (int i = 0; i < runs; ++i) {
         const std::string n = std::to_string(i);
-        push_k.push_back(sh(k("push " + layout + " " + host + "/k" + n + "/cat:v1", cache)));
-        push_s.push_back(sh("skopeo copy -q --insecure-policy --dest-tls-verify=false " + layout +
-                            " docker://" + host + "/s" + n + "/cat:v1"));
-        pull_k.push_back(
-            sh(k("pull " + host + "/k" + n + "/cat:v1 --save oci:" + (tmp / ("pk" + n)).string(),
-                 (tmp / ("pc" + n)).string())));
-        pull_s.push_back(sh("skopeo copy -q --insecure-policy --src-tls-verify=false docker://" +
-                            host + "/s" + n + "/cat:v1 oci:" + (tmp / ("ps" + n)).string()));
+        push_k.push_back(run(kpkg, {"push", layout, host + "/k" + n + "/cat:v1"}, cache));
+        push_s.push_back(run(skopeo, {"copy", "-q", "--insecure-policy", "--dest-tls-verify=false",
+                                      layout, "docker://" + host + "/s" + n + "/cat:v1"}));
+        pull_k.push_back(run(
+            kpkg,
+            {"pull", host + "/k" + n + "/cat:v1", "--save", "oci:" + (tmp / ("pk" + n)).string()},
+            (tmp / ("pc" + n)).string()));
+        pull_s.push_back(run(skopeo, {"copy", "-q", "--insecure-policy", "--src-tls-verify=false",
+                                      "docker://" + host + "/s" + n + "/cat:v1",
+                                      "oci:" + (tmp / ("ps" + n)).string()}));
     }
     // Warm renders: each bundle image pushed and pulled once, then rendered by digest with the
     // registry stopped (no network at all), against rendering its directory.
@@ -207,9 +247,10 @@ int main(int argc, char** argv) {
     waitpid(reg, nullptr, 0);
     for (int i = 0; i < runs; ++i) {
         for (auto& w : warms) {
-            w.image.push_back(sh(k("bundle render " + w.ref, warm_cache)));
-            w.dir.push_back(
-                sh(k("bundle render " + (corpus / "olm/bundles" / w.name).string(), warm_cache)));
+            w.image.push_back(run(kpkg, {"bundle", "render", w.ref}, warm_cache));
+            w.dir.push_back(run(kpkg,
+                                {"bundle", "render", (corpus / "olm/bundles" / w.name).string()},
+                                warm_cache));
         }
     }
     std::printf("registry (docker-registry on loopback; catalog-valid image, %s)\n",
