@@ -57,6 +57,11 @@ struct Registration {
 
 std::vector<Registration>& registry();
 
+// The whole command line run once: parse, run the command, and map what escapes to a message and
+// an exit code (main.cpp). kpkg's main is only this; the fuzzing fork server calls it in each of
+// its children.
+int main_entry(int argc, char** argv);
+
 struct Registrar {
     Registrar(const char* name, int order, Setup setup) {
         registry().push_back({name, order, setup});

@@ -1,4 +1,5 @@
-// kpkg's entry point: global flags, the command table, and the mapping of errors to exit codes.
+// kpkg's front end: global flags, the command table, and the mapping of errors to exit codes
+// (main_entry; main itself is in kpkg.cpp).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -389,11 +390,10 @@ int run(int argc, char** argv) {
 }
 
 } // namespace
-} // namespace kpkg::cli
 
-int main(int argc, char** argv) {
+int main_entry(int argc, char** argv) {
     try {
-        return kpkg::cli::run(argc, argv);
+        return run(argc, argv);
     } catch (const kpkg::Exception& e) {
         std::fprintf(stderr, "kpkg: error: %s\n", e.what());
         return static_cast<int>(e.error().code);
@@ -405,3 +405,5 @@ int main(int argc, char** argv) {
         return 1;
     }
 }
+
+} // namespace kpkg::cli

@@ -1,0 +1,201 @@
+// kpkg-fuzz-server: runs kpkg command lines for scripts/fuzz without starting a program each time.
+//
+// A sanitizer build of kpkg spends most of a small run starting and ending: setting up the
+// sanitizer run-time (shadow memory, allocator), and at exit LeakSanitizer scanning memory it has
+// never touched before (each first touch a page fault, several microseconds on a virtual
+// machine). This server does that once: it starts, runs one leak check (so the memory that check
+// reads is mapped), and then forks a child per request, which inherits all of it and runs kpkg's
+// own main_entry: the same code as the kpkg executable (the same objects), with the command line,
+// working directory, environment, files and user of the request.
+//
+// Protocol, on standard input and output (scripts/fuzz speaks it):
+//   request  "<N>\n" and N bytes: NUL-terminated fields
+//            cwd, stdin path ("" = /dev/null), stdout path, stderr path, uid ("" = unchanged), gid,
+//            leak check ("1": the child exits through exit(), so LeakSanitizer checks; "0": it
+//            flushes stdio and leaves with _exit), argc, argv..., envc, env...
+//   replies  "<pid>\n" once the child runs (its own session and process group: the caller kills
+//            the group on a timeout), then "<wait status> <CPU seconds>\n" when it has ended.
+// End of input ends the server. A request it cannot read ends it with status 2.
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
+
+#include "command.hpp"
+
+extern char** environ;
+
+namespace {
+
+int in_fd = -1;
+int out_fd = -1;
+
+bool read_exact(int fd, char* p, std::size_t n) {
+    while (n > 0) {
+        const ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        p += r;
+        n -= static_cast<std::size_t>(r);
+    }
+    return true;
+}
+
+bool write_all(int fd, const std::string& s) {
+    const char* p = s.data();
+    std::size_t n = s.size();
+    while (n > 0) {
+        const ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        p += w;
+        n -= static_cast<std::size_t>(w);
+    }
+    return true;
+}
+
+// The header line "<N>\n": N, or -1 at end of input or on a malformed header.
+long read_header() {
+    std::string line;
+    char c;
+    while (true) {
+        const ssize_t r = read(in_fd, &c, 1);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        if (c == '\n') break;
+        if (c < '0' || c > '9' || line.size() > 12) return -1;
+        line += c;
+    }
+    return line.empty() ? -1 : std::atol(line.c_str());
+}
+
+struct Request {
+    std::string cwd, in, out, err, uid, gid;
+    bool leak_check = true;
+    std::vector<std::string> argv, env;
+};
+
+bool parse(const std::string& payload, Request& r) {
+    std::vector<std::string> f;
+    std::size_t at = 0;
+    while (at < payload.size()) {
+        const std::size_t nul = payload.find('\0', at);
+        if (nul == std::string::npos) return false;
+        f.emplace_back(payload, at, nul - at);
+        at = nul + 1;
+    }
+    std::size_t i = 0;
+    auto next = [&](std::string& s) {
+        if (i >= f.size()) return false;
+        s = f[i++];
+        return true;
+    };
+    std::string leak, count;
+    if (!next(r.cwd) || !next(r.in) || !next(r.out) || !next(r.err) || !next(r.uid) ||
+        !next(r.gid) || !next(leak) || !next(count))
+        return false;
+    r.leak_check = leak == "1";
+    for (long n = std::atol(count.c_str()); n > 0; --n)
+        if (!next(r.argv.emplace_back())) return false;
+    if (!next(count)) return false;
+    for (long n = std::atol(count.c_str()); n > 0; --n)
+        if (!next(r.env.emplace_back())) return false;
+    return i == f.size() && !r.argv.empty();
+}
+
+[[noreturn]] void child_fail(const char* what) {
+    const std::string msg =
+        std::string("kpkg-fuzz-server: ") + what + ": " + std::strerror(errno) + "\n";
+    (void)!write(2, msg.data(), msg.size());
+    _exit(125);
+}
+
+[[noreturn]] void run_child(Request& r) {
+    setsid();
+    close(in_fd);
+    close(out_fd);
+    const int in = r.in.empty() ? open("/dev/null", O_RDONLY) : open(r.in.c_str(), O_RDONLY);
+    const int out = open(r.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = open(r.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (err >= 0) dup2(err, 2);
+    if (in < 0) child_fail("standard input");
+    if (out < 0 || err < 0) child_fail("standard output or error");
+    dup2(in, 0);
+    dup2(out, 1);
+    for (int fd : {in, out, err})
+        if (fd > 2) close(fd);
+    if (chdir(r.cwd.c_str()) != 0) child_fail("working directory");
+    if (!r.uid.empty()) {
+        const auto gid = static_cast<gid_t>(std::atol(r.gid.c_str()));
+        if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 ||
+            setuid(static_cast<uid_t>(std::atol(r.uid.c_str()))) != 0)
+            child_fail("user");
+    }
+    std::vector<char*> env;
+    for (auto& e : r.env)
+        env.push_back(e.data());
+    env.push_back(nullptr);
+    environ = env.data();
+    std::vector<char*> argv;
+    for (auto& a : r.argv)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const int rc = kpkg::cli::main_entry(static_cast<int>(r.argv.size()), argv.data());
+    if (r.leak_check) std::exit(rc); // atexit: LeakSanitizer's check, as at the end of kpkg
+    std::fflush(nullptr);
+    _exit(rc);
+}
+
+} // namespace
+
+int main() {
+    // The protocol moves off descriptors 0 and 1, which become /dev/null (and are replaced in
+    // each child by the request's files).
+    in_fd = fcntl(0, F_DUPFD_CLOEXEC, 10);
+    out_fd = fcntl(1, F_DUPFD_CLOEXEC, 10);
+    if (in_fd < 0 || out_fd < 0) return 2;
+    const int null = open("/dev/null", O_RDWR);
+    dup2(null, 0);
+    dup2(null, 1);
+    if (null > 2) close(null);
+#if defined(__SANITIZE_ADDRESS__)
+    // The memory a leak check reads, mapped once here rather than in every child.
+    __lsan_do_recoverable_leak_check();
+#endif
+    while (true) {
+        const long n = read_header();
+        if (n < 0) return 0;
+        std::string payload(static_cast<std::size_t>(n), '\0');
+        Request r;
+        if (!read_exact(in_fd, payload.data(), payload.size()) || !parse(payload, r)) return 2;
+        const pid_t pid = fork();
+        if (pid < 0) return 2;
+        if (pid == 0) run_child(r);
+        if (!write_all(out_fd, std::to_string(pid) + "\n")) {
+            kill(-pid, SIGKILL);
+            return 2;
+        }
+        int status = 0;
+        rusage ru{};
+        while (wait4(pid, &status, 0, &ru) < 0)
+            if (errno != EINTR) return 2;
+        const double cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                           static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+        char line[64];
+        std::snprintf(line, sizeof line, "%d %.6f\n", status, cpu);
+        if (!write_all(out_fd, line)) return 2;
+    }
+}
