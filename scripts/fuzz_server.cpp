@@ -16,10 +16,17 @@
 //   replies  "<pid>\n" once the child runs (its own session and process group: the caller kills
 //            the group on a timeout), then "<wait status> <CPU seconds>\n" when it has ended.
 // End of input ends the server. A request it cannot read ends it with status 2.
+//
+// AddressSanitizer's hard_rss_limit_mb is kept by a thread of its own, which a forked child does
+// not have; so the server keeps it instead: it reads hard_rss_limit_mb from the request's
+// ASAN_OPTIONS, looks at the child's resident size every 50 ms while it runs, and past the limit
+// kills it (SIGKILL, which the caller sees) and says why on the child's standard error.
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -87,6 +94,58 @@ struct Request {
     bool leak_check = true;
     std::vector<std::string> argv, env;
 };
+
+// hard_rss_limit_mb of the request's ASAN_OPTIONS, in MB; 0 when none.
+long rss_limit_mb(const Request& r) {
+    for (const auto& e : r.env) {
+        if (e.rfind("ASAN_OPTIONS=", 0) != 0) continue;
+        const auto at = e.find("hard_rss_limit_mb=");
+        if (at != std::string::npos) return std::atol(e.c_str() + at + 18);
+    }
+    return 0;
+}
+
+// The resident size of process pid in MB (0 when it cannot be read).
+long rss_mb(pid_t pid) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/statm", static_cast<int>(pid));
+    FILE* f = std::fopen(path, "r");
+    if (f == nullptr) return 0;
+    long size = 0, resident = 0;
+    if (std::fscanf(f, "%ld %ld", &size, &resident) != 2) resident = 0;
+    std::fclose(f);
+    return resident * (sysconf(_SC_PAGESIZE) / 1024) / 1024;
+}
+
+// Waits for the child, killing its process group when its resident size passes limit_mb.
+bool wait_child(pid_t pid, const Request& r, int& status, rusage& ru) {
+    const long limit = rss_limit_mb(r);
+    const int pidfd = limit > 0 ? static_cast<int>(syscall(SYS_pidfd_open, pid, 0)) : -1;
+    bool killed = false;
+    while (pidfd >= 0 && !killed) {
+        pollfd p{pidfd, POLLIN, 0};
+        const int n = poll(&p, 1, 50);
+        if (n > 0) break; // ended
+        if (n < 0 && errno != EINTR) break;
+        if (const long mb = rss_mb(pid); mb > limit) {
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            killed = true;
+            const int fd = open(r.err.c_str(), O_WRONLY | O_APPEND);
+            if (fd >= 0) {
+                const std::string msg =
+                    "kpkg-fuzz-server: killed: resident size " + std::to_string(mb) +
+                    " MB, over hard_rss_limit_mb=" + std::to_string(limit) + "\n";
+                (void)!write(fd, msg.data(), msg.size());
+                close(fd);
+            }
+        }
+    }
+    if (pidfd >= 0) close(pidfd);
+    while (wait4(pid, &status, 0, &ru) < 0)
+        if (errno != EINTR) return false;
+    return true;
+}
 
 bool parse(const std::string& payload, Request& r) {
     std::vector<std::string> f;
@@ -190,8 +249,7 @@ int main() {
         }
         int status = 0;
         rusage ru{};
-        while (wait4(pid, &status, 0, &ru) < 0)
-            if (errno != EINTR) return 2;
+        if (!wait_child(pid, r, status, ru)) return 2;
         const double cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
                            static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
         char line[64];
