@@ -322,6 +322,26 @@ std::optional<TagRecord> read_tag(const fs::path& p) {
     return rec;
 }
 
+// A URL record ({"url", "status", "digest"}, url_cache.cpp); nothing when it is not one.
+std::optional<UrlEntry> read_url_record(const fs::path& p) {
+    auto text = slurp(p, std::uint64_t{1} << 20);
+    if (!text || !*text) return std::nullopt;
+    auto docs = io::parse_json(**text, p.string());
+    if (!docs || docs->size() != 1 || !(*docs)[0].root.is_map()) return std::nullopt;
+    const io::Node& r = (*docs)[0].root;
+    const io::Node* u = r.get("url");
+    const io::Node* st = r.get("status");
+    const io::Node* d = r.get("digest");
+    if (u == nullptr || !u->is_string() || st == nullptr) return std::nullopt;
+    const auto status = st->as_int();
+    if (!status) return std::nullopt;
+    UrlEntry e;
+    e.url = u->text;
+    e.status = static_cast<long>(*status);
+    if (d != nullptr && d->is_string() && is_sha256(d->text)) e.digest = d->text;
+    return e;
+}
+
 } // namespace
 
 std::optional<TagRecord> Store::tag(const Reference& ref) const {
@@ -371,6 +391,22 @@ Result<CacheListing> Store::list() const {
         }
         if (ec) return fail(Error::io("cannot list: " + ec.message(), {tags.string()}));
     }
+    // URLs fetched once (url_cache.cpp): their records, and the blobs of their bodies.
+    const fs::path urls = root_ / "urls" / "sha256";
+    if (fs::is_directory(urls, ec)) {
+        for (fs::directory_iterator it(urls, ec), end; !ec && it != end; it.increment(ec)) {
+            struct stat st {};
+            if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+            auto rec = read_url_record(it->path());
+            if (!rec) continue; // a writer's temporary file, or damaged: a miss when read
+            rec->mtime = mtime_of(st);
+            if (!rec->digest.empty()) refs[rec->digest].insert(rec->url);
+            out.urls.push_back(std::move(*rec));
+        }
+        if (ec) return fail(Error::io("cannot list: " + ec.message(), {urls.string()}));
+    }
+    std::sort(out.urls.begin(), out.urls.end(),
+              [](const UrlEntry& a, const UrlEntry& b) { return a.url < b.url; });
     std::sort(out.blobs.begin(), out.blobs.end(),
               [](const BlobEntry& a, const BlobEntry& b) { return a.digest < b.digest; });
     std::sort(out.tags.begin(), out.tags.end(),
@@ -406,6 +442,16 @@ Result<PruneResult> Store::prune(std::optional<std::chrono::hours> older_than,
         if (::stat(it->path().c_str(), &st) != 0 || !old(mtime_of(st))) continue;
         if (::unlink(it->path().c_str()) == 0) ++res.trees_removed;
     }
+    // URL records: by their time of last use too (damaged ones with them: they only count as
+    // absent when read).
+    for (fs::directory_iterator it(root_ / "urls" / "sha256", ec), end; !ec && it != end;
+         it.increment(ec)) {
+        struct stat st {};
+        if (::lstat(it->path().c_str(), &st) != 0 || S_ISDIR(st.st_mode) || !old(mtime_of(st)))
+            continue;
+        if (::unlink(it->path().c_str()) == 0) ++res.urls_removed;
+    }
+    ec.clear();
     const fs::path tags = root_ / "tags";
     for (const auto& t : listing->tags) {
         if (!old(t.record.time)) continue;

@@ -1,6 +1,9 @@
 // URLs fetched once into the cache (see url_cache.hpp).
 #include "kpkg/oci/url_cache.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <system_error>
 
@@ -42,6 +45,8 @@ std::optional<UrlFetch> cached(const Store& s, const std::string& url) {
         if (!body || !*body) return std::nullopt; // the blob is gone or damaged
         f.body = std::move(**body);
     }
+    // Used now: `kpkg cache prune --older-than` goes by this time, as it does by a blob's.
+    ::utimensat(AT_FDCWD, record_path(s, url).c_str(), nullptr, 0);
     return f;
 }
 

@@ -378,6 +378,42 @@ TEST(Interop, SkopeoAndUmociReadPackageImages) {
     EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
 
+// ---- kpkg cache: URL records (the schemas kpkg package validate fetches) ----
+
+TEST(Cache, LsShowsUrlRecordsAndPruneRemovesThem) {
+    Env e;
+    const fs::path cache = e / "cache";
+    const std::string body = "{\"type\":\"object\"}";
+    const std::string digest = kpkg::sha256_digest(body);
+    fs::create_directories(cache / "blobs/sha256");
+    fs::create_directories(cache / "urls/sha256");
+    std::ofstream(cache / "blobs/sha256" / digest.substr(7)) << body;
+    const std::string url = "https://schemas.example/v1/configmap.json";
+    std::ofstream(cache / "urls/sha256" / kpkg::sha256_digest(url).substr(7))
+        << "{\"url\":\"" << url << "\",\"status\":200,\"digest\":\"" << digest << "\"}";
+
+    auto js = e.run({"cache", "ls", "-o", "json"});
+    ASSERT_EQ(js.exit_code, 0) << js.err;
+    EXPECT_TRUE(contains(js.out, "\"urls\": [")) << js.out;
+    EXPECT_TRUE(contains(js.out, "\"url\": \"" + url + "\"")) << js.out;
+    EXPECT_TRUE(contains(js.out, "\"status\": 200")) << js.out;
+    EXPECT_TRUE(contains(js.out, "\"referencedBy\": [\n                \"" + url + "\"")) << js.out;
+    auto text = e.run({"cache", "ls"});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_TRUE(contains(text.out, "URL")) << text.out;
+    const auto at = text.out.find(url + "  200");
+    ASSERT_NE(at, std::string::npos) << text.out;
+    EXPECT_NE(text.out.substr(at, text.out.find('\n', at) - at).find(digest), std::string::npos)
+        << text.out;
+
+    auto prune = e.run({"cache", "prune", "-o", "json"});
+    ASSERT_EQ(prune.exit_code, 0) << prune.err;
+    EXPECT_TRUE(contains(prune.out, "\"urlsRemoved\": 1")) << prune.out;
+    EXPECT_TRUE(fs::is_empty(cache / "urls/sha256"));
+    auto after = e.run({"cache", "prune"});
+    EXPECT_TRUE(contains(after.out, "0 tag records and 0 URL records")) << after.out;
+}
+
 // ---- a registry: push, pull, inputs, the cache, offline ----
 
 TEST(Registry, PushPullRenderAndOfflineFromTheCache) {

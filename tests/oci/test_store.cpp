@@ -13,6 +13,7 @@
 
 #include "kpkg/core/digest.hpp"
 #include "kpkg/oci/store.hpp"
+#include "kpkg/oci/url_cache.hpp"
 #include "registry_fixture.hpp"
 
 using namespace kpkg;
@@ -176,6 +177,78 @@ TEST(OciStore, PruneEverythingOrOnlyWhatIsOlder) {
     EXPECT_TRUE(l->blobs.empty());
     EXPECT_TRUE(l->tags.empty());
     EXPECT_FALSE(fs::exists(d / "tags/quay.io"));
+}
+
+// A URL record as url_cache.cpp writes it: urls/sha256/<hex of the URL's sha256>.
+fs::path write_url_record(const fs::path& root, const std::string& url, long status,
+                          const std::string& digest) {
+    const fs::path p = root / "urls/sha256" / sha256_digest(url).substr(7);
+    fs::create_directories(p.parent_path());
+    std::ofstream f(p, std::ios::trunc);
+    f << "{\"url\":\"" << url << "\",\"status\":" << status;
+    if (!digest.empty()) f << ",\"digest\":\"" << digest << "\"";
+    f << "}";
+    return p;
+}
+
+TEST(OciStore, ListShowsUrlRecordsAndTheBlobsTheyUse) {
+    TempDir d;
+    oci::Store s(d.path());
+    const std::string body = "{\"type\":\"object\"}";
+    ASSERT_TRUE(s.put(sha256_digest(body), body));
+    write_url_record(d.path(), "https://schemas.example/a.json", 200, sha256_digest(body));
+    write_url_record(d.path(), "https://schemas.example/missing.json", 404, "");
+    {
+        std::ofstream junk(d / "urls/sha256/.tmp-writer", std::ios::trunc);
+        junk << "{half";
+    }
+    auto l = s.list();
+    ASSERT_TRUE(l) << l.error().str();
+    ASSERT_EQ(l->urls.size(), 2u);
+    EXPECT_EQ(l->urls[0].url, "https://schemas.example/a.json");
+    EXPECT_EQ(l->urls[0].status, 200);
+    EXPECT_EQ(l->urls[0].digest, sha256_digest(body));
+    EXPECT_EQ(l->urls[1].url, "https://schemas.example/missing.json");
+    EXPECT_EQ(l->urls[1].status, 404);
+    EXPECT_TRUE(l->urls[1].digest.empty());
+    ASSERT_EQ(l->blobs.size(), 1u);
+    EXPECT_EQ(l->blobs[0].referenced_by,
+              std::vector<std::string>{"https://schemas.example/a.json"});
+}
+
+TEST(OciStore, PruneRemovesUrlRecordsByTheirLastUse) {
+    TempDir d;
+    oci::Store s(d.path());
+    const std::string body = "{\"type\":\"string\"}";
+    ASSERT_TRUE(s.put(sha256_digest(body), body));
+    const std::string used = "https://schemas.example/used.json";
+    const std::string idle = "https://schemas.example/idle.json";
+    const auto now = std::chrono::system_clock::now();
+    const auto p_used = write_url_record(d.path(), used, 200, sha256_digest(body));
+    const auto p_idle = write_url_record(d.path(), idle, 404, "");
+    set_mtime(p_used, now - std::chrono::hours(24 * 40));
+    set_mtime(p_idle, now - std::chrono::hours(24 * 40));
+    // Reading a record from the cache makes it recently used (as reading a blob does).
+    auto f = oci::fetch_cached(&s, used, /*offline=*/true, 1 << 20);
+    ASSERT_TRUE(f) << f.error().str();
+    EXPECT_TRUE(f->from_cache);
+    EXPECT_EQ(f->body, body);
+
+    auto p = s.prune(std::chrono::hours(24 * 30), now + std::chrono::minutes(1));
+    ASSERT_TRUE(p) << p.error().str();
+    EXPECT_EQ(p->urls_removed, 1u);
+    EXPECT_TRUE(fs::exists(p_used));
+    EXPECT_FALSE(fs::exists(p_idle));
+
+    auto all = s.prune(std::nullopt);
+    ASSERT_TRUE(all);
+    EXPECT_EQ(all->urls_removed, 1u);
+    EXPECT_FALSE(fs::exists(p_used));
+    auto l = s.list();
+    ASSERT_TRUE(l);
+    EXPECT_TRUE(l->urls.empty());
+    // Offline, a pruned URL is not there any more.
+    EXPECT_FALSE(oci::fetch_cached(&s, used, /*offline=*/true, 1 << 20));
 }
 
 TEST(OciStore, DefaultRootFollowsTheCatalogCacheRule) {

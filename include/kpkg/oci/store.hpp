@@ -52,9 +52,18 @@ struct TagEntry {
     TagRecord record;
 };
 
+// A URL fetched once and remembered (url_cache.hpp): its answer, and the blob of its body.
+struct UrlEntry {
+    std::string url;
+    long status = 0;                             // 200 or 404
+    std::string digest;                          // the body's blob (200 only)
+    std::chrono::system_clock::time_point mtime; // last used
+};
+
 struct CacheListing {
     std::vector<BlobEntry> blobs; // by digest
     std::vector<TagEntry> tags;   // by reference
+    std::vector<UrlEntry> urls;   // by URL
     std::uint64_t total_bytes = 0;
 };
 
@@ -62,6 +71,7 @@ struct PruneResult {
     std::size_t blobs_removed = 0;
     std::size_t trees_removed = 0;
     std::size_t tags_removed = 0;
+    std::size_t urls_removed = 0;
     std::uint64_t bytes_freed = 0;
 };
 
@@ -116,8 +126,9 @@ public:
 
     // Every blob with its size and referrers, and every tag record.
     Result<CacheListing> list() const;
-    // Removes every blob and tag record (older_than empty), or those whose time (a blob's
-    // modification time, a tag's time) is older than `older_than` before `now`.
+    // Removes every blob, unpacked tree, tag record and URL record (older_than empty), or those
+    // whose time (a blob's, tree's or URL record's modification time, a tag's time) is older than
+    // `older_than` before `now`.
     Result<PruneResult>
     prune(std::optional<std::chrono::hours> older_than,
           std::chrono::system_clock::time_point now = std::chrono::system_clock::now()) const;

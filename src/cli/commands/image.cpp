@@ -312,6 +312,14 @@ int run_cache_ls(const Globals& g) {
                 trows.push_back({t.reference, t.record.digest});
             out += "\n" + text::table(trows, {.width = g.width});
         }
+        if (!listing.urls.empty()) {
+            std::vector<std::vector<std::string>> urows;
+            urows.push_back({"URL", "STATUS", "DIGEST"});
+            for (const auto& u : listing.urls)
+                urows.push_back(
+                    {u.url, std::to_string(u.status), u.digest.empty() ? "-" : u.digest});
+            out += "\n" + text::table(urows, {.width = g.width});
+        }
         out += "\n" + std::to_string(listing.blobs.size()) + " blobs, " +
                human_size(listing.total_bytes) + " in " + store->root().string() + "\n";
         print(out);
@@ -340,6 +348,15 @@ int run_cache_ls(const Globals& g) {
         ts.push(std::move(e));
     }
     doc.set("tags", std::move(ts));
+    io::Node us = io::Node::seq();
+    for (const auto& u : listing.urls) {
+        io::Node e = io::Node::map();
+        e.set("url", io::Node::string(u.url));
+        e.set("status", io::Node::integer(u.status));
+        if (!u.digest.empty()) e.set("digest", io::Node::string(u.digest));
+        us.push(std::move(e));
+    }
+    doc.set("urls", std::move(us));
     print_structured(g, doc);
     return 0;
 }
@@ -355,13 +372,15 @@ int run_cache_prune(const Globals& g, int older_than_days) {
     if (g.format == Format::text) {
         print("removed " + std::to_string(r.blobs_removed) + " blobs (" +
               human_size(r.bytes_freed) + "), " + std::to_string(r.trees_removed) +
-              " unpacked trees and " + std::to_string(r.tags_removed) + " tag records\n");
+              " unpacked trees, " + std::to_string(r.tags_removed) + " tag records and " +
+              std::to_string(r.urls_removed) + " URL records\n");
         return 0;
     }
     io::Node doc = io::Node::map();
     doc.set("blobsRemoved", io::Node::integer(static_cast<std::int64_t>(r.blobs_removed)));
     doc.set("treesRemoved", io::Node::integer(static_cast<std::int64_t>(r.trees_removed)));
     doc.set("tagsRemoved", io::Node::integer(static_cast<std::int64_t>(r.tags_removed)));
+    doc.set("urlsRemoved", io::Node::integer(static_cast<std::int64_t>(r.urls_removed)));
     doc.set("bytesFreed", io::Node::integer(static_cast<std::int64_t>(r.bytes_freed)));
     print_structured(g, doc);
     return 0;
