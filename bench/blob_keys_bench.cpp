@@ -6,7 +6,8 @@
 // Usage: kpkg-bench-blob-keys [--runs N]
 // Cases: YAML blobs of 20,000 and 40,000 (and 1 MB of) distinct top-level keys, 1 MB YAML and JSON
 // blobs of one key repeated 100,000+ times, a 1 MB JSON blob of distinct keys, and a 1 MB YAML blob
-// whose keys sit in one nested mapping. Prints the median of N runs (default 5) per case and
+// whose keys sit in one nested mapping; and a nested alias bomb of a few hundred bytes, which
+// must be refused (quickly). Prints the median of N runs (default 5) per case and
 // reader, wall time and CPU time (the CPU time is the figure to trust on a busy machine).
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +40,7 @@ struct Case {
     std::string name;
     std::string file; // file name (its extension does not matter to the readers)
     std::string text;
+    bool refused = false; // the file is bad: loading reports it, rendering fails
 };
 
 std::vector<Case> cases() {
@@ -81,6 +83,26 @@ std::vector<Case> cases() {
             t += "  key" + std::to_string(i) + ": " + std::to_string(i) + "\n";
         out.push_back({"1 MB of keys in one nested mapping (YAML)", "a.yaml", t});
     }
+    {
+        // Nine levels of nine aliases of the level below: 9^9 nodes if expanded.
+        std::string t = "schema: x.y\nl0: &l0 [x, x, x, x, x, x, x, x, x]\n";
+        for (int l = 1; l < 9; ++l) {
+            const std::string n = std::to_string(l);
+            const std::string below = std::to_string(l - 1);
+            t += 'l';
+            t += n;
+            t += ": &l";
+            t += n;
+            t += " [";
+            for (int i = 0; i < 9; ++i) {
+                if (i > 0) t += ", ";
+                t += "*l";
+                t += below;
+            }
+            t += "]\n";
+        }
+        out.push_back({"alias bomb (YAML, refused)", "a.yaml", t, true});
+    }
     return out;
 }
 
@@ -113,7 +135,7 @@ int main(int argc, char** argv) {
             auto loaded = kpkg::catalog::load_catalog(dir / "c");
             load_ms.push_back(bench::ms_since(t0));
             load_cpu.push_back(cpu_ms() - c0);
-            if (!loaded.ok() || !loaded->problems.empty()) status = 1;
+            if (!loaded.ok() || loaded->problems.empty() == c.refused) status = 1;
             kpkg::catalog::RenderOptions o;
             t0 = bench::Clock::now();
             c0 = cpu_ms();
@@ -122,7 +144,7 @@ int main(int argc, char** argv) {
                                                   [&](std::string_view s) { bytes += s.size(); });
             render_ms.push_back(bench::ms_since(t0));
             render_cpu.push_back(cpu_ms() - c0);
-            if (!rendered.ok() || bytes == 0) status = 1;
+            if (rendered.ok() == c.refused || (!c.refused && bytes == 0)) status = 1;
         }
         std::printf("%-44s %8zu %9.1f %9.1f %11.1f %11.1f\n", c.name.c_str(), c.text.size(),
                     bench::median(load_ms), bench::median(load_cpu), bench::median(render_ms),

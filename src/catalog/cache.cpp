@@ -272,6 +272,7 @@ std::string options_tag(const LoadOptions& o) {
     w.u64(o.limits.max_file_bytes);
     w.u64(o.limits.max_depth);
     w.u64(o.limits.max_alias_nodes);
+    w.u64(o.limits.max_alias_amplification);
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx",
                   static_cast<unsigned long long>(hash_bytes(w.buf, 0x6b706b67)));

@@ -587,6 +587,7 @@ private:
         see(anchor);
         see(tag);
         const std::size_t cost = 1 + text_cost(ev.text);
+        ++own_nodes_;
         const bool key = at_key();
         const std::size_t from = records_.size();
         emit(key ? Record::Type::key : Record::Type::scalar, ev, anchor != nullptr);
@@ -609,10 +610,17 @@ private:
                          " refers to a node that contains it (recursive aliases are not "
                          "supported)");
         const AnchorRec a = it->second;
+        ++own_nodes_; // the alias itself is written in the file
         alias_cost_ += a.cost;
         if (alias_cost_ > limits_.max_alias_nodes)
             abort(m, "aliases expand to more than " + std::to_string(limits_.max_alias_nodes) +
                          " nodes (is this an alias bomb?)");
+        if (limits_.max_alias_amplification > 0 && alias_cost_ > kAmplificationFrom &&
+            alias_cost_ / limits_.max_alias_amplification > own_nodes_)
+            abort(m, "aliases expand to " + std::to_string(alias_cost_) + " nodes, more than " +
+                         std::to_string(limits_.max_alias_amplification) +
+                         " times the file's own " + std::to_string(own_nodes_) +
+                         " (is this an alias bomb?)");
         const bool key = at_key();
         const Record::Type first = records_[a.begin].type;
         const bool collection =
@@ -671,6 +679,7 @@ private:
     }
 
     void start(Kind kind, bool flow, fy_token* token, fy_token* anchor, fy_token* tag) {
+        ++own_nodes_;
         std::size_t at = std::min(start_of(token), properties_start(anchor, tag));
         const Mark m = mark_at(at != npos ? at : next_content());
         see(anchor);
@@ -771,7 +780,10 @@ private:
     std::vector<Record> records_;
     int recording_ = 0; // anchored collections open
     std::size_t alias_cost_ = 0;
+    std::size_t own_nodes_ = 0; // nodes written in the file (scalars, collections, aliases)
     std::size_t last_end_ = 0;
+    // Limits::max_alias_amplification applies past this many alias-expanded nodes.
+    static constexpr std::size_t kAmplificationFrom = 50'000;
 };
 
 // Builds Documents from the core's events.

@@ -350,9 +350,23 @@ TEST(YamlAliases, BillionLaughsIsStopped) {
                              "g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\n"
                              "h: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g]\n"
                              "i: &i [*h, *h, *h, *h, *h, *h, *h, *h, *h]\n";
+    // By default the expansion is stopped early: past 50,000 nodes, aliases may not expand to
+    // more than 100 times the file's own nodes. a: 10 nodes, b: 91, c: 820, d: 7381; the
+    // aliases of b..d copy 8289 nodes, and the sixth *d of e (each 7381) makes 52575, against
+    // the 53 nodes written so far (the top mapping, 4 lines of 11, then e's key, list and six
+    // aliases).
     Error e = parse_err(text);
-    // a: 10 nodes, b: 91, c: 820, d: 7381, e: 66430, f: 597871; the aliases of b..f copy
-    // 672588 nodes, so the first *f crosses the limit of 1000000.
+    EXPECT_EQ(e.pos.str(), "test.yaml:5:28");
+    EXPECT_NE(e.message.find("aliases expand to 52575 nodes, more than 100 times the file's own "
+                             "53 (is this an alias bomb?)"),
+              std::string::npos)
+        << e.message;
+
+    // The total limit alone: e: 66430 nodes, f: 597871; the aliases of b..f copy 672588 nodes,
+    // so the first *f crosses the limit of 1000000.
+    Limits total;
+    total.max_alias_amplification = 0;
+    e = parse_err(text, total);
     EXPECT_EQ(e.pos.str(), "test.yaml:7:8");
     EXPECT_NE(e.message.find("aliases expand to more than 1000000 nodes"), std::string::npos)
         << e.message;
@@ -361,6 +375,24 @@ TEST(YamlAliases, BillionLaughsIsStopped) {
     small.max_alias_nodes = 100;
     e = parse_err(text, small);
     EXPECT_EQ(e.pos.str(), "test.yaml:3:8"); // 90 from b, then the first *b of c costs 91
+}
+
+TEST(YamlAliases, ReusingAnAnchorManyTimesIsNoBomb) {
+    // An anchor of 601 nodes (a list of 600 strings) used 100 times: 60,100 nodes from aliases,
+    // past the 50,000 from which the amplification limit applies, but only about 85 times the
+    // 705 nodes the file writes.
+    std::string text = "base: &base [";
+    for (int i = 0; i < 600; ++i)
+        text += (i ? ", v" : "v") + std::to_string(i);
+    text += "]\nuses:\n";
+    for (int i = 0; i < 100; ++i)
+        text += "  - *base\n";
+    auto r = parse_yaml(text, "test.yaml");
+    ASSERT_TRUE(r.ok()) << r.error().str();
+    const Node* uses = r->at(0).root.get("uses");
+    ASSERT_NE(uses, nullptr);
+    ASSERT_EQ(uses->items.size(), 100u);
+    EXPECT_EQ(uses->items[99].items.size(), 600u);
 }
 
 TEST(YamlAliases, HugeAliasedStringsCountToo) {

@@ -21,6 +21,13 @@ struct Limits {
     std::size_t max_depth = 512;
     // Nodes produced by expanding YAML aliases, in total per file ("billion laughs" guard).
     std::size_t max_alias_nodes = 1'000'000;
+    // Once aliases have expanded to more than 50,000 nodes, they may not expand to more than
+    // this many times the nodes the file itself writes (0: no such limit). A nested alias bomb
+    // of a few hundred bytes is refused after 50,000 nodes, in milliseconds, instead of after
+    // max_alias_nodes; a document that reuses an anchor of N nodes M times expands about
+    // min(N, M) times, so only one reusing a 100-node anchor more than 100 times (5,000 lines
+    // or more) comes near it.
+    std::size_t max_alias_amplification = 100;
     // A key repeated in a mapping: an error (kpkg's default), or the later value replaces the
     // earlier one, as gopkg.in/yaml.v2 decodes without strict mode (Package Operator's objects).
     bool duplicate_keys_last_wins = false;
