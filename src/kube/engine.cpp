@@ -159,6 +159,18 @@ private:
         rep_.interrupted = true;
         return Error::io("interrupted: stopped after the requests in flight");
     }
+    // e's row of the report, added in `phase` (e.report is its index).
+    ObjectReport& add_report(Entry& e, std::string phase) {
+        ObjectReport r;
+        r.api_version = e.api_version;
+        r.kind = e.kind;
+        r.ns = e.ns;
+        r.name = e.name;
+        r.phase = std::move(phase);
+        e.report = rep_.objects.size();
+        rep_.objects.push_back(std::move(r));
+        return rep_.objects.back();
+    }
 
     Result<void> discover(bool refresh) {
         auto d = api_.discover(refresh);
@@ -288,14 +300,7 @@ Result<void> Engine::add_object(const InputObject& in, std::size_t phase,
         set_->new_gks.insert(gk_string(e.group, e.kind));
         if (e.namespaced) set_->new_ns.insert(e.ns);
     }
-    ObjectReport r;
-    r.api_version = e.api_version;
-    r.kind = e.kind;
-    r.ns = e.ns;
-    r.name = e.name;
-    r.phase = phases_[phase].name;
-    e.report = rep_.objects.size();
-    rep_.objects.push_back(std::move(r));
+    add_report(e, phases_[phase].name);
     phases_[phase].entries.push_back(entries_.size());
     entries_.push_back(std::move(e));
     return {};
@@ -986,19 +991,12 @@ Result<void> Engine::prune() {
         if ((!uid.empty() && applied.count(uid)) ||
             keys.count(e.group + "/" + e.kind + "/" + e.ns + "/" + e.name))
             continue;
-        ObjectReport r;
-        r.api_version = e.api_version;
-        r.kind = e.kind;
-        r.ns = e.ns;
-        r.name = e.name;
-        r.phase = "prune";
+        ObjectReport& r = add_report(e, "prune");
         if (o_.diff) {
             r.diff =
                 pko::unified_diff(diff_yaml(item), "", "live/" + diff_label(e), "/dev/null") + "\n";
             rep_.differs = true;
         }
-        e.report = rep_.objects.size();
-        rep_.objects.push_back(std::move(r));
         groups[e.phase].push_back(entries_.size());
         entries_.push_back(std::move(e));
     }
@@ -1138,14 +1136,7 @@ RunReport Engine::run_remove(const Input* input) {
     groups.assign(default_phases().size(), {});
     for (auto& member : *members) {
         Entry& e = member.first;
-        ObjectReport r;
-        r.api_version = e.api_version;
-        r.kind = e.kind;
-        r.ns = e.ns;
-        r.name = e.name;
-        r.phase = default_phases()[e.phase];
-        e.report = rep_.objects.size();
-        rep_.objects.push_back(std::move(r));
+        add_report(e, default_phases()[e.phase]);
         groups[e.phase].push_back(entries_.size());
         entries_.push_back(std::move(e));
     }
@@ -1159,14 +1150,7 @@ RunReport Engine::run_remove(const Input* input) {
         e.api_version = s.res.group.empty() ? s.res.version : s.res.group + "/" + s.res.version;
         e.name = s.name;
         e.ns = s.ns;
-        ObjectReport r;
-        r.api_version = e.api_version;
-        r.kind = e.kind;
-        r.ns = e.ns;
-        r.name = e.name;
-        r.phase = "applyset";
-        e.report = rep_.objects.size();
-        rep_.objects.push_back(std::move(r));
+        add_report(e, "applyset");
         groups.push_back({entries_.size()});
         entries_.push_back(std::move(e));
     }
