@@ -322,9 +322,10 @@ std::optional<TagRecord> read_tag(const fs::path& p) {
     return rec;
 }
 
-// A URL record ({"url", "status", "digest"}, url_cache.cpp); nothing when it is not one.
+} // namespace
+
 std::optional<UrlEntry> read_url_record(const fs::path& p) {
-    auto text = slurp(p, std::uint64_t{1} << 20);
+    auto text = read_cache_file(p, std::uint64_t{1} << 20);
     if (!text || !*text) return std::nullopt;
     auto docs = io::parse_json(**text, p.string());
     if (!docs || docs->size() != 1 || !(*docs)[0].root.is_map()) return std::nullopt;
@@ -341,8 +342,6 @@ std::optional<UrlEntry> read_url_record(const fs::path& p) {
     if (d != nullptr && d->is_string() && is_sha256(d->text)) e.digest = d->text;
     return e;
 }
-
-} // namespace
 
 std::optional<TagRecord> Store::tag(const Reference& ref) const {
     if (ref.tag.empty()) return std::nullopt;

@@ -11,7 +11,6 @@
 #include "kpkg/core/atomic_file.hpp"
 #include "kpkg/core/digest.hpp"
 #include "kpkg/io/emit.hpp"
-#include "kpkg/io/load.hpp"
 #include "kpkg/oci/store.hpp"
 
 namespace kpkg::oci {
@@ -25,28 +24,20 @@ fs::path record_path(const Store& s, const std::string& url) {
 
 // The remembered answer; nothing when there is none or it is damaged.
 std::optional<UrlFetch> cached(const Store& s, const std::string& url) {
-    auto text = read_cache_file(record_path(s, url), 1 << 20);
-    if (!text || !*text) return std::nullopt;
-    auto docs = io::parse_json(**text, "url record");
-    if (!docs || docs->size() != 1 || !(*docs)[0].root.is_map()) return std::nullopt;
-    const io::Node& r = (*docs)[0].root;
-    const io::Node* u = r.get("url");
-    const io::Node* st = r.get("status");
-    if (!u || !u->is_string() || u->text != url || !st) return std::nullopt;
-    const auto status = st->as_int();
-    if (!status || (*status != 200 && *status != 404)) return std::nullopt;
+    const fs::path path = record_path(s, url);
+    const auto rec = read_url_record(path);
+    if (!rec || rec->url != url || (rec->status != 200 && rec->status != 404)) return std::nullopt;
     UrlFetch f;
-    f.status = static_cast<long>(*status);
+    f.status = rec->status;
     f.from_cache = true;
     if (f.status == 200) {
-        const io::Node* d = r.get("digest");
-        if (!d || !d->is_string()) return std::nullopt;
-        auto body = s.get(d->text);
+        if (rec->digest.empty()) return std::nullopt;
+        auto body = s.get(rec->digest);
         if (!body || !*body) return std::nullopt; // the blob is gone or damaged
         f.body = std::move(**body);
     }
     // Used now: `kpkg cache prune --older-than` goes by this time, as it does by a blob's.
-    ::utimensat(AT_FDCWD, record_path(s, url).c_str(), nullptr, 0);
+    ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
     return f;
 }
 

@@ -81,6 +81,11 @@ struct PruneResult {
 Result<std::optional<std::string>> read_cache_file(const std::filesystem::path& p,
                                                    std::uint64_t max_size);
 
+// A URL record of the cache ({"url", "status", "digest"}, see url_cache.hpp), read as
+// read_cache_file reads; nothing when it is absent or not one (digest: empty unless a sha256
+// digest; mtime: not set).
+std::optional<UrlEntry> read_url_record(const std::filesystem::path& p);
+
 class Store {
 public:
     // A cache under `root` (created on first write).
