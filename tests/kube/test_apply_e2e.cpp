@@ -55,20 +55,6 @@ RunResult kpkg(const KubeServer& s, std::vector<std::string> args) {
     return run_kpkg(args);
 }
 
-std::string describe(const RunResult& r) {
-    return "exit " + std::to_string(r.exit_code) + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
-}
-
-std::size_t count_writes(KubeServer& s) {
-    std::size_t n = 0;
-    for (const auto& r : s.requests())
-        if ((r.method == "PATCH" || r.method == "DELETE" || r.method == "POST" ||
-             r.method == "PUT") &&
-            r.param("dryRun").empty())
-            ++n;
-    return n;
-}
-
 io::Node json_of(const std::string& text) {
     auto docs = io::parse_json(text, "stdout");
     EXPECT_TRUE(docs.ok() && !docs->empty()) << text;
@@ -254,13 +240,13 @@ TEST(KpkgApply, BadInputIsRefusedBeforeAnyWrite) {
     EXPECT_TRUE(contains(r.err, "bad.yaml:5:1: gadget/g: the server does not serve Gadget in "
                                 "example.com/v1"))
         << r.err;
-    EXPECT_EQ(count_writes(s), 0u);
+    EXPECT_EQ(s.write_count(), 0u);
     // A namespaced object with no namespace anywhere.
     s.dir().write("nons.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n");
     auto n = kpkg(s, {"apply", (s.dir() / "nons.yaml").string()});
     EXPECT_EQ(n.exit_code, 3) << describe(n);
     EXPECT_TRUE(contains(n.err, "names no namespace")) << n.err;
-    EXPECT_EQ(count_writes(s), 0u);
+    EXPECT_EQ(s.write_count(), 0u);
 }
 
 TEST(KpkgApply, ServerDryRunAndDiff) {
@@ -276,7 +262,7 @@ TEST(KpkgApply, ServerDryRunAndDiff) {
               "not checked: its CustomResourceDefinition widgets.example.com is created by this "
               "run");
     EXPECT_EQ(report_object(rep, "demo")->get("reason")->text, "would be created");
-    EXPECT_EQ(count_writes(s), 0u);
+    EXPECT_EQ(s.write_count(), 0u);
     EXPECT_FALSE(s.object("Namespace", "demo"));
 
     // Apply, change, diff: exit 5 and a unified diff; nothing changes.
@@ -290,7 +276,7 @@ TEST(KpkgApply, ServerDryRunAndDiff) {
     EXPECT_TRUE(contains(d.out, "--- live/Deployment.apps/demo/op")) << d.out;
     EXPECT_TRUE(contains(d.out, "-  replicas: 1\n+  replicas: 2")) << d.out;
     EXPECT_FALSE(contains(d.out, "managedFields")) << d.out;
-    EXPECT_EQ(count_writes(s), 0u);
+    EXPECT_EQ(s.write_count(), 0u);
     auto same = kpkg(s, {"apply", (s.dir() / "m").string(), "-n", "demo", "--diff"});
     EXPECT_EQ(same.exit_code, 5);
     s.dir().write("m/all.yaml", kManifests);

@@ -9,10 +9,6 @@
 namespace kpkg::test {
 namespace {
 
-std::string describe(const RunResult& r) {
-    return "exit " + std::to_string(r.exit_code) + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
-}
-
 // kpkg install etcd (and `extra`) with the server's kubeconfig.
 RunResult install(const KubeServer& s, std::vector<std::string> extra) {
     std::vector<std::string> args = {
@@ -30,16 +26,6 @@ RunResult install(const KubeServer& s, std::vector<std::string> extra) {
         "30s"};
     args.insert(args.end(), extra.begin(), extra.end());
     return run_kpkg(args);
-}
-
-std::size_t count_writes(KubeServer& s) {
-    std::size_t n = 0;
-    for (const auto& r : s.requests())
-        if ((r.method == "PATCH" || r.method == "DELETE" || r.method == "POST" ||
-             r.method == "PUT") &&
-            r.param("dryRun").empty())
-            ++n;
-    return n;
 }
 
 TEST(KpkgInstall, ManifestsModeInstallsTheOperatorInPhasesAndWaitsForIt) {
@@ -107,7 +93,7 @@ TEST(KpkgInstall, ClientDryRunWritesNothing) {
     KPKG_REQUIRE_KUBE_SERVER(s);
     auto r = install(s, {"--target-namespaces", "ops", "--dry-run", "client"});
     ASSERT_EQ(r.exit_code, 0) << describe(r);
-    EXPECT_EQ(count_writes(s), 0u);
+    EXPECT_EQ(s.write_count(), 0u);
     EXPECT_FALSE(s.object("Namespace", "ops"));
     EXPECT_TRUE(contains(r.out, "dry-run")) << r.out;
 }

@@ -355,6 +355,16 @@ bool KubeServer::clear_requests() {
     return http("POST", "/__test/requests/clear", "", nullptr) == 200;
 }
 
+std::size_t KubeServer::write_count() {
+    std::size_t n = 0;
+    for (const auto& r : requests())
+        if ((r.method == "PATCH" || r.method == "DELETE" || r.method == "POST" ||
+             r.method == "PUT") &&
+            r.param("dryRun").empty())
+            ++n;
+    return n;
+}
+
 std::vector<KubeRequest> KubeServer::requests() {
     std::vector<KubeRequest> out;
     std::string body;

@@ -99,6 +99,8 @@ public:
     bool clear_requests();
     // GET /__test/requests, parsed; empty when the server does not answer.
     std::vector<KubeRequest> requests();
+    // Of requests(): those that change something (PATCH, DELETE, POST, PUT), dry runs excluded.
+    std::size_t write_count();
     // GET /__test/objects: {"items": [...]} parsed (null when the server does not answer).
     io::Node objects();
     // The stored object of that kind and name (namespace "" = any), or nothing.

@@ -186,4 +186,8 @@ RunResult run_kpkg(const std::vector<std::string>& args, const std::string& inpu
     return run_program(argv, extra_env, input, 0, {"NO_COLOR"});
 }
 
+std::string describe(const RunResult& r) {
+    return "exit " + std::to_string(r.exit_code) + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
+}
+
 } // namespace kpkg::test

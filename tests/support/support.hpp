@@ -54,6 +54,9 @@ struct RunResult {
     std::string err;
 };
 
+// "exit N", then stdout and stderr: what a failed expectation on a run shows.
+std::string describe(const RunResult& r);
+
 // Runs the built kpkg (KPKG_BIN) with args, stdin from `input` (empty: /dev/null), no TTY;
 // `extra_env` ("NAME=value") is added to the environment, replacing inherited variables.
 RunResult run_kpkg(const std::vector<std::string>& args, const std::string& input = {},
