@@ -19,6 +19,7 @@
 #include "kpkg/catalog/load.hpp"
 #include "kpkg/core/digest.hpp"
 #include "kpkg/core/log.hpp"
+#include "kpkg/core/memory.hpp"
 #include "kpkg/io/tree.hpp"
 
 namespace kpkg::catalog {
@@ -218,6 +219,7 @@ Result<void> read_all(const io::Tree& tree, const std::vector<Job>& jobs, const 
     // bound is wide enough for the other workers to go on while one reads a big file.
     const std::size_t window = 32 * static_cast<std::size_t>(threads);
     auto worker = [&] {
+        huge_thread_heap();
         for (;;) {
             const std::size_t i = next.fetch_add(1);
             if (i >= n) return;

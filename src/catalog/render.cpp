@@ -31,6 +31,7 @@
 #include "kpkg/bundle/bundle.hpp"
 #include "kpkg/bundle/render.hpp"
 #include "kpkg/core/log.hpp"
+#include "kpkg/core/memory.hpp"
 #include "kpkg/core/text.hpp"
 #include "kpkg/io/events.hpp"
 #include "kpkg/io/go.hpp"
@@ -545,6 +546,7 @@ template <class Job>
 void parallel_for(std::size_t n, unsigned threads, Job job) {
     std::atomic<std::size_t> next{0};
     auto run = [&](unsigned t) {
+        huge_thread_heap();
         for (std::size_t i; (i = next.fetch_add(1)) < n;)
             job(i, t);
     };
@@ -644,6 +646,7 @@ void RenderedCatalog::write(RenderFormat format, const std::function<void(std::s
     std::size_t next = 0;    // next chunk to hand to a worker
     std::size_t written = 0; // chunks written so far
     auto worker = [&] {
+        huge_thread_heap();
         std::string buf;
         for (;;) {
             std::size_t c;

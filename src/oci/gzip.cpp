@@ -82,6 +82,7 @@ Result<std::string> parallel_gzip(std::string_view data, int level, unsigned thr
     threads = static_cast<unsigned>(std::min<std::size_t>(threads, n));
     std::atomic<std::size_t> next{0};
     auto work = [&] {
+        huge_thread_heap();
         Deflater d(level);
         for (std::size_t i; (i = next.fetch_add(1)) < n;)
             deflate_chunk(d, data, i, n, pieces[i]);

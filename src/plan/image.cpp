@@ -9,6 +9,7 @@
 #include "kpkg/catalog/load.hpp"
 #include "kpkg/catalog/validate.hpp"
 #include "kpkg/core/digest.hpp"
+#include "kpkg/core/memory.hpp"
 #include "kpkg/core/text.hpp"
 #include "kpkg/oci/layer.hpp"
 #include "kpkg/oci/layout.hpp"
@@ -479,6 +480,7 @@ Result<Built> build(const io::Tree& tree, const ContentOptions& copts, const Bui
     // compressed; the layer is only used when the check passes.
     Result<ImageContent> checked = fail(Error::internal("not checked"));
     std::thread checker([&] {
+        huge_thread_heap();
         try {
             checked = check_content(tree, *kind, copts);
         } catch (const std::exception& e) {
