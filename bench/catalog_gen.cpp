@@ -119,7 +119,8 @@ void write_package(std::ostream& o, unsigned pi, unsigned npkg, unsigned nb, Rng
 } // namespace
 
 int main(int argc, char** argv) {
-    if (argc < 2) {
+    // An output directory that looks like a flag (--help) is a mistake, not a directory to fill.
+    if (argc < 2 || argv[1][0] == '-') {
         std::cerr << "usage: " << argv[0] << " OUT_DIR [--packages N] [--bundles N] [--seed N]\n";
         return 2;
     }
