@@ -8,6 +8,8 @@
 //   - push of that catalog image (from an OCI layout) and pull of it (to an OCI layout, empty
 //     cache) against `skopeo copy` of the same image between the same places;
 //   - `kpkg bundle render REG/…@sha256:…` with the image in the cache (the registry stopped).
+// The bundle build and the renders are also run with KPKG_HUGE_PAGES=0 (the heap in small pages),
+// interleaved with the default runs.
 // Medians of N runs (--runs, default 7). Needs the corpus, docker-registry and skopeo (a part
 // whose tool is missing is skipped, saying so).
 // Usage: kpkg-bench-image [--runs N] [--corpus DIR]
@@ -63,16 +65,17 @@ double sh(const std::string& cmd, std::string* out = nullptr) {
 }
 
 // Runs PROGRAM ARGS directly (no shell), stdin, stdout and stderr on /dev/null, with
-// KPKG_CACHE_DIR=cache when cache is not empty: its wall time from fork to exit in ms, or exits
-// the bench when it fails.
+// KPKG_CACHE_DIR=cache when cache is not empty (and KPKG_HUGE_PAGES=0 with small_pages): its
+// wall time from fork to exit in ms, or exits the bench when it fails.
 double run(const std::string& program, const std::vector<std::string>& args,
-           const std::string& cache = {}) {
+           const std::string& cache = {}, bool small_pages = false) {
     const auto m = bench::run_measured(program.c_str(), args, [&] {
         const int null = open("/dev/null", O_RDWR);
         dup2(null, 0);
         dup2(null, 1);
         dup2(null, 2);
         if (!cache.empty()) setenv("KPKG_CACHE_DIR", cache.c_str(), 1);
+        if (small_pages) setenv("KPKG_HUGE_PAGES", "0", 1);
     });
     if (m.status != 0) {
         std::string cmd = program;
@@ -153,13 +156,15 @@ int main(int argc, char** argv) {
                 std::thread::hardware_concurrency(), runs);
 
     // ---- build ----
-    std::vector<double> true_sh, true_ms, b_cache, b_layout, c_kpkg, c_tar;
+    std::vector<double> true_sh, true_ms, b_cache, b_small, b_layout, c_kpkg, c_tar;
     const std::string plat = "linux/amd64";
     for (int i = 0; i < runs; ++i) {
         true_sh.push_back(sh("/bin/true"));
         true_ms.push_back(run("/bin/true", {}));
         const std::string c = (tmp / ("bc" + std::to_string(i))).string();
         b_cache.push_back(run(kpkg, {"build", bundle.string(), "--platform", plat}, c));
+        b_small.push_back(
+            run(kpkg, {"build", bundle.string(), "--platform", plat}, c + "-small", true));
         b_layout.push_back(run(kpkg,
                                {"build", bundle.string(), "--platform", plat, "--save",
                                 "oci:" + (tmp / ("bl" + std::to_string(i))).string()},
@@ -176,6 +181,7 @@ int main(int argc, char** argv) {
     row("/bin/true (spawn baseline)", true_ms);
     row("/bin/true through sh (the baseline pipeline's shell)", true_sh);
     row("kpkg build prometheus.0.22.2 (into the cache)", b_cache);
+    row("  the same with KPKG_HUGE_PAGES=0", b_small);
     row("kpkg build prometheus.0.22.2 --save oci:DIR", b_layout);
     row("kpkg build catalog-valid --save oci-archive:FILE", c_kpkg, &c_tar, "tar c | gzip -6:");
 
@@ -228,7 +234,7 @@ int main(int argc, char** argv) {
     // registry stopped (no network at all), against rendering its directory.
     struct Warm {
         std::string name, ref;
-        std::vector<double> image, dir;
+        std::vector<double> image, dir, image_small;
     };
     std::vector<Warm> warms;
     const std::string warm_cache = (tmp / "warm").string();
@@ -238,7 +244,7 @@ int main(int argc, char** argv) {
         sh(k("build " + dir.string() + " -t " + host + "/b/" + b + ":v1 --push", cache), &out);
         const auto at = out.find("digest: ");
         const std::string digest = out.substr(at + 8, out.find('\n', at) - at - 8);
-        Warm w{b, host + "/b/" + std::string(b) + "@" + digest, {}, {}};
+        Warm w{b, host + "/b/" + std::string(b) + "@" + digest, {}, {}, {}};
         sh(k("pull " + w.ref, warm_cache));
         sh(k("bundle render " + w.ref, warm_cache)); // unpacked once
         warms.push_back(std::move(w));
@@ -248,6 +254,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < runs; ++i) {
         for (auto& w : warms) {
             w.image.push_back(run(kpkg, {"bundle", "render", w.ref}, warm_cache));
+            w.image_small.push_back(run(kpkg, {"bundle", "render", w.ref}, warm_cache, true));
             w.dir.push_back(run(kpkg,
                                 {"bundle", "render", (corpus / "olm/bundles" / w.name).string()},
                                 warm_cache));
@@ -260,6 +267,7 @@ int main(int argc, char** argv) {
     for (const auto& w : warms) {
         const std::string label = "kpkg bundle render REF@sha256 of " + w.name + " (warm)";
         row(label.c_str(), w.image, &w.dir, "its directory:");
+        row("  the same with KPKG_HUGE_PAGES=0", w.image_small);
     }
     fs::remove_all(tmp);
     return 0;
