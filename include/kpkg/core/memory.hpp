@@ -25,8 +25,8 @@ void reserve_prefaulted(std::string& out, std::size_t n);
 //
 // huge_heap(), once, first thing in main: the allocator keeps blocks up to 32 MiB in its heap
 // (instead of a fresh mmap each) and grows it in 4 MiB steps; the part of the heap the next
-// allocations come from starts at a 2 MiB boundary and is marked for huge pages. Costs up to
-// 2 MiB more resident memory.
+// allocations come from starts at a 2 MiB boundary and is marked for huge pages. Costs resident
+// memory: a huge page is resident whole once touched, and freed blocks stay in the heap.
 void huge_heap();
 
 // The same for the calling thread's own heap (a thread's allocations come from a heap of their
