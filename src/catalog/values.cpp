@@ -154,7 +154,7 @@ std::uint64_t hash_bytes(std::string_view s, std::uint64_t seed) {
         n -= 8;
     }
     std::uint64_t w = 0;
-    std::memcpy(&w, p, n);
+    if (n > 0) std::memcpy(&w, p, n); // (an empty view may have no data pointer at all)
     h ^= rotl((w + n) * P2, 31) * P1;
     return fmix(h);
 }

@@ -1090,3 +1090,18 @@ TEST_F(CatalogCache, CommandsUseItUnlessTurnedOff) {
     EXPECT_EQ(blocked.exit_code, 0) << blocked.err;
     EXPECT_EQ(blocked.out, first.out);
 }
+
+// An empty key inside an unterminated flow mapping reaches the key hashing as an empty view with
+// no data pointer (libfyaml's events): hashed without reading it (under UBSan this failed as
+// "null pointer passed as argument 2"), and the file is refused for its syntax.
+TEST(LoadCatalog, EmptyKeyInABrokenFlowMappingIsRefusedCleanly) {
+    test::TempDir d;
+    d.write("c/index.yaml",
+            "schema: olm.bundle\npackage: beta\nname: beta.v1.1.0\nimage: r/b:v1\n"
+            "properties:\n  - {type: olm.package, value: {packageName: beta, : foo\n"
+            "    version: 1.0.0\n");
+    auto c = load_ok(d / "c");
+    ASSERT_FALSE(c.problems.empty());
+    EXPECT_NE(problems_text(c).find("index.yaml:7:12:"), std::string::npos) << problems_text(c);
+    EXPECT_NE(problems_text(c).find("flow mapping"), std::string::npos) << problems_text(c);
+}
