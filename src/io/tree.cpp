@@ -1,6 +1,7 @@
 // io::Tree and its implementations: directories, single files, standard input, memory.
 #include "kpkg/io/tree.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -8,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <memory>
 #include <system_error>
 #include <utility>
 
@@ -68,6 +70,19 @@ bool is_within(const fs::path& target, const fs::path& root) {
 // Classifies `p`, met below `root` with the symlink_status `ls`, into `e`: a directory, or a file
 // with the Problem that keeps it from being read, if any. `real_root` (the root with every link
 // resolved, the boundary links must stay within) is found when the first link needs it.
+// The type of a file as lstat's mode gives it, as std::filesystem names it (its permissions are
+// not used here).
+fs::file_status status_of(mode_t mode) {
+    if (S_ISDIR(mode)) return fs::file_status(fs::file_type::directory);
+    if (S_ISLNK(mode)) return fs::file_status(fs::file_type::symlink);
+    if (S_ISREG(mode)) return fs::file_status(fs::file_type::regular);
+    if (S_ISFIFO(mode)) return fs::file_status(fs::file_type::fifo);
+    if (S_ISCHR(mode)) return fs::file_status(fs::file_type::character);
+    if (S_ISBLK(mode)) return fs::file_status(fs::file_type::block);
+    if (S_ISSOCK(mode)) return fs::file_status(fs::file_type::socket);
+    return fs::file_status(fs::file_type::unknown);
+}
+
 void classify(const fs::path& p, const fs::file_status& ls, const fs::path& root,
               std::optional<fs::path>& real_root, Entry& e) {
     if (fs::is_directory(ls)) {
@@ -376,45 +391,59 @@ std::string DirectoryTree::display(std::string_view rel) const {
     return rel.empty() ? display_ : (root_ / rel).string();
 }
 
+namespace {
+
+// Appends the entries of directory `d` to `out` (unsorted), `rel` being its path under the root
+// ("" for the root) and `shown` its name in messages; the directories among them are also
+// appended to `dirs` when given. readdir rather than std::filesystem's directory iterators: their
+// advance is noexcept and ends the program when it runs out of memory building a path.
+Result<void> read_entries(const fs::path& d, const std::string& rel, const std::string& shown,
+                          const fs::path& root, std::optional<fs::path>& real_root,
+                          std::vector<Entry>& out, std::vector<std::string>* dirs) {
+    DIR* dir = ::opendir(d.c_str());
+    if (dir == nullptr)
+        return fail(Error::io("cannot read directory " + shown + ": " + errno_text(errno)));
+    const std::unique_ptr<DIR, int (*)(DIR*)> closer(dir, ::closedir);
+    for (;;) {
+        errno = 0;
+        const dirent* de = ::readdir(dir);
+        if (de == nullptr) {
+            if (errno != 0)
+                return fail(Error::io("cannot read directory " + shown + ": " + errno_text(errno)));
+            return {};
+        }
+        const std::string_view name(de->d_name);
+        if (name == "." || name == "..") continue;
+        const fs::path p = d / std::string(name);
+        Entry e;
+        e.rel = rel.empty() ? std::string(name) : rel + "/" + std::string(name);
+        e.display = p.string();
+        struct stat st {};
+        if (::fstatat(::dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            return fail(Error::io("cannot read " + e.display + ": " + errno_text(errno)));
+        classify(p, status_of(st.st_mode), root, real_root, e);
+        if (dirs != nullptr && e.is_dir()) dirs->push_back(e.rel);
+        out.push_back(std::move(e));
+    }
+}
+
+} // namespace
+
 Result<std::vector<Entry>> DirectoryTree::list() const {
     std::vector<Entry> out;
     out.push_back({Entry::Kind::dir, "", display_, std::nullopt});
-    std::error_code ec;
-    // Entries are root/<rel>: the prefix is cut off the iterator's paths (cheaper than
-    // lexically_relative for tens of thousands of entries).
-    const std::size_t prefix = (root_ / "x").native().size() - 1;
-    fs::recursive_directory_iterator it(root_, fs::directory_options::none, ec), end;
-    if (ec)
-        return fail(
-            Error::io("cannot read directory " + display_ + ": " + lower_first(ec.message())));
     // The root with every link resolved, the boundary symbolic links must stay within; found
     // when the first link is met.
     std::optional<fs::path> real_root;
-    // The entry met last and whether it was a directory: when the iterator fails, it failed
-    // opening that directory, or reading on in the directory holding that entry.
-    fs::path last = root_;
-    bool last_is_dir = true;
-    for (; it != end; it.increment(ec)) {
-        if (ec) break;
-        const fs::path& p = it->path();
-        last = p;
-        last_is_dir = false;
-        Entry e;
-        e.rel = p.native().substr(prefix);
-        e.display = p.string();
-        const fs::file_status ls = it->symlink_status(ec);
-        if (ec)
-            return fail(Error::io("cannot read " + e.display + ": " + lower_first(ec.message())));
-        classify(p, ls, root_, real_root, e);
-        last_is_dir = e.is_dir();
-        out.push_back(std::move(e));
-    }
-    // A directory the iterator cannot open ends the walk (the iterator becomes the end one):
-    // what it would have met after it must not be dropped silently.
-    if (ec) {
-        const fs::path dir = last_is_dir ? last : last.parent_path();
-        return fail(
-            Error::io("cannot read directory " + dir.string() + ": " + lower_first(ec.message())));
+    // Directories still to read (links to directories are entries, not walked into).
+    std::vector<std::string> pending{std::string()};
+    while (!pending.empty()) {
+        const std::string rel = std::move(pending.back());
+        pending.pop_back();
+        const fs::path d = rel.empty() ? root_ : root_ / rel;
+        auto r = read_entries(d, rel, rel.empty() ? display_ : d.string(), root_, real_root, out,
+                              &pending);
+        if (!r) return fail(std::move(r).error());
     }
     std::sort(out.begin() + 1, out.end(),
               [](const Entry& a, const Entry& b) { return path_less(a.rel, b.rel); });
@@ -433,27 +462,10 @@ Result<std::vector<Entry>> DirectoryTree::list_dir(std::string_view rel) const {
             return fail(Error::invalid("refused " + shown + ": it is a symbolic link to " +
                                        (*self)->problem->target + ", outside " + display_));
     }
-    std::error_code ec;
-    fs::directory_iterator it(d, ec), end;
-    if (ec)
-        return fail(Error::io("cannot read directory " + shown + ": " + lower_first(ec.message())));
-    const std::string prefix = rel.empty() ? std::string() : std::string(rel) + "/";
     std::optional<fs::path> real_root;
     std::vector<Entry> out;
-    for (; it != end; it.increment(ec)) {
-        if (ec) break;
-        const fs::path& p = it->path();
-        Entry e;
-        e.rel = prefix + p.filename().string();
-        e.display = p.string();
-        const fs::file_status ls = it->symlink_status(ec);
-        if (ec)
-            return fail(Error::io("cannot read " + e.display + ": " + lower_first(ec.message())));
-        classify(p, ls, root_, real_root, e);
-        out.push_back(std::move(e));
-    }
-    if (ec)
-        return fail(Error::io("cannot read directory " + shown + ": " + lower_first(ec.message())));
+    auto r = read_entries(d, std::string(rel), shown, root_, real_root, out, nullptr);
+    if (!r) return fail(std::move(r).error());
     std::sort(out.begin(), out.end(),
               [](const Entry& a, const Entry& b) { return path_less(a.rel, b.rel); });
     return out;
