@@ -270,6 +270,11 @@ private:
         if (!docs) {
             Error e = std::move(docs).error();
             if (e.pos.file.empty()) e.pos.file = file;
+            if (e.code == ExitCode::error) {
+                // Not the file's fault (out of memory): an error of the run, not a finding.
+                block(ExitCode::error, rule_read, e.message, std::move(e.pos));
+                return std::nullopt;
+            }
             error(rule_parse, "does not parse: " + e.message, std::move(e.pos));
             return std::nullopt;
         }

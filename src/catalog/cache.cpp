@@ -19,6 +19,7 @@
 
 #include "kpkg/core/atomic_file.hpp"
 #include "kpkg/core/digest.hpp"
+#include "kpkg/core/threads.hpp"
 #include "values.hpp"
 
 namespace kpkg::catalog::detail {
@@ -837,17 +838,17 @@ std::optional<model::Catalog> cache_load(const io::Tree& tree, const io::Identit
             }
         }
     };
-    std::thread checker;
-    if (m->stamps.size() > 512)
-        checker = std::thread(check);
-    else
-        check();
-    struct Joiner {
-        std::thread& t;
-        ~Joiner() {
-            if (t.joinable()) t.join();
+    // Anything the check throws (out of memory) makes the cache a miss, on either thread.
+    auto guarded = [&] {
+        try {
+            check();
+        } catch (const std::exception&) {
+            stale = "the cache could not be checked";
         }
-    } joiner{checker};
+    };
+    std::jthread checker;
+    if (m->stamps.size() > 512) checker = try_thread(guarded);
+    if (!checker.joinable()) guarded();
     if (!checker.joinable() && !stale.empty()) { // (the checker thread writes it until joined)
         note = stale;
         return std::nullopt;

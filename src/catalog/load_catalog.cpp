@@ -20,6 +20,7 @@
 #include "kpkg/core/digest.hpp"
 #include "kpkg/core/log.hpp"
 #include "kpkg/core/memory.hpp"
+#include "kpkg/core/threads.hpp"
 #include "kpkg/io/tree.hpp"
 
 namespace kpkg::catalog {
@@ -218,74 +219,95 @@ Result<void> read_all(const io::Tree& tree, const std::vector<Job>& jobs, const 
     // Parts waiting to be merged are bounded, so memory stays bounded whatever the order; the
     // bound is wide enough for the other workers to go on while one reads a big file.
     const std::size_t window = 32 * static_cast<std::size_t>(threads);
+    // A worker that throws even so (out of memory building the error) stops the load; this
+    // thread rethrows it.
+    FirstError errors;
     auto worker = [&] {
         huge_thread_heap();
-        for (;;) {
-            const std::size_t i = next.fetch_add(1);
-            if (i >= n) return;
-            {
-                std::unique_lock lock(mu);
-                cv.wait(lock, [&] { return i < merged + window || stop.load(); });
+        const bool ok = errors.run([&] {
+            for (;;) {
+                const std::size_t i = next.fetch_add(1);
+                if (i >= n) return;
+                {
+                    std::unique_lock lock(mu);
+                    cv.wait(lock, [&] { return i < merged + window || stop.load(); });
+                }
+                if (stop.load()) return;
+                Part p = read_part_safe(tree, jobs[i], opts);
+                {
+                    std::lock_guard lock(mu);
+                    parts[i].emplace(std::move(p));
+                }
+                cv.notify_all();
             }
-            if (stop.load()) return;
-            Part p = read_part_safe(tree, jobs[i], opts);
+        });
+        if (!ok) {
             {
                 std::lock_guard lock(mu);
-                parts[i].emplace(std::move(p));
+                stop.store(true);
             }
             cv.notify_all();
         }
     };
-    std::vector<std::thread> pool;
+    std::vector<std::jthread> pool;
     if (threads > 1)
         for (unsigned t = 0; t < threads; ++t)
-            pool.emplace_back(worker);
+            if (!try_start(pool, worker)) break;
+    // With no worker started, this thread reads the files itself.
+    const bool pooled = !pool.empty();
 
     std::optional<Error> failure;
-    for (std::size_t i = 0; i < n; ++i) {
-        Part p;
-        if (threads > 1) {
-            std::unique_lock lock(mu);
-            cv.wait(lock, [&] { return parts[i].has_value(); });
-            p = std::move(*parts[i]);
-            parts[i].reset();
-        } else {
-            p = read_part_safe(tree, jobs[i], opts);
+    errors.run([&] { // (what this thread throws is rethrown once the workers are joined)
+        for (std::size_t i = 0; i < n; ++i) {
+            Part p;
+            if (pooled) {
+                std::unique_lock lock(mu);
+                cv.wait(lock, [&] { return parts[i].has_value() || errors.failed(); });
+                if (!parts[i]) break; // a worker failed
+                p = std::move(*parts[i]);
+                parts[i].reset();
+            } else {
+                p = read_part_safe(tree, jobs[i], opts);
+            }
+            if (p.error) {
+                failure = std::move(p.error);
+                break;
+            }
+            digest.update(jobs[i].rel);
+            digest.update(std::string_view("\0", 1));
+            digest.update(p.sha.data(), p.sha.size());
+            if (p.stamp) {
+                // The digest of the bytes parsed proves the file unchanged where its times cannot.
+                p.stamp->has_sha = p.hashed;
+                p.stamp->sha = p.sha;
+                stamps.push_back(std::move(*p.stamp));
+            }
+            cacheable = cacheable && p.cacheable;
+            info.bytes += p.size;
+            if (log::enabled(log::Level::debug))
+                log::debug("read " + jobs[i].display + " (" +
+                           std::to_string(p.catalog.packages.size() + p.catalog.channels.size() +
+                                          p.catalog.bundles.size() + p.catalog.deprecations.size() +
+                                          p.catalog.others.size()) +
+                           " documents)");
+            merge(c, p.catalog);
+            {
+                std::lock_guard lock(mu);
+                merged = i + 1;
+            }
+            cv.notify_all();
         }
-        if (p.error) {
-            failure = std::move(p.error);
-            break;
-        }
-        digest.update(jobs[i].rel);
-        digest.update(std::string_view("\0", 1));
-        digest.update(p.sha.data(), p.sha.size());
-        if (p.stamp) {
-            // The digest of the bytes parsed proves the file unchanged where its times cannot.
-            p.stamp->has_sha = p.hashed;
-            p.stamp->sha = p.sha;
-            stamps.push_back(std::move(*p.stamp));
-        }
-        cacheable = cacheable && p.cacheable;
-        info.bytes += p.size;
-        if (log::enabled(log::Level::debug))
-            log::debug("read " + jobs[i].display + " (" +
-                       std::to_string(p.catalog.packages.size() + p.catalog.channels.size() +
-                                      p.catalog.bundles.size() + p.catalog.deprecations.size() +
-                                      p.catalog.others.size()) +
-                       " documents)");
-        merge(c, p.catalog);
+    });
+    if (failure || errors.failed()) {
         {
             std::lock_guard lock(mu);
-            merged = i + 1;
+            stop.store(true);
         }
-        cv.notify_all();
-    }
-    if (failure) {
-        stop.store(true);
         cv.notify_all();
     }
     for (auto& t : pool)
         t.join();
+    errors.rethrow();
     info.files = n;
     if (failure) return fail(std::move(*failure));
     return {};

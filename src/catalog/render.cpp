@@ -33,6 +33,7 @@
 #include "kpkg/core/log.hpp"
 #include "kpkg/core/memory.hpp"
 #include "kpkg/core/text.hpp"
+#include "kpkg/core/threads.hpp"
 #include "kpkg/io/events.hpp"
 #include "kpkg/io/go.hpp"
 #include "kpkg/io/load.hpp"
@@ -545,17 +546,22 @@ unsigned thread_count(unsigned wanted, std::size_t work) {
 template <class Job>
 void parallel_for(std::size_t n, unsigned threads, Job job) {
     std::atomic<std::size_t> next{0};
+    FirstError errors; // rethrown here once every thread has stopped
     auto run = [&](unsigned t) {
         huge_thread_heap();
-        for (std::size_t i; (i = next.fetch_add(1)) < n;)
-            job(i, t);
+        if (!errors.run([&] {
+                for (std::size_t i; (i = next.fetch_add(1)) < n;)
+                    job(i, t);
+            }))
+            next.store(n);
     };
-    std::vector<std::thread> pool;
+    std::vector<std::jthread> pool;
     for (unsigned t = 1; t < threads; ++t)
-        pool.emplace_back(run, t);
+        if (!try_start(pool, [&run, t] { run(t); })) break; // this thread does the rest
     run(0);
     for (auto& th : pool)
         th.join();
+    errors.rethrow();
 }
 
 } // namespace
@@ -645,56 +651,79 @@ void RenderedCatalog::write(RenderFormat format, const std::function<void(std::s
     std::condition_variable cv_ready, cv_free;
     std::size_t next = 0;    // next chunk to hand to a worker
     std::size_t written = 0; // chunks written so far
+    // A worker that fails (out of memory) stops the others and this thread, which rethrows it.
+    FirstError errors;
     auto worker = [&] {
         huge_thread_heap();
-        std::string buf;
-        for (;;) {
-            std::size_t c;
-            {
-                std::unique_lock lk(mu);
-                cv_free.wait(lk, [&] { return next >= chunks || next < written + window; });
-                if (next >= chunks) return;
-                c = next++;
+        const bool ok = errors.run([&] {
+            std::string buf;
+            for (;;) {
+                std::size_t c;
+                {
+                    std::unique_lock lk(mu);
+                    cv_free.wait(lk, [&] {
+                        return next >= chunks || next < written + window || errors.failed();
+                    });
+                    if (next >= chunks || errors.failed()) return;
+                    c = next++;
+                }
+                format_chunk(c, buf);
+                {
+                    std::lock_guard lk(mu);
+                    std::swap(slot[c % window], buf);
+                    ready[c % window] = 1;
+                }
+                cv_ready.notify_all();
             }
-            format_chunk(c, buf);
-            {
-                std::lock_guard lk(mu);
-                std::swap(slot[c % window], buf);
-                ready[c % window] = 1;
-            }
+        });
+        if (!ok) {
+            { std::lock_guard lk(mu); } // a waiter sees failed() once it holds the lock
             cv_ready.notify_all();
+            cv_free.notify_all();
         }
     };
-    std::vector<std::thread> pool;
+    std::vector<std::jthread> pool;
     for (unsigned t = 1; t < nt; ++t)
-        pool.emplace_back(worker);
+        if (!try_start(pool, worker)) break; // this thread formats what no worker takes
     std::string mine, spare;
-    for (std::size_t c = 0; c < chunks; ++c) {
-        {
-            std::unique_lock lk(mu);
-            // Format a chunk here too while waiting, if one is free to take.
-            while (!ready[c % window]) {
-                if (next < chunks && next < written + window) {
-                    const std::size_t own = next++;
-                    lk.unlock();
-                    format_chunk(own, spare);
-                    lk.lock();
-                    std::swap(slot[own % window], spare);
-                    ready[own % window] = 1;
-                    cv_ready.notify_all();
-                } else {
-                    cv_ready.wait(lk);
+    errors.run([&] {
+        for (std::size_t c = 0; c < chunks; ++c) {
+            {
+                std::unique_lock lk(mu);
+                // Format a chunk here too while waiting, if one is free to take.
+                while (!ready[c % window]) {
+                    if (errors.failed()) return;
+                    if (next < chunks && next < written + window) {
+                        const std::size_t own = next++;
+                        lk.unlock();
+                        format_chunk(own, spare);
+                        lk.lock();
+                        std::swap(slot[own % window], spare);
+                        ready[own % window] = 1;
+                        cv_ready.notify_all();
+                    } else {
+                        cv_ready.wait(lk);
+                    }
                 }
+                std::swap(mine, slot[c % window]);
+                ready[c % window] = 0;
+                ++written;
             }
-            std::swap(mine, slot[c % window]);
-            ready[c % window] = 0;
-            ++written;
+            cv_free.notify_all();
+            sink(mine);
+        }
+    });
+    if (errors.failed()) {
+        // This thread or a worker failed: the workers take no more chunks.
+        {
+            std::lock_guard lk(mu);
+            next = chunks;
         }
         cv_free.notify_all();
-        sink(mine);
     }
     for (auto& t : pool)
         t.join();
+    errors.rethrow();
 }
 
 bool is_bundle_dir(const fs::path& dir) {

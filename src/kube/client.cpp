@@ -15,6 +15,7 @@
 
 #include "discovery.hpp"
 #include "kpkg/core/text.hpp"
+#include "kpkg/core/threads.hpp"
 #include "kpkg/io/emit.hpp"
 #include "kpkg/io/go.hpp"
 #include "kpkg/io/load.hpp"
@@ -476,21 +477,27 @@ Result<Discovery> HttpApi::fetch_discovery() {
             jobs.push_back(std::move(j));
         }
     std::atomic<std::size_t> next{0};
+    FirstError errors; // rethrown once every thread has stopped
     auto worker = [&] {
-        for (std::size_t i; (i = next.fetch_add(1)) < jobs.size();) {
-            Job& j = jobs[i];
-            j.resp.emplace(send(j.call));
-            if (*j.resp && success((*j.resp)->status)) j.doc.emplace(parse(j.call, **j.resp));
-        }
+        if (!errors.run([&] {
+                for (std::size_t i; (i = next.fetch_add(1)) < jobs.size();) {
+                    Job& j = jobs[i];
+                    j.resp.emplace(send(j.call));
+                    if (*j.resp && success((*j.resp)->status))
+                        j.doc.emplace(parse(j.call, **j.resp));
+                }
+            }))
+            next.store(jobs.size());
     };
     const std::size_t n =
         std::min<std::size_t>(jobs.size(), static_cast<std::size_t>(opts_.concurrency));
-    std::vector<std::thread> threads;
+    std::vector<std::jthread> threads;
     for (std::size_t t = 1; t < n; ++t)
-        threads.emplace_back(worker);
+        if (!try_start(threads, worker)) break;
     worker();
     for (auto& t : threads)
         t.join();
+    errors.rethrow();
     for (auto& j : jobs) {
         if (!*j.resp) return fail(std::move(*j.resp).error());
         if (!j.doc) {

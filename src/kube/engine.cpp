@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kpkg/core/text.hpp"
+#include "kpkg/core/threads.hpp"
 #include "kpkg/io/go.hpp"
 #include "kpkg/kube/apply.hpp"
 #include "kpkg/pko/render.hpp"
@@ -564,9 +565,9 @@ Result<void> Engine::run_batch(const std::vector<std::size_t>& idx,
     };
     const std::size_t n =
         std::min<std::size_t>(idx.size(), static_cast<std::size_t>(std::max(1, o_.concurrency)));
-    std::vector<std::thread> threads;
+    std::vector<std::jthread> threads;
     for (std::size_t i = 1; i < n; ++i)
-        threads.emplace_back(worker);
+        if (!try_start(threads, worker)) break;
     worker();
     for (auto& t : threads)
         t.join();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kpkg/core/memory.hpp"
+#include "kpkg/core/threads.hpp"
 
 namespace kpkg::oci {
 namespace {
@@ -81,18 +82,23 @@ Result<std::string> parallel_gzip(std::string_view data, int level, unsigned thr
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
     threads = static_cast<unsigned>(std::min<std::size_t>(threads, n));
     std::atomic<std::size_t> next{0};
+    FirstError errors; // out of memory for a piece's output, on any thread
     auto work = [&] {
         huge_thread_heap();
-        Deflater d(level);
-        for (std::size_t i; (i = next.fetch_add(1)) < n;)
-            deflate_chunk(d, data, i, n, pieces[i]);
+        const bool ok = errors.run([&] {
+            Deflater d(level);
+            for (std::size_t i; (i = next.fetch_add(1)) < n;)
+                deflate_chunk(d, data, i, n, pieces[i]);
+        });
+        if (!ok) next.store(n); // the others stop after their current piece
     };
-    std::vector<std::thread> pool;
+    std::vector<std::jthread> pool;
     for (unsigned t = 1; t < threads; ++t)
-        pool.emplace_back(work);
+        if (!try_start(pool, work)) break; // this thread compresses what is left
     work();
     for (auto& t : pool)
         t.join();
+    errors.rethrow();
 
     std::size_t total = 10 + 8;
     for (const auto& p : pieces) {

@@ -9,6 +9,7 @@
 #include "archive.hpp"
 #include "kpkg/core/digest.hpp"
 #include "kpkg/core/memory.hpp"
+#include "kpkg/core/threads.hpp"
 #include "kpkg/io/tree.hpp"
 #include "kpkg/oci/gzip.hpp"
 #include "kpkg/oci/media_types.hpp"
@@ -358,13 +359,20 @@ Result<Layer> build_layer(std::vector<LayerFile> files, const LayerOptions& opts
     if (!tar) return std::move(tar).error();
     // The uncompressed digest is taken while the compression runs (large layers).
     Layer l;
-    std::thread hasher;
+    Result<std::string> gz = fail(Error::internal("not compressed"));
+    FirstError hash_error;
+    std::jthread hasher;
     if (tar->size() >= (std::size_t{1} << 20))
-        hasher = std::thread([&] { l.diff_id = sha256_digest(*tar); });
-    else
-        l.diff_id = sha256_digest(*tar);
-    auto gz = parallel_gzip(*tar, opts.gzip_level);
+        hasher = try_thread([&] { hash_error.run([&] { l.diff_id = sha256_digest(*tar); }); });
+    if (!hasher.joinable()) l.diff_id = sha256_digest(*tar);
+    try {
+        gz = parallel_gzip(*tar, opts.gzip_level);
+    } catch (...) {
+        if (hasher.joinable()) hasher.join();
+        throw;
+    }
     if (hasher.joinable()) hasher.join();
+    hash_error.rethrow();
     if (!gz) return std::move(gz).error();
     l.blob = std::move(*gz);
     l.digest = sha256_digest(l.blob);

@@ -12,6 +12,7 @@
 
 #include "http.hpp"
 #include "kpkg/core/digest.hpp"
+#include "kpkg/core/threads.hpp"
 #include "kpkg/io/go.hpp"
 #include "kpkg/io/load.hpp"
 #include "kpkg/oci/auth.hpp"
@@ -574,9 +575,9 @@ struct Registry::Impl {
                 }
             }
         };
-        std::vector<std::thread> threads;
+        std::vector<std::jthread> threads;
         for (std::size_t i = 1; i < n; ++i)
-            threads.emplace_back(worker);
+            if (!try_start(threads, worker)) break;
         worker();
         for (auto& th : threads)
             th.join();

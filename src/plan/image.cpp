@@ -1,6 +1,7 @@
 #include "kpkg/plan/image.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <set>
 #include <thread>
 
@@ -11,6 +12,7 @@
 #include "kpkg/core/digest.hpp"
 #include "kpkg/core/memory.hpp"
 #include "kpkg/core/text.hpp"
+#include "kpkg/core/threads.hpp"
 #include "kpkg/oci/layer.hpp"
 #include "kpkg/oci/layout.hpp"
 #include "kpkg/oci/media_types.hpp"
@@ -479,13 +481,18 @@ Result<Built> build(const io::Tree& tree, const ContentOptions& copts, const Bui
     // The input is checked on a thread of its own while its files are read and the layer is
     // compressed; the layer is only used when the check passes.
     Result<ImageContent> checked = fail(Error::internal("not checked"));
-    std::thread checker([&] {
-        huge_thread_heap();
+    // What the check throws (out of memory) is rethrown on this thread once it is joined.
+    std::exception_ptr thrown;
+    auto check = [&] {
         try {
             checked = check_content(tree, *kind, copts);
-        } catch (const std::exception& e) {
-            checked = fail(Error::internal(std::string("checking the input: ") + e.what()));
+        } catch (...) {
+            thrown = std::current_exception();
         }
+    };
+    std::jthread checker = try_thread([&] {
+        huge_thread_heap();
+        check();
     });
     Result<oci::Layer> layer = fail(Error::internal("not built"));
     try {
@@ -497,10 +504,14 @@ Result<Built> build(const io::Tree& tree, const ContentOptions& copts, const Bui
         else
             layer = layer_of(std::move(*files));
     } catch (...) {
-        checker.join();
+        if (checker.joinable()) checker.join();
         throw;
     }
-    checker.join();
+    if (checker.joinable())
+        checker.join();
+    else
+        check(); // no thread could be started for it
+    if (thrown) std::rethrow_exception(thrown);
     if (!checked) return fail(std::move(checked).error());
     if (!layer) return fail(std::move(layer).error());
     auto image = assemble(*checked, std::move(*layer), bopts);

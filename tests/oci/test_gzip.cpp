@@ -2,9 +2,17 @@
 // reader takes.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <random>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kpkg/core/threads.hpp"
 #include "kpkg/oci/gzip.hpp"
 #include "kpkg/oci/layer.hpp"
 #include "support/support.hpp"
@@ -59,6 +67,54 @@ TEST(ParallelGzip, GunzipReadsIt) {
     const std::string cmd = "gzip -t " + (d / "x.gz").string() + " && gzip -dc " +
                             (d / "x.gz").string() + " | cmp -s - " + (d / "x").string();
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
+
+// The process's address space in KiB (VmSize).
+long vm_size_kib() {
+    std::ifstream f("/proc/self/status");
+    std::string line;
+    while (std::getline(f, line))
+        if (line.rfind("VmSize:", 0) == 0) return std::atol(line.c_str() + 7);
+    return -1;
+}
+
+// Under an address-space limit (ulimit -v) that leaves no room for a thread's stack, no thread
+// starts: the calling thread does all the work, and the bytes are the same. Runs in a fresh
+// process (this test binary again): one that ran threads before keeps their stacks for reuse.
+TEST(ParallelGzip, NoThreadCanStartTheCallerCompressesAll) {
+#if defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "AddressSanitizer cannot run under an address-space limit";
+#else
+    if (std::getenv("KPKG_TEST_LIMITED_CHILD") == nullptr) {
+        char self[4096];
+        const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+        ASSERT_GT(n, 0);
+        self[n] = '\0';
+        auto r = test::run_program(
+            {self, "--gtest_filter=ParallelGzip.NoThreadCanStartTheCallerCompressesAll"},
+            {"KPKG_TEST_LIMITED_CHILD=1"});
+        EXPECT_EQ(r.exit_code, 0) << test::describe(r);
+        EXPECT_TRUE(test::contains(r.out, "[  PASSED  ] 1 test")) << test::describe(r);
+        return;
+    }
+    const std::string data = sample(std::size_t{600} << 10);
+    auto expected = parallel_gzip(data, 6, 1);
+    ASSERT_TRUE(expected);
+    const long kib = vm_size_kib();
+    ASSERT_GT(kib, 0);
+    // Room for the pieces and zlib's state, not for an 8 MiB thread stack.
+    const rlim_t limit = static_cast<rlim_t>(kib + 4096) * 1024;
+    const struct rlimit rl { limit, limit };
+    ASSERT_EQ(::setrlimit(RLIMIT_AS, &rl), 0);
+    std::jthread t = try_thread([] {});
+    EXPECT_FALSE(t.joinable()) << "a thread started under the limit: the test proves nothing";
+    std::vector<std::jthread> pool;
+    EXPECT_FALSE(try_start(pool, [] {}));
+    EXPECT_TRUE(pool.empty());
+    auto got = parallel_gzip(data, 6, 4);
+    ASSERT_TRUE(got) << got.error().message;
+    EXPECT_EQ(*got, *expected);
+#endif
 }
 
 } // namespace
