@@ -311,6 +311,36 @@ TEST(PkoDiff, UnifiedLikeDiff) {
     EXPECT_EQ(unified_diff("", "x\n", "F", "A"), "--- F\n+++ A\n@@ -0,0 +1 @@\n+x");
 }
 
+// Texts that differ in many lines: the shortest script while it has at most 2,000 edits (each
+// changed line one deletion and one insertion), past that every line deleted and inserted.
+TEST(PkoDiff, ManyChangedLines) {
+    auto count = [](const std::string& diff, char sign) {
+        std::size_t n = 0, at = 0;
+        while ((at = diff.find(std::string("\n") + sign, at)) != std::string::npos) {
+            const bool header = diff.compare(at + 1, 4, std::string(3, sign) + " ") == 0;
+            if (!header) ++n;
+            ++at;
+        }
+        return n;
+    };
+    auto texts = [](int lines, int every) {
+        std::string a, b;
+        for (int i = 0; i < lines; ++i) {
+            a += "line " + std::to_string(i) + "\n";
+            b += (i % every == 0 ? "changed " : "line ") + std::to_string(i) + "\n";
+        }
+        return std::pair{a, b};
+    };
+    const auto [a1, b1] = texts(3000, 5); // 600 changed lines: 1,200 edits
+    const std::string d1 = unified_diff(a1, b1, "F", "A");
+    EXPECT_EQ(count(d1, '-'), 600u);
+    EXPECT_EQ(count(d1, '+'), 600u);
+    const auto [a2, b2] = texts(3000, 2); // 1,500 changed lines: 3,000 edits
+    const std::string d2 = unified_diff(a2, b2, "F", "A");
+    EXPECT_EQ(count(d2, '-'), 3000u);
+    EXPECT_EQ(count(d2, '+'), 3000u);
+}
+
 TEST(PkoValidate, FixturesMissingDifferentAndUpdated) {
     const char* tmpl =
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .package.metadata.name "
