@@ -67,15 +67,34 @@ std::string cannot_run() {
     return "";
 }
 
-// Allocates and writes `n` blocks of `size` bytes; returns the last one.
-void* blocks(std::size_t n, std::size_t size, std::vector<void*>& keep) {
-    for (std::size_t i = 0; i < n; ++i) {
-        auto* p = static_cast<char*>(std::malloc(size));
-        if (p == nullptr) return nullptr;
-        std::memset(p, 0x5a, size);
-        keep.push_back(p);
+// Blocks allocated and written, freed when it goes out of scope.
+struct Blocks {
+    std::vector<void*> all;
+    Blocks() = default;
+    Blocks(const Blocks&) = delete;
+    Blocks& operator=(const Blocks&) = delete;
+    ~Blocks() {
+        for (void* p : all)
+            std::free(p);
     }
-    return keep.back();
+    // `n` more blocks of `size` bytes; the last one, or nullptr when one cannot be had.
+    void* add(std::size_t n, std::size_t size) {
+        for (std::size_t i = 0; i < n; ++i) {
+            auto* p = static_cast<char*>(std::malloc(size));
+            if (p == nullptr) return nullptr;
+            std::memset(p, 0x5a, size);
+            all.push_back(p);
+        }
+        return all.back();
+    }
+};
+
+// Runs `body` on a new thread; its return value.
+int on_a_thread(const std::function<int()>& body) {
+    int rc = 0;
+    std::thread t([&] { rc = body(); });
+    t.join();
+    return rc;
 }
 
 } // namespace
@@ -84,24 +103,22 @@ TEST(HugeHeap, AllocationsAfterItComeFromAMarkedRange) {
     if (auto why = cannot_run(); !why.empty()) GTEST_SKIP() << why;
     EXPECT_EQ(in_child([] {
                   ::unsetenv("KPKG_HUGE_PAGES");
-                  std::vector<void*> before;
-                  void* old = blocks(1, 100, before);
+                  Blocks before;
+                  void* old = before.add(1, 100);
                   huge_heap();
-                  std::vector<void*> keep;
-                  void* small = blocks(1000, 200, keep);
-                  void* big = blocks(3, 1 << 20, keep); // kept in the heap, not mapped alone
-                  if (small == nullptr || big == nullptr) return 2;
-                  if (has_hg(old)) return 3; // what was there before is left as it was
-                  if (!has_hg(small)) return 4;
-                  if (!has_hg(big)) return 5;
-                  for (void* p : keep)
-                      std::free(p);
+                  {
+                      Blocks keep;
+                      void* small = keep.add(1000, 200);
+                      void* big = keep.add(3, 1 << 20); // kept in the heap, not mapped alone
+                      if (small == nullptr || big == nullptr) return 2;
+                      if (has_hg(old)) return 3; // what was there before is left as it was
+                      if (!has_hg(small)) return 4;
+                      if (!has_hg(big)) return 5;
+                  }
                   // The allocator still works after freeing all of it, for any size.
-                  std::vector<void*> again;
-                  if (blocks(10, 40 << 20, again) == nullptr) return 6; // over 32 MiB: mapped
-                  if (blocks(2000, 64, again) == nullptr) return 7;
-                  for (void* p : again)
-                      std::free(p);
+                  Blocks again;
+                  if (again.add(10, 40 << 20) == nullptr) return 6; // over 32 MiB: mapped
+                  if (again.add(2000, 64) == nullptr) return 7;
                   return 0;
               }),
               0);
@@ -112,21 +129,14 @@ TEST(HugeHeap, AThreadHeapIsMarkedOnce) {
     EXPECT_EQ(in_child([] {
                   ::unsetenv("KPKG_HUGE_PAGES");
                   huge_heap();
-                  int rc = 0;
-                  std::thread t([&] {
+                  return on_a_thread([] {
                       huge_thread_heap();
                       huge_thread_heap(); // the second call finds the heap done
-                      std::vector<void*> keep;
-                      void* p = blocks(500, 300, keep);
-                      if (p == nullptr)
-                          rc = 2;
-                      else if (!has_hg(p))
-                          rc = 3;
-                      for (void* q : keep)
-                          std::free(q);
+                      Blocks keep;
+                      void* p = keep.add(500, 300);
+                      if (p == nullptr) return 2;
+                      return has_hg(p) ? 0 : 3;
                   });
-                  t.join();
-                  return rc;
               }),
               0);
 }
@@ -134,17 +144,12 @@ TEST(HugeHeap, AThreadHeapIsMarkedOnce) {
 TEST(HugeHeap, ThreadCallBeforeHugeHeapChangesNothing) {
     if (auto why = cannot_run(); !why.empty()) GTEST_SKIP() << why;
     EXPECT_EQ(in_child([] {
-                  int rc = 0;
-                  std::thread t([&] {
+                  return on_a_thread([] {
                       huge_thread_heap();
-                      std::vector<void*> keep;
-                      void* p = blocks(100, 300, keep);
-                      if (p == nullptr || has_hg(p)) rc = 2;
-                      for (void* q : keep)
-                          std::free(q);
+                      Blocks keep;
+                      void* p = keep.add(100, 300);
+                      return p == nullptr || has_hg(p) ? 2 : 0;
                   });
-                  t.join();
-                  return rc;
               }),
               0);
 }
@@ -155,8 +160,8 @@ TEST(HugeHeap, OffWhenTheEnvironmentSaysSo) {
                   ::setenv("KPKG_HUGE_PAGES", "0", 1);
                   huge_heap();
                   if (huge_heap_enabled()) return 2;
-                  std::vector<void*> keep;
-                  void* p = blocks(1000, 200, keep);
+                  Blocks keep;
+                  void* p = keep.add(1000, 200);
                   if (p == nullptr || has_hg(p)) return 3;
                   return 0;
               }),
