@@ -58,8 +58,12 @@ std::size_t request_for_chunk(std::uintptr_t chunk) {
     return chunk - sizeof(std::size_t);
 }
 
-// The blocks taken by move_top_to: kept here for the life of the process, so they stay reachable.
-void* g_fillers[65] = {};
+// The thread heaps huge_thread_heap prepares, at most (past that, a heap is left as it is).
+constexpr std::size_t kThreadHeaps = 64;
+// The blocks taken by move_top_to, one per thread heap and the main heap's last: kept here for
+// the life of the process, so they stay reachable.
+void* g_fillers[kThreadHeaps + 1] = {};
+constexpr std::size_t kMainSlot = kThreadHeaps;
 
 // Makes the next allocations out of the heap whose free top starts at `top` come from `boundary`
 // on: a block is taken that ends where `boundary` starts (it is never written past its header,
@@ -114,7 +118,7 @@ void huge_heap() {
     if (brk == static_cast<std::uintptr_t>(-1) || keep == 0 || keep > brk) return;
     const std::uintptr_t top = brk - keep;
     const std::uintptr_t boundary = align_up(brk + kPage, kHuge);
-    if (!move_top_to(top, boundary, 64)) return;
+    if (!move_top_to(top, boundary, kMainSlot)) return;
     const auto end = reinterpret_cast<std::uintptr_t>(::sbrk(0)) & ~(kHuge - 1);
     if (end > boundary)
         (void)::madvise(reinterpret_cast<void*>(boundary), end - boundary, MADV_HUGEPAGE);
@@ -135,7 +139,7 @@ void huge_thread_heap() {
     // the top), hence a fixed table.
     const std::uintptr_t base = p & ~(kThreadHeap - 1);
     static std::mutex m;
-    static std::uintptr_t done[64] = {};
+    static std::uintptr_t done[kThreadHeaps] = {};
     std::size_t slot = 0;
     {
         std::lock_guard<std::mutex> lock(m);

@@ -359,18 +359,12 @@ Result<Layer> build_layer(std::vector<LayerFile> files, const LayerOptions& opts
     if (!tar) return std::move(tar).error();
     // The uncompressed digest is taken while the compression runs (large layers).
     Layer l;
-    Result<std::string> gz = fail(Error::internal("not compressed"));
     FirstError hash_error;
-    std::jthread hasher;
+    std::jthread hasher; // (joined on the way out if the compression throws)
     if (tar->size() >= (std::size_t{1} << 20))
         hasher = try_thread([&] { hash_error.run([&] { l.diff_id = sha256_digest(*tar); }); });
     if (!hasher.joinable()) l.diff_id = sha256_digest(*tar);
-    try {
-        gz = parallel_gzip(*tar, opts.gzip_level);
-    } catch (...) {
-        if (hasher.joinable()) hasher.join();
-        throw;
-    }
+    auto gz = parallel_gzip(*tar, opts.gzip_level);
     if (hasher.joinable()) hasher.join();
     hash_error.rethrow();
     if (!gz) return std::move(gz).error();

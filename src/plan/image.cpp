@@ -1,7 +1,6 @@
 #include "kpkg/plan/image.hpp"
 
 #include <algorithm>
-#include <exception>
 #include <set>
 #include <thread>
 
@@ -482,36 +481,25 @@ Result<Built> build(const io::Tree& tree, const ContentOptions& copts, const Bui
     // compressed; the layer is only used when the check passes.
     Result<ImageContent> checked = fail(Error::internal("not checked"));
     // What the check throws (out of memory) is rethrown on this thread once it is joined.
-    std::exception_ptr thrown;
-    auto check = [&] {
-        try {
-            checked = check_content(tree, *kind, copts);
-        } catch (...) {
-            thrown = std::current_exception();
-        }
-    };
+    FirstError thrown;
+    auto check = [&] { thrown.run([&] { checked = check_content(tree, *kind, copts); }); };
+    // (joined on the way out if reading the files or making the layer throws)
     std::jthread checker = try_thread([&] {
         huge_thread_heap();
         check();
     });
     Result<oci::Layer> layer = fail(Error::internal("not built"));
-    try {
-        auto files = content_files(tree, *kind, copts);
-        if (!files)
-            layer = fail(std::move(files).error());
-        else if (*kind == ImageKind::package)
-            layer = package_layer(*files);
-        else
-            layer = layer_of(std::move(*files));
-    } catch (...) {
-        if (checker.joinable()) checker.join();
-        throw;
-    }
+    if (auto files = content_files(tree, *kind, copts); !files)
+        layer = fail(std::move(files).error());
+    else if (*kind == ImageKind::package)
+        layer = package_layer(*files);
+    else
+        layer = layer_of(std::move(*files));
     if (checker.joinable())
         checker.join();
     else
         check(); // no thread could be started for it
-    if (thrown) std::rethrow_exception(thrown);
+    thrown.rethrow();
     if (!checked) return fail(std::move(checked).error());
     if (!layer) return fail(std::move(layer).error());
     auto image = assemble(*checked, std::move(*layer), bopts);
