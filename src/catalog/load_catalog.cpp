@@ -222,6 +222,13 @@ Result<void> read_all(const io::Tree& tree, const std::vector<Job>& jobs, const 
     // A worker that throws even so (out of memory building the error) stops the load; this
     // thread rethrows it.
     FirstError errors;
+    auto stop_all = [&] {
+        {
+            std::lock_guard lock(mu);
+            stop.store(true);
+        }
+        cv.notify_all();
+    };
     auto worker = [&] {
         huge_thread_heap();
         const bool ok = errors.run([&] {
@@ -241,13 +248,7 @@ Result<void> read_all(const io::Tree& tree, const std::vector<Job>& jobs, const 
                 cv.notify_all();
             }
         });
-        if (!ok) {
-            {
-                std::lock_guard lock(mu);
-                stop.store(true);
-            }
-            cv.notify_all();
-        }
+        if (!ok) stop_all();
     };
     std::vector<std::jthread> pool;
     if (threads > 1)
@@ -298,13 +299,7 @@ Result<void> read_all(const io::Tree& tree, const std::vector<Job>& jobs, const 
             cv.notify_all();
         }
     });
-    if (failure || errors.failed()) {
-        {
-            std::lock_guard lock(mu);
-            stop.store(true);
-        }
-        cv.notify_all();
-    }
+    if (failure || errors.failed()) stop_all();
     for (auto& t : pool)
         t.join();
     errors.rethrow();

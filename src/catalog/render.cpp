@@ -542,28 +542,6 @@ unsigned thread_count(unsigned wanted, std::size_t work) {
     return static_cast<unsigned>(std::min<std::size_t>(n, std::max<std::size_t>(work, 1)));
 }
 
-// Runs job(i, worker_index) for i in [0, n) on `threads` threads (the caller's included).
-template <class Job>
-void parallel_for(std::size_t n, unsigned threads, Job job) {
-    std::atomic<std::size_t> next{0};
-    FirstError errors; // rethrown here once every thread has stopped
-    auto run = [&](unsigned t) {
-        huge_thread_heap();
-        if (!errors.run([&] {
-                for (std::size_t i; (i = next.fetch_add(1)) < n;)
-                    job(i, t);
-            }))
-            next.store(n);
-    };
-    std::vector<std::jthread> pool;
-    for (unsigned t = 1; t < threads; ++t)
-        if (!try_start(pool, [&run, t] { run(t); })) break; // this thread does the rest
-    run(0);
-    for (auto& th : pool)
-        th.join();
-    errors.rethrow();
-}
-
 } // namespace
 
 // ------------------------------------------------------------------------------------------------
@@ -651,8 +629,17 @@ void RenderedCatalog::write(RenderFormat format, const std::function<void(std::s
     std::condition_variable cv_ready, cv_free;
     std::size_t next = 0;    // next chunk to hand to a worker
     std::size_t written = 0; // chunks written so far
-    // A worker that fails (out of memory) stops the others and this thread, which rethrows it.
+    // A failure (out of memory on a worker, or the sink failing here) stops every thread: no
+    // chunk is handed out any more; this thread rethrows it once the workers are joined.
     FirstError errors;
+    auto stop_all = [&] {
+        {
+            std::lock_guard lk(mu);
+            next = chunks;
+        }
+        cv_ready.notify_all();
+        cv_free.notify_all();
+    };
     auto worker = [&] {
         huge_thread_heap();
         const bool ok = errors.run([&] {
@@ -661,10 +648,8 @@ void RenderedCatalog::write(RenderFormat format, const std::function<void(std::s
                 std::size_t c;
                 {
                     std::unique_lock lk(mu);
-                    cv_free.wait(lk, [&] {
-                        return next >= chunks || next < written + window || errors.failed();
-                    });
-                    if (next >= chunks || errors.failed()) return;
+                    cv_free.wait(lk, [&] { return next >= chunks || next < written + window; });
+                    if (next >= chunks) return;
                     c = next++;
                 }
                 format_chunk(c, buf);
@@ -676,11 +661,7 @@ void RenderedCatalog::write(RenderFormat format, const std::function<void(std::s
                 cv_ready.notify_all();
             }
         });
-        if (!ok) {
-            { std::lock_guard lk(mu); } // a waiter sees failed() once it holds the lock
-            cv_ready.notify_all();
-            cv_free.notify_all();
-        }
+        if (!ok) stop_all();
     };
     std::vector<std::jthread> pool;
     for (unsigned t = 1; t < nt; ++t)
@@ -713,14 +694,7 @@ void RenderedCatalog::write(RenderFormat format, const std::function<void(std::s
             sink(mine);
         }
     });
-    if (errors.failed()) {
-        // This thread or a worker failed: the workers take no more chunks.
-        {
-            std::lock_guard lk(mu);
-            next = chunks;
-        }
-        cv_free.notify_all();
-    }
+    if (errors.failed()) stop_all();
     for (auto& t : pool)
         t.join();
     errors.rethrow();

@@ -3,8 +3,8 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <atomic>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -81,24 +81,12 @@ Result<std::string> parallel_gzip(std::string_view data, int level, unsigned thr
     std::vector<Piece> pieces(n);
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
     threads = static_cast<unsigned>(std::min<std::size_t>(threads, n));
-    std::atomic<std::size_t> next{0};
-    FirstError errors; // out of memory for a piece's output, on any thread
-    auto work = [&] {
-        huge_thread_heap();
-        const bool ok = errors.run([&] {
-            Deflater d(level);
-            for (std::size_t i; (i = next.fetch_add(1)) < n;)
-                deflate_chunk(d, data, i, n, pieces[i]);
-        });
-        if (!ok) next.store(n); // the others stop after their current piece
-    };
-    std::vector<std::jthread> pool;
-    for (unsigned t = 1; t < threads; ++t)
-        if (!try_start(pool, work)) break; // this thread compresses what is left
-    work();
-    for (auto& t : pool)
-        t.join();
-    errors.rethrow();
+    // One deflate state per thread, made on that thread when it takes its first piece.
+    std::vector<std::optional<Deflater>> deflaters(threads);
+    parallel_for(n, threads, [&](std::size_t i, unsigned t) {
+        if (!deflaters[t]) deflaters[t].emplace(level);
+        deflate_chunk(*deflaters[t], data, i, n, pieces[i]);
+    });
 
     std::size_t total = 10 + 8;
     for (const auto& p : pieces) {

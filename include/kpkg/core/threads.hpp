@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <exception>
 #include <mutex>
 #include <new>
@@ -14,6 +15,8 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "kpkg/core/memory.hpp"
 
 namespace kpkg {
 
@@ -75,5 +78,31 @@ private:
     std::exception_ptr error_;
     std::atomic<bool> failed_{false};
 };
+
+// Runs job(i, t) for every i in [0, n) on up to `threads` threads, the calling one included (t is
+// the thread's index, 0 for the calling one): each takes the next i until none is left, and a
+// thread that cannot be started leaves its share to the others. The threads' heaps are in huge
+// pages (huge_thread_heap). The first exception a job throws stops the others taking more, and
+// is rethrown here once they have stopped.
+template <class Job>
+void parallel_for(std::size_t n, unsigned threads, Job job) {
+    std::atomic<std::size_t> next{0};
+    FirstError errors;
+    auto run = [&](unsigned t) {
+        huge_thread_heap();
+        if (!errors.run([&] {
+                for (std::size_t i; (i = next.fetch_add(1)) < n;)
+                    job(i, t);
+            }))
+            next.store(n);
+    };
+    std::vector<std::jthread> pool;
+    for (unsigned t = 1; t < threads; ++t)
+        if (!try_start(pool, [&run, t] { run(t); })) break;
+    run(0);
+    for (auto& th : pool)
+        th.join();
+    errors.rethrow();
+}
 
 } // namespace kpkg
