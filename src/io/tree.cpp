@@ -67,9 +67,6 @@ bool is_within(const fs::path& target, const fs::path& root) {
     return true;
 }
 
-// Classifies `p`, met below `root` with the symlink_status `ls`, into `e`: a directory, or a file
-// with the Problem that keeps it from being read, if any. `real_root` (the root with every link
-// resolved, the boundary links must stay within) is found when the first link needs it.
 // The type of a file as lstat's mode gives it, as std::filesystem names it (its permissions are
 // not used here).
 fs::file_status status_of(mode_t mode) {
@@ -83,6 +80,9 @@ fs::file_status status_of(mode_t mode) {
     return fs::file_status(fs::file_type::unknown);
 }
 
+// Classifies `p`, met below `root` with the symlink_status `ls`, into `e`: a directory, or a file
+// with the Problem that keeps it from being read, if any. `real_root` (the root with every link
+// resolved, the boundary links must stay within) is found when the first link needs it.
 void classify(const fs::path& p, const fs::file_status& ls, const fs::path& root,
               std::optional<fs::path>& real_root, Entry& e) {
     if (fs::is_directory(ls)) {
@@ -441,8 +441,7 @@ Result<std::vector<Entry>> DirectoryTree::list() const {
         const std::string rel = std::move(pending.back());
         pending.pop_back();
         const fs::path d = rel.empty() ? root_ : root_ / rel;
-        auto r = read_entries(d, rel, rel.empty() ? display_ : d.string(), root_, real_root, out,
-                              &pending);
+        auto r = read_entries(d, rel, display(rel), root_, real_root, out, &pending);
         if (!r) return fail(std::move(r).error());
     }
     std::sort(out.begin() + 1, out.end(),
