@@ -271,7 +271,8 @@ private:
             Error e = std::move(docs).error();
             if (e.pos.file.empty()) e.pos.file = file;
             if (e.code == ExitCode::error) {
-                // Not the file's fault (out of memory): an error of the run, not a finding.
+                // Not the file's fault (an internal error of the parser): an error of the run,
+                // not a finding. (Out of memory is not returned: std::bad_alloc ends the run.)
                 block(ExitCode::error, rule_read, e.message, std::move(e.pos));
                 return std::nullopt;
             }

@@ -397,6 +397,9 @@ int main_entry(int argc, char** argv) {
     } catch (const kpkg::Exception& e) {
         std::fprintf(stderr, "kpkg: error: %s\n", e.what());
         return static_cast<int>(e.error().code);
+    } catch (const OutOfMemory& e) {
+        std::fprintf(stderr, "kpkg: error: %s\n", e.what());
+        return 1;
     } catch (const std::bad_alloc&) {
         std::fputs("kpkg: error: out of memory\n", stderr);
         return 1;

@@ -548,20 +548,24 @@ Result<void> Engine::run_batch(const std::vector<std::size_t>& idx,
     std::atomic<bool> stop{false};
     std::optional<Error> first;
     std::mutex err_mu;
+    FirstError thrown; // anything else (out of memory): rethrown once every thread has stopped
     auto worker = [&] {
-        while (!stop.load() && !interrupted()) {
-            const std::size_t k = next.fetch_add(1);
-            if (k >= idx.size()) break;
-            Result<void> r = catch_error([&] {
-                auto x = f(entries_[idx[k]]);
-                if (!x) throw Exception(std::move(x).error());
-            });
-            if (!r) {
-                std::lock_guard<std::mutex> lock(err_mu);
-                if (!first) first = std::move(r).error();
-                stop = true;
+        const bool ok = thrown.run([&] {
+            while (!stop.load() && !interrupted()) {
+                const std::size_t k = next.fetch_add(1);
+                if (k >= idx.size()) break;
+                Result<void> r = catch_error([&] {
+                    auto x = f(entries_[idx[k]]);
+                    if (!x) throw Exception(std::move(x).error());
+                });
+                if (!r) {
+                    std::lock_guard<std::mutex> lock(err_mu);
+                    if (!first) first = std::move(r).error();
+                    stop = true;
+                }
             }
-        }
+        });
+        if (!ok) stop = true;
     };
     const std::size_t n =
         std::min<std::size_t>(idx.size(), static_cast<std::size_t>(std::max(1, o_.concurrency)));
@@ -571,6 +575,7 @@ Result<void> Engine::run_batch(const std::vector<std::size_t>& idx,
     worker();
     for (auto& t : threads)
         t.join();
+    thrown.rethrow();
     if (first) return std::move(*first);
     if (interrupted()) return interrupted_error();
     return {};

@@ -566,6 +566,8 @@ struct Registry::Impl {
                 Result<void> r = Result<void>();
                 try {
                     r = jobs[i]();
+                } catch (const std::bad_alloc&) {
+                    r = Error::io("out of memory");
                 } catch (const std::exception& e) {
                     r = Error::internal(e.what());
                 }

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,6 +76,17 @@ public:
 
 private:
     Error err_;
+    std::string what_;
+};
+
+// Running out of memory, saying while doing what ("out of memory while parsing FILE"). It is a
+// std::bad_alloc, so whatever handles that handles this; the CLI prints what() and exits 1.
+class OutOfMemory : public std::bad_alloc {
+public:
+    explicit OutOfMemory(std::string what) : what_(std::move(what)) {}
+    const char* what() const noexcept override { return what_.c_str(); }
+
+private:
     std::string what_;
 };
 

@@ -33,6 +33,10 @@ struct Limits {
     bool duplicate_keys_last_wins = false;
 };
 
+// The parsers below (and the event readers) fail with the text's problems only: running out of
+// memory is never the input's fault, so they throw OutOfMemory (a std::bad_alloc naming the
+// file), which ends the run (exit 1) instead of becoming a finding about the file.
+
 // A YAML stream of zero or more documents ("---" separated). Empty documents are skipped,
 // but keep their index. Errors name `file` with line and column.
 Result<std::vector<Document>> parse_yaml(std::string_view text, const std::string& file,
