@@ -221,7 +221,10 @@ TEST(KubeApiServer, ApplyServerSideThenGetShowsManagedFields) {
     }
     EXPECT_EQ(patches, 3u);
 
-    // Applying the same again changes nothing: 200, same resourceVersion.
+    // Applying the same again changes nothing: 200, same resourceVersion. (Once the simulated
+    // controller has made the Deployment ready: that status update is a change of its own.)
+    r = k.run({"rollout", "status", "deployment/web", "-n", "demo", "--timeout=20s"});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
     auto before = s.object("Deployment", "web", "demo");
     ASSERT_TRUE(before);
     r = k.apply(kBasics);
@@ -1159,6 +1162,9 @@ spec: {name: manual, channel: stable, source: cat, sourceNamespace: default,
     EXPECT_FALSE(s.object("ClusterServiceVersion", "manual.v0.0.1"));
     r = k.run({"patch", "installplan", ip, "--type=merge", "-p", R"({"spec":{"approved":true}})"});
     EXPECT_EQ(r.exit_code, 0) << describe(r);
+    // The CSV appears once the simulated OLM has run the plan; kubectl wait needs it to exist.
+    for (int i = 0; i < 400 && !s.object("ClusterServiceVersion", "manual.v0.0.1"); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
     r = k.run(
         {"wait", "--for=jsonpath={.status.phase}=Succeeded", "csv/manual.v0.0.1", "--timeout=20s"});
     EXPECT_EQ(r.exit_code, 0) << describe(r);
