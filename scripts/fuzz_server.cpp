@@ -90,25 +90,19 @@ long read_header() {
     return line.empty() ? -1 : std::atol(line.c_str());
 }
 
+// A request, as views into its payload: each field ends at a NUL there, so a view's data() is a
+// C string. The server parses every request into the same Request and payload, whose vectors and
+// buffer keep their capacity, so it allocates nothing per request: AddressSanitizer keeps freed
+// memory in quarantine (up to 256 MB), and a server that made strings of each request grew by
+// tens of KB a request, every fork copying more of it (the runs went from 90 to 30 a second
+// within half an hour).
 struct Request {
-    std::string cwd, in, out, err, uid, gid;
+    std::string_view cwd, in, out, err, uid, gid;
     bool leak_check = true;
-    std::vector<std::string> argv, env;
+    std::vector<std::string_view> argv, env;
 };
 
-// What the server itself needs of a request, read in place: the payload's fields are
-// NUL-terminated, so a view's data() is a C string. The server allocates nothing per request:
-// AddressSanitizer keeps freed memory in quarantine (up to 256 MB), so a server that parsed each
-// request into strings grew by tens of KB a request, and every fork copied more of it (the runs
-// went from 90 to 30 a second within half an hour). The child parses the request (parse()).
-struct Outline {
-    bool ok = false;
-    std::string_view err;  // the stderr path
-    long rss_limit_mb = 0; // hard_rss_limit_mb of the request's ASAN_OPTIONS; 0 when none
-};
-
-Outline outline(const std::string& payload) {
-    Outline o;
+bool parse(const std::string& payload, Request& r) {
     std::size_t at = 0;
     auto next = [&](std::string_view& v) {
         if (at >= payload.size()) return false;
@@ -118,24 +112,29 @@ Outline outline(const std::string& payload) {
         at = nul + 1;
         return true;
     };
-    std::string_view f;
-    for (int i = 0; i < 8; ++i) {
-        if (!next(f)) return o;
-        if (i == 3) o.err = f;
+    r.argv.clear();
+    r.env.clear();
+    std::string_view leak, count;
+    if (!next(r.cwd) || !next(r.in) || !next(r.out) || !next(r.err) || !next(r.uid) ||
+        !next(r.gid) || !next(leak) || !next(count))
+        return false;
+    r.leak_check = leak == "1";
+    for (long n = std::atol(count.data()); n > 0; --n)
+        if (!next(r.argv.emplace_back())) return false;
+    if (!next(count)) return false;
+    for (long n = std::atol(count.data()); n > 0; --n)
+        if (!next(r.env.emplace_back())) return false;
+    return at == payload.size() && !r.argv.empty();
+}
+
+// hard_rss_limit_mb of the request's ASAN_OPTIONS, in MB; 0 when none.
+long rss_limit_mb(const Request& r) {
+    for (const auto e : r.env) {
+        if (e.substr(0, 13) != "ASAN_OPTIONS=") continue;
+        const auto at = e.find("hard_rss_limit_mb=");
+        if (at != std::string_view::npos) return std::atol(e.data() + at + 18);
     }
-    long argc = std::atol(f.data());
-    if (argc < 1) return o;
-    for (; argc > 0; --argc)
-        if (!next(f)) return o;
-    if (!next(f)) return o;
-    for (long envc = std::atol(f.data()); envc > 0; --envc) {
-        if (!next(f)) return o;
-        if (f.substr(0, 13) != "ASAN_OPTIONS=") continue;
-        const auto opt = f.find("hard_rss_limit_mb=");
-        if (opt != std::string_view::npos) o.rss_limit_mb = std::atol(f.data() + opt + 18);
-    }
-    o.ok = at == payload.size();
-    return o;
+    return 0;
 }
 
 // The resident size of process pid in MB (0 when it cannot be read).
@@ -152,8 +151,8 @@ long rss_mb(pid_t pid) {
 
 // Waits for the child, killing its process group when its resident size passes the request's
 // limit (and saying so on its standard error).
-bool wait_child(pid_t pid, const Outline& r, int& status, rusage& ru) {
-    const long limit = r.rss_limit_mb;
+bool wait_child(pid_t pid, const Request& r, int& status, rusage& ru) {
+    const long limit = rss_limit_mb(r);
     const int pidfd = limit > 0 ? static_cast<int>(syscall(SYS_pidfd_open, pid, 0)) : -1;
     bool killed = false;
     while (pidfd >= 0 && !killed) {
@@ -181,34 +180,6 @@ bool wait_child(pid_t pid, const Outline& r, int& status, rusage& ru) {
     return true;
 }
 
-bool parse(const std::string& payload, Request& r) {
-    std::vector<std::string> f;
-    std::size_t at = 0;
-    while (at < payload.size()) {
-        const std::size_t nul = payload.find('\0', at);
-        if (nul == std::string::npos) return false;
-        f.emplace_back(payload, at, nul - at);
-        at = nul + 1;
-    }
-    std::size_t i = 0;
-    auto next = [&](std::string& s) {
-        if (i >= f.size()) return false;
-        s = f[i++];
-        return true;
-    };
-    std::string leak, count;
-    if (!next(r.cwd) || !next(r.in) || !next(r.out) || !next(r.err) || !next(r.uid) ||
-        !next(r.gid) || !next(leak) || !next(count))
-        return false;
-    r.leak_check = leak == "1";
-    for (long n = std::atol(count.c_str()); n > 0; --n)
-        if (!next(r.argv.emplace_back())) return false;
-    if (!next(count)) return false;
-    for (long n = std::atol(count.c_str()); n > 0; --n)
-        if (!next(r.env.emplace_back())) return false;
-    return i == f.size() && !r.argv.empty();
-}
-
 [[noreturn]] void child_fail(const char* what) {
     const std::string msg =
         std::string("kpkg-fuzz-server: ") + what + ": " + std::strerror(errno) + "\n";
@@ -216,15 +187,13 @@ bool parse(const std::string& payload, Request& r) {
     _exit(125);
 }
 
-[[noreturn]] void run_child(const std::string& payload) {
+[[noreturn]] void run_child(const Request& r) {
     setsid();
-    Request r;
-    if (!parse(payload, r)) child_fail("request");
     close(in_fd);
     close(out_fd);
-    const int in = r.in.empty() ? open("/dev/null", O_RDONLY) : open(r.in.c_str(), O_RDONLY);
-    const int out = open(r.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err = open(r.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int in = r.in.empty() ? open("/dev/null", O_RDONLY) : open(r.in.data(), O_RDONLY);
+    const int out = open(r.out.data(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = open(r.err.data(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (err >= 0) dup2(err, 2);
     if (in < 0) child_fail("standard input");
     if (out < 0 || err < 0) child_fail("standard output or error");
@@ -232,21 +201,22 @@ bool parse(const std::string& payload, Request& r) {
     dup2(out, 1);
     for (int fd : {in, out, err})
         if (fd > 2) close(fd);
-    if (chdir(r.cwd.c_str()) != 0) child_fail("working directory");
+    if (chdir(r.cwd.data()) != 0) child_fail("working directory");
     if (!r.uid.empty()) {
-        const auto gid = static_cast<gid_t>(std::atol(r.gid.c_str()));
+        const auto gid = static_cast<gid_t>(std::atol(r.gid.data()));
         if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 ||
-            setuid(static_cast<uid_t>(std::atol(r.uid.c_str()))) != 0)
+            setuid(static_cast<uid_t>(std::atol(r.uid.data()))) != 0)
             child_fail("user");
     }
+    // The fields are this child's own copy of the payload (after the fork): writable.
     std::vector<char*> env;
-    for (auto& e : r.env)
-        env.push_back(e.data());
+    for (const auto e : r.env)
+        env.push_back(const_cast<char*>(e.data()));
     env.push_back(nullptr);
     environ = env.data();
     std::vector<char*> argv;
-    for (auto& a : r.argv)
-        argv.push_back(a.data());
+    for (const auto a : r.argv)
+        argv.push_back(const_cast<char*>(a.data()));
     argv.push_back(nullptr);
     const int rc = kpkg::cli::main_entry(static_cast<int>(r.argv.size()), argv.data());
     if (r.leak_check) std::exit(rc); // atexit: LeakSanitizer's check, as at the end of kpkg
@@ -270,18 +240,17 @@ int main() {
     // The memory a leak check reads, mapped once here rather than in every child.
     __lsan_do_recoverable_leak_check();
 #endif
-    std::string payload; // reused: grows to the largest request, never freed
+    std::string payload; // reused, as is r: they grow to the largest request, never shrink
     payload.reserve(1 << 16);
+    Request r;
     while (true) {
         const long n = read_header();
         if (n < 0) return 0;
         payload.resize(static_cast<std::size_t>(n));
-        if (!read_exact(in_fd, payload.data(), payload.size())) return 2;
-        const Outline r = outline(payload);
-        if (!r.ok) return 2;
+        if (!read_exact(in_fd, payload.data(), payload.size()) || !parse(payload, r)) return 2;
         const pid_t pid = fork();
         if (pid < 0) return 2;
-        if (pid == 0) run_child(payload);
+        if (pid == 0) run_child(r);
         if (!write_all(out_fd, std::to_string(pid) + "\n")) {
             kill(-pid, SIGKILL);
             return 2;

@@ -178,7 +178,7 @@ Result<std::vector<Document>> parse_json(std::string_view text, const std::strin
         if (!r.run()) return fail(std::move(r.error()));
         return std::move(b.docs);
     } catch (const std::bad_alloc&) {
-        throw OutOfMemory(std::string("out of memory while parsing ").append(file));
+        throw OutOfMemory("parsing", file);
     } catch (const std::exception& e) {
         return fail(Error::internal(std::string("JSON parser: ") + e.what()));
     }
@@ -195,7 +195,7 @@ Result<void> read_json_events(std::string_view text, const std::string& file, Ev
     } catch (const Exception& e) {
         return fail(e.error());
     } catch (const std::bad_alloc&) {
-        throw OutOfMemory(std::string("out of memory while parsing ").append(file));
+        throw OutOfMemory("parsing", file);
     }
 }
 

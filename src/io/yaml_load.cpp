@@ -1361,7 +1361,7 @@ Result<std::vector<Document>> parse_yaml(std::string_view text, const std::strin
         if (auto r = parse(text, file, limits, b, {}); !r) return fail(std::move(r).error());
         return std::move(b.docs);
     } catch (const std::bad_alloc&) {
-        throw OutOfMemory(std::string("out of memory while parsing ").append(file));
+        throw OutOfMemory("parsing", file);
     }
 }
 
@@ -1372,7 +1372,7 @@ Result<void> read_yaml_events(std::string_view text, const std::string& file, Ev
     try {
         return parse(text, file, limits, handler, options);
     } catch (const std::bad_alloc&) {
-        throw OutOfMemory(std::string("out of memory while parsing ").append(file));
+        throw OutOfMemory("parsing", file);
     }
 }
 

@@ -1,7 +1,6 @@
 // The phased apply engine: checks, phases, concurrent server-side apply, watch-based waits,
 // ApplySet bookkeeping and prune, and delete in reverse phase order.
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -544,39 +543,17 @@ void Engine::prefetch(const std::vector<std::size_t>& idx) {
 Result<void> Engine::run_batch(const std::vector<std::size_t>& idx,
                                const std::function<Result<void>(Entry&)>& f) {
     if (idx.empty()) return {};
-    std::atomic<std::size_t> next{0};
-    std::atomic<bool> stop{false};
-    std::optional<Error> first;
-    std::mutex err_mu;
-    FirstError thrown; // anything else (out of memory): rethrown once every thread has stopped
-    auto worker = [&] {
-        const bool ok = thrown.run([&] {
-            while (!stop.load() && !interrupted()) {
-                const std::size_t k = next.fetch_add(1);
-                if (k >= idx.size()) break;
-                Result<void> r = catch_error([&] {
-                    auto x = f(entries_[idx[k]]);
-                    if (!x) throw Exception(std::move(x).error());
-                });
-                if (!r) {
-                    std::lock_guard<std::mutex> lock(err_mu);
-                    if (!first) first = std::move(r).error();
-                    stop = true;
-                }
-            }
+    const auto n = static_cast<unsigned>(
+        std::min<std::size_t>(idx.size(), static_cast<std::size_t>(std::max(1, o_.concurrency))));
+    // The first error stops the other threads taking more (anything else thrown, out of memory,
+    // passes through); after an interrupt the rest are skipped.
+    auto r = catch_error([&] {
+        parallel_for(idx.size(), n, [&](std::size_t k, unsigned) {
+            if (interrupted()) return;
+            if (auto x = f(entries_[idx[k]]); !x) throw Exception(std::move(x).error());
         });
-        if (!ok) stop = true;
-    };
-    const std::size_t n =
-        std::min<std::size_t>(idx.size(), static_cast<std::size_t>(std::max(1, o_.concurrency)));
-    std::vector<std::jthread> threads;
-    for (std::size_t i = 1; i < n; ++i)
-        if (!try_start(threads, worker)) break;
-    worker();
-    for (auto& t : threads)
-        t.join();
-    thrown.rethrow();
-    if (first) return std::move(*first);
+    });
+    if (!r) return r;
     if (interrupted()) return interrupted_error();
     return {};
 }

@@ -3,7 +3,6 @@
 #include <sys/utsname.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <condition_variable>
 #include <deque>
@@ -550,41 +549,21 @@ struct Registry::Impl {
     // Runs jobs on up to opts.parallel threads; the first error wins (the rest are skipped).
     Result<void> run_parallel(std::vector<std::function<Result<void>()>> jobs) {
         if (jobs.empty()) return {};
-        const std::size_t n = std::min<std::size_t>(
-            jobs.size(), static_cast<std::size_t>(std::max(1, opts.parallel)));
-        std::atomic<std::size_t> next{0};
-        std::mutex emu;
-        std::optional<Error> first;
-        auto worker = [&] {
-            for (;;) {
-                const std::size_t i = next.fetch_add(1);
-                if (i >= jobs.size()) return;
-                {
-                    std::lock_guard<std::mutex> g(emu);
-                    if (first) return;
-                }
+        const auto n = static_cast<unsigned>(std::min<std::size_t>(
+            jobs.size(), static_cast<std::size_t>(std::max(1, opts.parallel))));
+        return catch_error([&] {
+            parallel_for(jobs.size(), n, [&](std::size_t i, unsigned) {
                 Result<void> r = Result<void>();
                 try {
                     r = jobs[i]();
                 } catch (const std::bad_alloc&) {
-                    r = Error::io("out of memory");
+                    throw; // the run ends: "out of memory"
                 } catch (const std::exception& e) {
                     r = Error::internal(e.what());
                 }
-                if (!r) {
-                    std::lock_guard<std::mutex> g(emu);
-                    if (!first) first = r.error();
-                }
-            }
-        };
-        std::vector<std::jthread> threads;
-        for (std::size_t i = 1; i < n; ++i)
-            if (!try_start(threads, worker)) break;
-        worker();
-        for (auto& th : threads)
-            th.join();
-        if (first) return fail(std::move(*first));
-        return {};
+                if (!r) throw Exception(std::move(r).error());
+            });
+        });
     }
 };
 

@@ -20,10 +20,14 @@ std::string zeros(std::size_t n) {
     return s;
 }
 
-// kpkg args under `ulimit -v` of `mib` MiB (huge pages off: no heap reserved ahead).
-RunResult run_limited(unsigned mib, const std::vector<std::string>& args) {
+// The limit used: room for kpkg and the small files (checked below), not for 12 million nodes.
+constexpr unsigned kLimitMiB = 400;
+constexpr std::size_t kNodes = 12'000'000;
+
+// kpkg args under `ulimit -v` of kLimitMiB (huge pages off: no heap reserved ahead).
+RunResult run_limited(const std::vector<std::string>& args) {
     std::string script = "ulimit -v ";
-    script.append(std::to_string(mib * 1024)).append(" && exec \"$0\" \"$@\"");
+    script.append(std::to_string(kLimitMiB * 1024)).append(" && exec \"$0\" \"$@\"");
     const char* bin = std::getenv("KPKG_BIN");
     if (bin == nullptr) return {};
     std::vector<std::string> argv{"/bin/sh", "-c", script, bin};
@@ -31,9 +35,16 @@ RunResult run_limited(unsigned mib, const std::vector<std::string>& args) {
     return run_program(argv, {"KPKG_HUGE_PAGES=0", "KPKG_NO_CACHE=1"});
 }
 
-// The limit used: room for kpkg and the small files (checked below), not for 12 million nodes.
-constexpr unsigned kLimitMiB = 400;
-constexpr std::size_t kNodes = 12'000'000;
+// kpkg args, under the limit, stops at `file` for lack of memory: exit 1, nothing on stdout.
+void expect_out_of_memory(const std::vector<std::string>& args, const std::string& file) {
+    SCOPED_TRACE(args[0] + " " + args[1]);
+    auto r = run_limited(args);
+    EXPECT_EQ(r.exit_code, 1) << describe(r);
+    EXPECT_TRUE(contains(r.err, "kpkg: error: out of memory while parsing ") &&
+                contains(r.err, file))
+        << describe(r);
+    EXPECT_EQ(r.out, "");
+}
 
 class OutOfMemory : public ::testing::Test {
 protected:
@@ -60,50 +71,32 @@ TEST_F(OutOfMemory, PackageObjectFile) {
     t.write("pkg/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: small\n"
                            "  annotations:\n    package-operator.run/phase: deploy\n");
     // The package as it is fits well under the limit: what fails below is the large file.
-    auto ok = run_limited(kLimitMiB, {"package", "validate", (t / "pkg").string()});
+    auto ok = run_limited({"package", "validate", (t / "pkg").string()});
     ASSERT_EQ(ok.exit_code, 0) << describe(ok);
 
     std::string big = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\n"
                       "  annotations:\n    package-operator.run/phase: deploy\n"
                       "data:\n  list: ";
     t.write("pkg/big.yaml", big.append(zeros(kNodes)).append("\n"));
-    for (const auto& args : {std::vector<std::string>{"package", "validate", (t / "pkg").string()},
-                             std::vector<std::string>{"package", "render", (t / "pkg").string(),
-                                                      "--namespace", "ns"}}) {
-        auto r = run_limited(kLimitMiB, args);
-        EXPECT_EQ(r.exit_code, 1) << args[1] << "\n" << describe(r);
-        EXPECT_TRUE(contains(r.err, "kpkg: error: out of memory while parsing ") &&
-                    contains(r.err, "big.yaml"))
-            << args[1] << "\n"
-            << describe(r);
-        EXPECT_EQ(r.out, "") << args[1];
-    }
+    expect_out_of_memory({"package", "validate", (t / "pkg").string()}, "big.yaml");
+    expect_out_of_memory({"package", "render", (t / "pkg").string(), "--namespace", "ns"},
+                         "big.yaml");
 }
 
 TEST_F(OutOfMemory, PackageManifest) {
     std::string manifest = kManifest;
     t.write("pkg/manifest.yaml", manifest.append("extra: ").append(zeros(kNodes)).append("\n"));
-    auto r = run_limited(kLimitMiB, {"package", "validate", (t / "pkg").string()});
-    EXPECT_EQ(r.exit_code, 1) << describe(r);
-    EXPECT_TRUE(contains(r.err, "kpkg: error: out of memory while parsing ") &&
-                contains(r.err, "manifest.yaml"))
-        << describe(r);
-    EXPECT_EQ(r.out, "");
+    expect_out_of_memory({"package", "validate", (t / "pkg").string()}, "manifest.yaml");
 }
 
 TEST_F(OutOfMemory, BundleManifest) {
     const fs::path src = testdata("bundles/valid-minimal");
     fs::copy(src, t / "bundle", fs::copy_options::recursive);
-    auto ok = run_limited(kLimitMiB, {"bundle", "validate", (t / "bundle").string()});
+    auto ok = run_limited({"bundle", "validate", (t / "bundle").string()});
     ASSERT_EQ(ok.exit_code, 0) << describe(ok);
     std::string big = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  list: ";
     t.write("bundle/manifests/big.yaml", big.append(zeros(kNodes)).append("\n"));
-    auto r = run_limited(kLimitMiB, {"bundle", "validate", (t / "bundle").string()});
-    EXPECT_EQ(r.exit_code, 1) << describe(r);
-    EXPECT_TRUE(contains(r.err, "kpkg: error: out of memory while parsing ") &&
-                contains(r.err, "big.yaml"))
-        << describe(r);
-    EXPECT_EQ(r.out, "");
+    expect_out_of_memory({"bundle", "validate", (t / "bundle").string()}, "big.yaml");
 }
 
 } // namespace

@@ -5,6 +5,7 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -79,11 +80,14 @@ private:
     std::string what_;
 };
 
-// Running out of memory, saying while doing what ("out of memory while parsing FILE"). It is a
-// std::bad_alloc, so whatever handles that handles this; the CLI prints what() and exits 1.
+// Running out of memory, saying while doing what: OutOfMemory("parsing", file) is "out of memory
+// while parsing FILE". It is a std::bad_alloc, so whatever handles that handles this; the CLI
+// prints what() and exits 1.
 class OutOfMemory : public std::bad_alloc {
 public:
-    explicit OutOfMemory(std::string what) : what_(std::move(what)) {}
+    OutOfMemory(std::string_view doing, std::string_view subject) {
+        what_.append("out of memory while ").append(doing).append(" ").append(subject);
+    }
     const char* what() const noexcept override { return what_.c_str(); }
 
 private:
