@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <set>
 
+#include "kpkg/core/digest.hpp"
 #include "kpkg/core/text.hpp"
 #include "kpkg/io/load.hpp"
 #include "kpkg/io/tree.hpp"
 #include "kpkg/pko/package.hpp"
+#include "kpkg/pko/repo.hpp"
 
 namespace kpkg::pko {
 namespace {
@@ -231,6 +233,26 @@ std::optional<Manifest> parse_manifest(std::string_view text, const std::string&
     return m;
 }
 
+// A lock entry's digest: what it names is pulled and deployed. An image's is "sha256:<hex>" (the
+// digest its tag pointed to), a dependency's the hex digits of its repository entry (with or
+// without "sha256:"); core/digest's rule decides. A missing digest is refused too.
+void check_lock_digest(const io::Node& entry, const std::string& digest, const std::string& path,
+                       bool dependency, Fields& f) {
+    const io::Node* n = entry.get("digest");
+    if (!n || n->is_null() || (n->is_string() && n->text.empty())) {
+        f.add(path + ".digest", "Required value", n ? n->mark : entry.mark);
+        return;
+    }
+    if (!n->is_string()) return; // reported by as_string
+    const bool ok = dependency ? digest_hex(digest).ok() : check_digest(digest).ok();
+    if (!ok)
+        f.add(path + ".digest",
+              "Invalid value: " + text::quote(digest) +
+                  (dependency ? ": must be a sha256 digest (64 lower-case hexadecimal digits)"
+                              : ": must be a digest (sha256:<64 lower-case hexadecimal digits>)"),
+              n->mark);
+}
+
 std::optional<Lock> parse_lock(std::string_view text, const std::string& display,
                                const std::string& rel, std::vector<Violation>& out) {
     auto doc = parse_one(text, display, rel, "PackageManifestLock invalid", out);
@@ -244,19 +266,23 @@ std::optional<Lock> parse_lock(std::string_view text, const std::string& display
         if (const io::Node* s = as_seq(spec->get("images"), "spec.images", f))
             for (std::size_t i = 0; i < s->items.size(); ++i) {
                 const std::string p = idx("spec.images", i);
-                if (const io::Node* im = as_map(&s->items[i], p, f))
+                if (const io::Node* im = as_map(&s->items[i], p, f)) {
                     l.images.push_back({as_string(im->get("name"), p + ".name", f),
                                         as_string(im->get("image"), p + ".image", f),
                                         as_string(im->get("digest"), p + ".digest", f)});
+                    check_lock_digest(*im, l.images.back().digest, p, false, f);
+                }
             }
         if (const io::Node* s = as_seq(spec->get("dependencies"), "spec.dependencies", f))
             for (std::size_t i = 0; i < s->items.size(); ++i) {
                 const std::string p = idx("spec.dependencies", i);
-                if (const io::Node* d = as_map(&s->items[i], p, f))
+                if (const io::Node* d = as_map(&s->items[i], p, f)) {
                     l.dependencies.push_back({as_string(d->get("name"), p + ".name", f),
                                               as_string(d->get("image"), p + ".image", f),
                                               as_string(d->get("digest"), p + ".digest", f),
                                               as_string(d->get("version"), p + ".version", f)});
+                    check_lock_digest(*d, l.dependencies.back().digest, p, true, f);
+                }
             }
     }
     if (!f.errors.empty()) {

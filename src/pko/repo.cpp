@@ -5,10 +5,12 @@
 #include <tuple>
 #include <utility>
 
+#include "kpkg/core/digest.hpp"
 #include "kpkg/core/semver.hpp"
 #include "kpkg/core/text.hpp"
 #include "kpkg/io/go.hpp"
 #include "kpkg/io/load.hpp"
+#include "kpkg/io/tree.hpp"
 
 namespace kpkg::pko {
 
@@ -33,12 +35,15 @@ Result<semver::Version> parse_version(std::string_view v) {
 } // namespace
 
 Result<std::string> digest_hex(std::string_view d) {
-    if (d.substr(0, 7) == "sha256:") d.remove_prefix(7);
-    const bool ok = d.size() == 64 && std::all_of(d.begin(), d.end(), [](char c) {
-                        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-                    });
-    if (!ok) return Error::invalid("not a sha256 digest: " + text::quote(d));
-    return std::string(d);
+    const bool prefixed = d.substr(0, 7) == "sha256:";
+    // The one rule of what a digest is (core/digest), for sha256.
+    if (!check_digest(prefixed ? std::string(d) : "sha256:" + std::string(d)))
+        return Error::invalid("not a sha256 digest: " + text::quote(d));
+    return std::string(prefixed ? d.substr(7) : d);
+}
+
+bool is_digest_hex(std::string_view d) {
+    return d.substr(0, 7) != "sha256:" && digest_hex(d).ok();
 }
 
 const RepositoryEntry* RepositoryIndex::find(std::string_view n, std::string_view d) const {
@@ -152,6 +157,13 @@ Result<RepositoryIndex> load_repository(std::string_view text, const std::string
         if (auto r = str("name", e.name); !r) return r.error();
         if (auto r = str("image", e.image); !r) return r.error();
         if (auto r = str("digest", e.digest); !r) return r.error();
+        // The digest names the package image (image@sha256:DIGEST) and goes into the lock as it
+        // is: anything but a sha256 digest's hex digits is refused here, where its line is known.
+        if (!is_digest_hex(e.digest))
+            return fail_at(data->get("digest"),
+                           "data.digest: Invalid value: " + text::quote(e.digest) +
+                               ": must be the package image's sha256 manifest digest, 64 "
+                               "lower-case hexadecimal digits without \"sha256:\"");
         const io::Node* versions = data->get("versions");
         if (!versions || !versions->is_seq() || versions->items.empty())
             return fail_at(versions ? versions : data, "data.versions: Required value");
@@ -181,6 +193,57 @@ Result<RepositoryIndex> load_repository(std::string_view text, const std::string
         return Error::invalid("no Repository document: a repository index starts with one",
                               SourcePos{file, 0, 0, -1});
     return index;
+}
+
+Result<RepositoryIndex> load_repository_file(const io::Tree& package, std::string_view file,
+                                             const std::string& field, const SourcePos& at,
+                                             std::uint64_t max_bytes) {
+    // The name: relative, without "..", '/' separated ("." components and repeated slashes
+    // dropped).
+    std::string rel;
+    bool ok = !file.empty() && file.front() != '/';
+    for (std::string_view part : text::split(file, '/')) {
+        if (part == "..") ok = false;
+        if (part.empty() || part == ".") continue;
+        rel += (rel.empty() ? "" : "/") + std::string(part);
+    }
+    if (!ok || rel.empty())
+        return Error::invalid(field + ": Invalid value: " + text::quote(file) +
+                                  ": must name a file inside the package directory (a relative "
+                                  "path without \"..\")",
+                              at);
+    auto named = [&](Error e) {
+        e.note("named by " + field + " " + text::quote(file) +
+               (at.empty() ? std::string() : " at " + at.str()));
+        return e;
+    };
+    // Every directory on the way, then the file, as the package's tree sees them: a symbolic
+    // link whose target (every link resolved) leaves the package is refused wherever it is.
+    for (std::size_t slash = rel.find('/');; slash = rel.find('/', slash + 1)) {
+        const std::string prefix = rel.substr(0, slash);
+        auto found = package.find(prefix);
+        if (!found) return named(std::move(found).error());
+        if (!*found)
+            return named(
+                Error::io("cannot read " + package.display(rel) + ": no such file or directory"));
+        const io::Entry& e = **found;
+        if (slash == std::string::npos) {
+            auto c = package.read(e, io::ReadOptions{max_bytes, nullptr});
+            if (!c) return named(std::move(c).error());
+            if (c->too_large)
+                return named(Error::invalid("refused " + e.display + ": larger than " +
+                                            std::to_string(max_bytes >> 20) + " MiB"));
+            return load_repository(c->text(), e.display);
+        }
+        if (e.problem && e.problem->kind == io::Problem::Kind::leaves_root)
+            return named(Error::invalid("refused " + e.display + ": it is a symbolic link to " +
+                                        e.problem->target + ", outside " + package.display_root()));
+        if (e.problem && e.problem->kind != io::Problem::Kind::link_to_dir)
+            return named(package.read(e).error());
+        if (!e.is_dir() && !e.problem)
+            return named(Error::io("cannot read " + package.display(rel) + ": " + e.display +
+                                   " is not a directory"));
+    }
 }
 
 std::string write_repository(const RepositoryIndex& index) {

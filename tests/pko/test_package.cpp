@@ -420,6 +420,39 @@ test:
     EXPECT_TRUE(contains(all, "Missing image in manifest.lock.yaml"));
 }
 
+// A lock's digests name what is pulled and deployed: only digests are taken, with their line.
+TEST(PkoLoad, LockDigestsAreDigests) {
+    const std::string hex(64, 'e');
+    auto lock = [&](const std::string& image_digest, const std::string& dep_digest) {
+        return "apiVersion: manifests.package-operator.run/v1alpha1\nkind: PackageManifestLock\n"
+               "spec:\n  images:\n  - name: img\n    image: quay.io/x/y:v1\n    digest: " +
+               image_digest +
+               "\n  dependencies:\n  - name: dep\n    image: quay.io/x/d\n    version: 1.0.0\n"
+               "    digest: " +
+               dep_digest + "\n";
+    };
+    auto errors = [&](const std::string& text) {
+        io::MemoryTree t("pkg");
+        t.add_file("manifest.yaml", kManifest);
+        t.add_file("manifest.lock.yaml", text);
+        return all_text(must_load(t).violations);
+    };
+    EXPECT_EQ(errors(lock("sha256:" + hex, hex)), "");
+    EXPECT_EQ(errors(lock("sha256:" + hex, "sha256:" + hex)), "");
+    EXPECT_EQ(errors(lock("../../../../etc/passwd", hex)),
+              "pkg/manifest.lock.yaml:7:13 PackageManifestLock invalid in manifest.lock.yaml: "
+              "spec.images[0].digest: Invalid value: \"../../../../etc/passwd\": must be a digest "
+              "(sha256:<64 lower-case hexadecimal digits>)\n");
+    EXPECT_EQ(errors(lock("sha256:" + hex, "../../../../etc/passwd")),
+              "pkg/manifest.lock.yaml:12:13 PackageManifestLock invalid in manifest.lock.yaml: "
+              "spec.dependencies[0].digest: Invalid value: \"../../../../etc/passwd\": must be a "
+              "sha256 digest (64 lower-case hexadecimal digits)\n");
+    EXPECT_TRUE(contains(errors(lock(hex, "\"\"")),
+                         "spec.images[0].digest: Invalid value: \"" + hex + "\""));
+    EXPECT_TRUE(contains(errors(lock("sha256:" + hex, "\"\"")),
+                         "spec.dependencies[0].digest: Required value"));
+}
+
 // The verdicts kubectl-package gives on its own conformance packages.
 TEST(PkoCorpus, ConformanceVerdicts) {
     KPKG_REQUIRE_CORPUS(corpus);
@@ -529,15 +562,29 @@ TEST(PkoCli, UpdateWritesTheLockOnlyWhenItChanges) {
     KPKG_REQUIRE_CORPUS(corpus);
     test::TempDir tmp;
     fs::copy(corpus / "pko/dependencies-synthetic", tmp / "d", fs::copy_options::recursive);
+    // Upstream's placeholder digest "digest" is no digest: refused with its line, no lock.
+    auto refused = test::run_kpkg({"package", "update", (tmp / "d").string()});
+    EXPECT_EQ(refused.exit_code, 3) << refused.err;
+    EXPECT_TRUE(contains(refused.err, "repo.yaml:14:11: data.digest: Invalid value: \"digest\""))
+        << refused.err;
+    EXPECT_FALSE(fs::exists(tmp / "d/manifest.lock.yaml"));
+    // A digest in its place; the entry's image ("Image") is no repository name, so its own
+    // dependencies cannot be read (and nothing is pulled).
+    std::string index = test::read_file(tmp / "d/repo.yaml");
+    const std::string hex(64, 'd');
+    index.replace(index.find("\"digest\""), 8, hex);
+    index.replace(index.find("deppkg.digest"), 13, "deppkg." + hex);
+    index.replace(index.find("image: image"), 12, "image: Image");
+    fs::remove(tmp / "d/repo.yaml");
+    tmp.write("d/repo.yaml", index);
     auto r = test::run_kpkg({"package", "update", (tmp / "d").string()});
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    // The index's entry names no image (digest "digest"): its dependencies cannot be read.
-    EXPECT_TRUE(contains(r.err, "warning: repository entry deppkg.digest: \"image@sha256:digest\" "
-                                "is not an image reference"))
+    EXPECT_TRUE(contains(r.err, "warning: repository entry deppkg." + hex +
+                                    ": \"Image@sha256:" + hex + "\" is not an image reference"))
         << r.err;
     const std::string lock = test::read_file(tmp / "d/manifest.lock.yaml");
-    EXPECT_TRUE(contains(lock, "  - digest: digest\n    image: image\n    name: depname\n    "
-                               "version: 3.0.0\n"))
+    EXPECT_TRUE(contains(lock, "  - digest: " + hex +
+                                   "\n    image: Image\n    name: depname\n    version: 3.0.0\n"))
         << lock;
     const auto before = fs::last_write_time(tmp / "d/manifest.lock.yaml");
     auto again = test::run_kpkg({"package", "update", (tmp / "d").string()});

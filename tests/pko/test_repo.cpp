@@ -2,6 +2,7 @@
 // `kpkg package repo` on them.
 #include <gtest/gtest.h>
 
+#include "kpkg/io/tree.hpp"
 #include "kpkg/oci/layout.hpp"
 #include "kpkg/pko/repo.hpp"
 #include "kpkg/plan/image.hpp"
@@ -24,7 +25,7 @@ metadata:
 ---
 apiVersion: manifests.package-operator.run/v1alpha1
 data:
-  digest: "digest"
+  digest: "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
   image: image
   name: deppkg
   versions:
@@ -34,11 +35,11 @@ data:
 kind: RepositoryEntry
 metadata:
   creationTimestamp: null
-  name: deppkg.digest
+  name: deppkg.dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd
 ---
 apiVersion: manifests.package-operator.run/v1alpha1
 data:
-  digest: "abc"
+  digest: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
   image: quay.io/x/a
   name: apkg
   versions: [v0.1.0]
@@ -46,7 +47,7 @@ data:
   - platformVersion: {name: Kubernetes, range: ">=1.20.x"}
 kind: RepositoryEntry
 metadata:
-  name: apkg.abc
+  name: apkg.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
 )";
 
 const char* const expected = R"(---
@@ -62,7 +63,7 @@ data:
   - platformVersion:
       name: Kubernetes
       range: '>=1.20.x'
-  digest: abc
+  digest: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
   image: quay.io/x/a
   name: apkg
   versions:
@@ -70,11 +71,11 @@ data:
 kind: RepositoryEntry
 metadata:
   creationTimestamp: null
-  name: apkg.abc
+  name: apkg.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
 ---
 apiVersion: manifests.package-operator.run/v1alpha1
 data:
-  digest: digest
+  digest: dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd
   image: image
   name: deppkg
   versions:
@@ -84,7 +85,7 @@ data:
 kind: RepositoryEntry
 metadata:
   creationTimestamp: null
-  name: deppkg.digest
+  name: deppkg.dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd
 )";
 
 TEST(PkoRepo, LoadsSortsAndWritesByteStable) {
@@ -101,11 +102,25 @@ TEST(PkoRepo, LoadsSortsAndWritesByteStable) {
 
 TEST(PkoRepo, CorpusIndexLoads) {
     KPKG_REQUIRE_CORPUS(corpus);
-    const auto text = kpkg::test::read_file(corpus / "pko/dependencies-synthetic/repo.yaml");
+    auto text = kpkg::test::read_file(corpus / "pko/dependencies-synthetic/repo.yaml");
+    // Transcribed from upstream's Go tests, whose entry has the placeholder digest "digest":
+    // kpkg refuses it with its line (the lock would record it, the image would be named by it).
+    auto refused = load_repository(text, "repo.yaml");
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().code, kpkg::ExitCode::invalid);
+    EXPECT_TRUE(contains(refused.error().str(), "repo.yaml:14:11: data.digest: Invalid value: "
+                                                "\"digest\": must be the package image's sha256 "
+                                                "manifest digest"))
+        << refused.error().str();
+    // With a digest in its place the rest loads.
+    const std::string d(64, 'd');
+    for (auto at = text.find("digest\""); at != std::string::npos; at = text.find("digest\""))
+        text.replace(at, 6, d);
+    text.replace(text.find("deppkg.digest"), 13, "deppkg." + d);
     auto idx = load_repository(text, "repo.yaml");
     ASSERT_TRUE(idx.ok()) << idx.error().str();
     ASSERT_EQ(idx->entries.size(), 1u);
-    EXPECT_EQ(idx->entries[0].entry_name(), "deppkg.digest");
+    EXPECT_EQ(idx->entries[0].entry_name(), "deppkg." + d);
     EXPECT_EQ(idx->entries[0].versions, (std::vector<std::string>{"v3.0.0", "v2.0.0", "v1.0.0"}));
 }
 
@@ -117,20 +132,26 @@ std::string load_error(const std::string& text) {
 const char* const head =
     "apiVersion: manifests.package-operator.run/v1alpha1\nkind: Repository\nmetadata: {name: r}\n";
 
+// A digest's 64 hex digits ending in `tail` (hex digits too).
+std::string hex(const std::string& tail) {
+    return std::string(64 - tail.size(), '0') + tail;
+}
+
 std::string entry(const std::string& name, const std::string& digest, const std::string& versions) {
     return "---\napiVersion: manifests.package-operator.run/v1alpha1\nkind: RepositoryEntry\n"
            "data: {name: " +
-           name + ", digest: " + digest + ", image: img, versions: " + versions + "}\n";
+           name + ", digest: " + hex(digest) + ", image: img, versions: " + versions + "}\n";
 }
 
 TEST(PkoRepo, RefusesBadInputWithPositions) {
     EXPECT_EQ(
         load_error(std::string(head) + entry("a", "d1", "[v1.0.0]") + entry("a", "d2", "[1.0.0]")),
         "repo.yaml:9:1: package repository inconsistent: package \"a\" version \"v1.0.0\" "
-        "already exists (in entry \"a.d1\")");
+        "already exists (in entry \"a." +
+            hex("d1") + "\")");
     EXPECT_EQ(
         load_error(std::string(head) + entry("a", "d1", "[v1.0.0]") + entry("a", "d1", "[v2.0.0]")),
-        "repo.yaml:9:1: package repository inconsistent: duplicate entry \"a.d1\"");
+        "repo.yaml:9:1: package repository inconsistent: duplicate entry \"a." + hex("d1") + "\"");
     EXPECT_TRUE(contains(load_error(std::string(head) + entry("a", "d1", "[v1.0]")),
                          "repo.yaml:5:1: invalid version \"v1.0\""));
     EXPECT_EQ(load_error(std::string(head) +
@@ -142,11 +163,98 @@ TEST(PkoRepo, RefusesBadInputWithPositions) {
               "repo.yaml:3:7: kind \"RepositoryEntry\": the first document of a repository index "
               "must be a Repository");
     EXPECT_EQ(load_error(std::string(head) + entry("a", "d1", "[]")),
-              "repo.yaml:7:51: data.versions: Required value");
+              "repo.yaml:7:113: data.versions: Required value");
     EXPECT_EQ(load_error("apiVersion: v1\nkind: Repository\nmetadata: {name: r}\n"),
               "repo.yaml:1:13: apiVersion: Unsupported value: \"v1\": supported values: "
               "\"manifests.package-operator.run/v1alpha1\"");
     EXPECT_TRUE(contains(load_error(""), "no Repository document"));
+}
+
+TEST(PkoRepo, RefusesADigestThatIsNotOne) {
+    // data.digest names the package image (image@sha256:DIGEST) and is written into the lock as it
+    // is: only a sha256 digest's 64 lower-case hex digits are taken, refused with the line.
+    auto with_digest = [](const std::string& d) {
+        return std::string(head) +
+               "---\napiVersion: manifests.package-operator.run/v1alpha1\nkind: RepositoryEntry\n"
+               "data:\n  name: a\n  image: img\n  versions: [v1.0.0]\n  digest: " +
+               d + "\n";
+    };
+    for (const std::string& bad : std::vector<std::string>{
+             "../../../../etc/passwd", "digest", "sha256:" + hex("1"), std::string(64, 'A'),
+             hex("1").substr(1), hex("1") + "0", hex("1") + "/x"}) {
+        auto idx = load_repository(with_digest(bad), "repo.yaml");
+        ASSERT_FALSE(idx.ok()) << bad;
+        EXPECT_EQ(idx.error().code, kpkg::ExitCode::invalid) << bad;
+        EXPECT_EQ(idx.error().str(), "repo.yaml:11:11: data.digest: Invalid value: \"" + bad +
+                                         "\": must be the package image's sha256 manifest "
+                                         "digest, 64 lower-case hexadecimal digits without "
+                                         "\"sha256:\"")
+            << bad;
+    }
+    EXPECT_TRUE(load_repository(with_digest(hex("1")), "repo.yaml").ok());
+    // The same rule for what `repo add` and `update` take from an image.
+    EXPECT_EQ(digest_hex("sha256:" + hex("1")).take(), hex("1"));
+    EXPECT_EQ(digest_hex(hex("1")).take(), hex("1"));
+    EXPECT_FALSE(digest_hex("sha256:../x").ok());
+    EXPECT_FALSE(is_digest_hex("sha256:" + hex("1")));
+}
+
+// spec.repositories[].file, read from the package's tree: inside the package only, as bundles and
+// catalogs read their files.
+TEST(PkoRepo, RepositoryFileStaysInsideThePackage) {
+    TempDir dir;
+    const std::string index = std::string(head) + entry("a", "d1", "[v1.0.0]");
+    dir.write("outside.yaml", index);
+    dir.write("elsewhere/repo.yaml", index);
+    dir.write("p/repo.yaml", index);
+    dir.write("p/sub/repo.yaml", index);
+    namespace fs = std::filesystem;
+    fs::create_symlink("repo.yaml", dir / "p/same.yaml");            // inside: read
+    fs::create_symlink("sub", dir / "p/subdir");                     // inside: read through
+    fs::create_symlink(dir / "outside.yaml", dir / "p/leaves.yaml"); // outside: refused
+    fs::create_symlink("../elsewhere", dir / "p/away");              // a directory outside
+    const kpkg::io::DirectoryTree tree(dir / "p");
+    const kpkg::SourcePos at{"p/manifest.yaml", 12, 9, -1};
+    auto load = [&](const std::string& file) {
+        return load_repository_file(tree, file, "spec.repositories[0].file", at);
+    };
+    for (const std::string ok : {"repo.yaml", "./repo.yaml", "sub/repo.yaml", "same.yaml",
+                                 "subdir/repo.yaml", "sub//./repo.yaml"}) {
+        auto idx = load(ok);
+        EXPECT_TRUE(idx.ok()) << ok << ": " << idx.error().str();
+    }
+    for (const std::string& name : {(dir / "outside.yaml").string(), std::string("../outside.yaml"),
+                                    std::string("sub/../../outside.yaml"), std::string("..")}) {
+        auto idx = load(name);
+        ASSERT_FALSE(idx.ok()) << name;
+        EXPECT_EQ(idx.error().code, kpkg::ExitCode::invalid) << name;
+        EXPECT_EQ(idx.error().str(), "p/manifest.yaml:12:9: spec.repositories[0].file: Invalid "
+                                     "value: \"" +
+                                         name +
+                                         "\": must name a file inside the package directory (a "
+                                         "relative path without \"..\")");
+    }
+    auto leaves = load("leaves.yaml");
+    ASSERT_FALSE(leaves.ok());
+    EXPECT_EQ(leaves.error().code, kpkg::ExitCode::invalid);
+    EXPECT_TRUE(contains(leaves.error().str(), "refused " + (dir / "p/leaves.yaml").string() +
+                                                   ": it is a symbolic link to " +
+                                                   (dir / "outside.yaml").string() + ", outside"))
+        << leaves.error().str();
+    ASSERT_EQ(leaves.error().notes.size(), 1u);
+    EXPECT_EQ(leaves.error().notes[0],
+              "named by spec.repositories[0].file \"leaves.yaml\" at p/manifest.yaml:12:9");
+    auto away = load("away/repo.yaml");
+    ASSERT_FALSE(away.ok());
+    EXPECT_EQ(away.error().code, kpkg::ExitCode::invalid);
+    EXPECT_TRUE(
+        contains(away.error().str(), "refused " + (dir / "p/away").string() +
+                                         ": it is a symbolic link to ../elsewhere, outside"))
+        << away.error().str();
+    auto missing = load("nope.yaml");
+    ASSERT_FALSE(missing.ok());
+    EXPECT_EQ(missing.error().code, kpkg::ExitCode::error);
+    EXPECT_TRUE(contains(missing.error().str(), "nope.yaml: no such file or directory"));
 }
 
 TEST(PkoRepo, AddAndRemove) {

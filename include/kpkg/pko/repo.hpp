@@ -7,12 +7,17 @@
 // (as upstream orders them, "v" + the semver), no creation timestamps (creationTimestamp: null).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "kpkg/core/result.hpp"
 #include "kpkg/io/node.hpp"
+
+namespace kpkg::io {
+class Tree;
+}
 
 namespace kpkg::pko {
 
@@ -45,14 +50,27 @@ struct RepositoryIndex {
 };
 
 // Reads an index file's text. Errors (exit 3) name `file` and the line: a stream without a
-// Repository first, a document of another kind or apiVersion, missing data fields, a bad version,
-// a duplicate entry or version.
+// Repository first, a document of another kind or apiVersion, missing data fields, a data.digest
+// that is not a sha256 digest's 64 hex digits, a bad version, a duplicate entry or version.
 Result<RepositoryIndex> load_repository(std::string_view text, const std::string& file);
+
+// The index a package's spec.repositories[].file names, read from the package's tree: `file` is
+// relative to the package directory and may not leave it (an absolute name or one with ".." is
+// refused, exit 3, as `field` ("spec.repositories[0].file") at `at`, its place in the manifest);
+// symbolic links on the way are followed only while they stay inside the package, as the tree
+// reads links (one leaving it is refused, exit 3, naming the link). Then as load_repository.
+Result<RepositoryIndex> load_repository_file(const io::Tree& package, std::string_view file,
+                                             const std::string& field, const SourcePos& at,
+                                             std::uint64_t max_bytes = std::uint64_t{64} << 20);
 
 // The file's bytes: "---\n" before each document, keys sorted as sigs.k8s.io/yaml writes them.
 std::string write_repository(const RepositoryIndex& index);
 
-// "sha256:<hex>" or "<hex>" -> "<hex>" (64 lower-case hex digits); an error otherwise.
+// "sha256:<hex>" or "<hex>" -> "<hex>" (64 lower-case hex digits); an error otherwise. The rule is
+// core/digest's check_digest.
 Result<std::string> digest_hex(std::string_view digest);
+// Whether `digest` is what a repository entry's data.digest holds: 64 lower-case hex digits,
+// without "sha256:".
+bool is_digest_hex(std::string_view digest);
 
 } // namespace kpkg::pko

@@ -54,20 +54,21 @@ std::string resolve_digest(const std::string& image, const std::string& name) {
     return got->digest;
 }
 
-// The repository indexes spec.repositories names: files relative to the package directory, or
-// images whose files hold one index.
-std::vector<pko::RepositoryIndex> load_repositories(const pko::Manifest& m, const fs::path& dir) {
+// The repository indexes spec.repositories names: files inside the package directory (read
+// from the package's tree, which they may not leave), or images whose files hold one index.
+std::vector<pko::RepositoryIndex> load_repositories(const pko::Manifest& m,
+                                                    const io::Tree& package) {
     std::vector<pko::RepositoryIndex> out;
     const io::Node* repos = m.repositories();
     if (!repos || !repos->is_seq()) return out;
-    for (const auto& r : repos->items) {
+    for (std::size_t i = 0; i < repos->items.size(); ++i) {
+        const io::Node& r = repos->items[i];
         const io::Node* file = r.get("file");
         const io::Node* image = r.get("image");
         if (file && file->is_string() && !file->text.empty()) {
-            const fs::path p = dir / file->text;
-            auto text = io::read_file(p);
-            if (!text) throw Exception(std::move(text).error());
-            auto idx = pko::load_repository(*text, p.string());
+            auto idx = pko::load_repository_file(
+                package, file->text, "spec.repositories[" + std::to_string(i) + "].file",
+                io::pos_of(m.file, file->mark));
             if (!idx) throw Exception(std::move(idx).error());
             out.push_back(std::move(*idx));
         } else if (image && image->is_string() && !image->text.empty()) {
@@ -81,6 +82,7 @@ std::vector<pko::RepositoryIndex> load_repositories(const pko::Manifest& m, cons
             auto listing = tree->list();
             if (!listing) throw Exception(std::move(listing).error());
             std::optional<pko::RepositoryIndex> found;
+            std::optional<Error> refused; // the first YAML file that is not a valid index
             for (const auto& e : *listing) {
                 if (e.is_dir() || e.problem) continue;
                 const std::string_view n = e.name();
@@ -90,15 +92,20 @@ std::vector<pko::RepositoryIndex> load_repositories(const pko::Manifest& m, cons
                 auto c = tree->read(e);
                 if (!c) throw Exception(std::move(c).error());
                 auto idx = pko::load_repository(c->text(), e.display);
-                if (!idx) continue;
+                if (!idx) {
+                    if (!refused) refused = std::move(idx).error();
+                    continue;
+                }
                 if (found)
                     throw Exception(Error::invalid("image " + image->text +
                                                    " holds more than one repository index"));
                 found = std::move(*idx);
             }
-            if (!found)
-                throw Exception(
-                    Error::invalid("image " + image->text + " holds no repository index"));
+            if (!found) {
+                Error e = Error::invalid("image " + image->text + " holds no repository index");
+                if (refused) e.note(refused->str());
+                throw Exception(std::move(e));
+            }
             out.push_back(std::move(*found));
         } else {
             throw Exception(Error::invalid("spec.repositories: an entry names neither a file nor "
@@ -115,11 +122,15 @@ std::vector<pko::RepositoryIndex> load_repositories(const pko::Manifest& m, cons
 // naming the image (exit 3).
 Result<std::vector<pko::DependencyRequest>> image_dependencies(const pko::RepositoryEntry& e) {
     return catch_error([&] {
-        // An entry that cannot name an image (upstream's test indexes use placeholders such as
-        // digest "digest") has no manifest to read: said, and taken to have no dependencies.
+        // An entry whose image cannot be named (its data.image is no repository name; a digest
+        // that is not one never gets this far: the index is refused when read) has no manifest
+        // to read: said, and taken to have no dependencies.
         const std::string ref = e.image + "@sha256:" + e.digest;
+        if (!pko::is_digest_hex(e.digest))
+            throw Exception(Error::invalid("repository entry " + text::quote(e.entry_name()) +
+                                           ": data.digest is not a sha256 digest"));
         auto parsed = oci::parse(ref);
-        if (!pko::digest_hex(e.digest) || !parsed) {
+        if (!parsed) {
             log::warning("repository entry " + e.entry_name() + ": " + text::quote(ref) +
                          " is not an image reference; its dependencies are not known");
             return std::vector<pko::DependencyRequest>{};
@@ -237,7 +248,7 @@ int run_update(const Globals& g, const UpdateOpts& o) {
         if (const io::Node* c = m.constraints()) in.constraints = *c;
         in.dependencies = pko::dependency_requests(d);
         in.dependencies_of = image_dependencies;
-        in.repositories = load_repositories(m, fs::path(o.src));
+        in.repositories = load_repositories(m, *tree);
         auto resolved = pko::resolve_dependencies(in);
         if (!resolved) throw Exception(std::move(resolved).error());
         for (auto& x : *resolved)
