@@ -1,4 +1,5 @@
-// What kpkg package update reads around symbolic links and names that leave the package: a
+// What kpkg package validate --update-fixtures and kpkg package update write, and read, around
+// symbolic links and names that leave the package: fixtures are never written through a link, a
 // repository index is read from inside the package only, and a digest that is not one never
 // reaches the lock. Each refusal writes nothing.
 #include <gtest/gtest.h>
@@ -16,6 +17,108 @@ using kpkg::test::describe;
 using kpkg::test::read_file;
 using kpkg::test::run_kpkg;
 using kpkg::test::TempDir;
+
+const char* const kManifest = R"(apiVersion: manifests.package-operator.run/v1alpha1
+kind: PackageManifest
+metadata:
+  name: demo
+spec:
+  scopes: [Namespaced]
+  phases: [{name: deploy}]
+test:
+  template:
+  - name: ns
+    context:
+      package:
+        metadata: {name: demo, namespace: prod}
+)";
+
+const char* const kTemplate = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ "
+                              ".package.metadata.name }}\n  annotations: "
+                              "{package-operator.run/phase: deploy}\n";
+
+// A package p/ whose test case "ns" renders ns/cm.yaml, and a directory outside/ beside it holding
+// files of its own.
+struct Fixtures {
+    TempDir tmp;
+    fs::path pkg = tmp / "p";
+    fs::path out = tmp / "outside";
+    Fixtures() {
+        tmp.write("p/manifest.yaml", kManifest);
+        tmp.write("p/cm.yaml.gotmpl", kTemplate);
+        tmp.write("outside/ns/cm.yaml", "theirs\n");
+        tmp.write("outside/mine.yaml", "theirs\n");
+    }
+    kpkg::test::RunResult update() {
+        return run_kpkg({"package", "validate", "--update-fixtures", pkg.string()});
+    }
+    // Nothing outside the package was written or replaced.
+    void outside_untouched() const {
+        EXPECT_EQ(read_file(out / "ns/cm.yaml"), "theirs\n");
+        EXPECT_EQ(read_file(out / "mine.yaml"), "theirs\n");
+        std::size_t n = 0;
+        for (const auto& e : fs::recursive_directory_iterator(out)) {
+            (void)e;
+            ++n;
+        }
+        EXPECT_EQ(n, 3u); // ns/, ns/cm.yaml, mine.yaml
+    }
+};
+
+TEST(PackageFixtures, FixturesDirectoryLinkedOutOfThePackage) {
+    Fixtures f;
+    fs::create_symlink(f.out, f.pkg / ".test-fixtures");
+    auto r = f.update();
+    EXPECT_EQ(r.exit_code, 3) << describe(r);
+    EXPECT_TRUE(contains(r.err, (f.pkg / ".test-fixtures").string() + " is a symbolic link to \"" +
+                                    f.out.string() + "\", outside the package"))
+        << r.err;
+    EXPECT_FALSE(contains(r.out, "wrote")) << r.out;
+    f.outside_untouched();
+    EXPECT_TRUE(fs::is_symlink(f.pkg / ".test-fixtures"));
+}
+
+TEST(PackageFixtures, CaseDirectoryLinkedOutOfThePackage) {
+    Fixtures f;
+    fs::create_directories(f.pkg / ".test-fixtures");
+    fs::create_symlink(f.out / "ns", f.pkg / ".test-fixtures/ns");
+    auto r = f.update();
+    EXPECT_EQ(r.exit_code, 3) << describe(r);
+    EXPECT_TRUE(contains(r.err, (f.pkg / ".test-fixtures/ns").string() + " is a symbolic link"))
+        << r.err;
+    f.outside_untouched();
+}
+
+TEST(PackageFixtures, FixtureFileLinkedOutOfThePackage) {
+    Fixtures f;
+    fs::create_directories(f.pkg / ".test-fixtures/ns");
+    fs::create_symlink(f.out / "mine.yaml", f.pkg / ".test-fixtures/ns/cm.yaml");
+    auto r = f.update();
+    EXPECT_EQ(r.exit_code, 3) << describe(r);
+    EXPECT_TRUE(
+        contains(r.err, (f.pkg / ".test-fixtures/ns/cm.yaml").string() + " is a symbolic link"))
+        << r.err;
+    f.outside_untouched();
+    // The user's link stays as it was.
+    ASSERT_TRUE(fs::is_symlink(f.pkg / ".test-fixtures/ns/cm.yaml"));
+    EXPECT_EQ(fs::read_symlink(f.pkg / ".test-fixtures/ns/cm.yaml"), f.out / "mine.yaml");
+}
+
+TEST(PackageFixtures, LinkInsideThePackageIsNotWrittenThrough) {
+    Fixtures f;
+    fs::create_directories(f.pkg / ".test-fixtures/ns");
+    fs::create_symlink("../../cm.yaml.gotmpl", f.pkg / ".test-fixtures/ns/cm.yaml");
+    auto r = f.update();
+    EXPECT_EQ(r.exit_code, 3) << describe(r);
+    EXPECT_TRUE(contains(r.err, "(inside the package)")) << r.err;
+    EXPECT_EQ(read_file(f.pkg / "cm.yaml.gotmpl"), kTemplate); // the template is not overwritten
+    // Without the link the fixture is written.
+    fs::remove(f.pkg / ".test-fixtures/ns/cm.yaml");
+    auto ok = f.update();
+    EXPECT_EQ(ok.exit_code, 0) << describe(ok);
+    EXPECT_TRUE(contains(read_file(f.pkg / ".test-fixtures/ns/cm.yaml"), "name: demo"));
+    f.outside_untouched();
+}
 
 // --- kpkg package update: repository indexes ----------------------------------------------------
 

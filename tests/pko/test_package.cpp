@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "kpkg/io/tree.hpp"
+#include "kpkg/pko/fixtures.hpp"
 #include "kpkg/pko/package.hpp"
 #include "kpkg/pko/render.hpp"
 #include "kpkg/pko/validate.hpp"
@@ -451,6 +452,72 @@ TEST(PkoLoad, LockDigestsAreDigests) {
                          "spec.images[0].digest: Invalid value: \"" + hex + "\""));
     EXPECT_TRUE(contains(errors(lock("sha256:" + hex, "\"\"")),
                          "spec.dependencies[0].digest: Required value"));
+}
+
+// --update-fixtures' writer: never through a symbolic link, checked before anything is written.
+TEST(PkoFixtures, NeverWrittenThroughALink) {
+    test::TempDir tmp;
+    const fs::path pkg = tmp / "p";
+    const fs::path out = tmp / "outside";
+    fs::create_directories(pkg);
+    fs::create_directories(out / "ns");
+    tmp.write("outside/ns/cm.yaml", "theirs\n");
+    tmp.write("outside/file.yaml", "theirs\n");
+    const std::vector<FixtureChange> changes = {{".test-fixtures/a/x.yaml", "new\n", false},
+                                                {".test-fixtures/ns/cm.yaml", "new\n", false}};
+    auto untouched = [&] {
+        EXPECT_EQ(test::read_file(out / "ns/cm.yaml"), "theirs\n");
+        EXPECT_EQ(test::read_file(out / "file.yaml"), "theirs\n");
+        EXPECT_FALSE(fs::exists(out / "ns/x.yaml"));
+        EXPECT_FALSE(fs::exists(out / "a"));
+        EXPECT_FALSE(fs::exists(pkg / ".test-fixtures/a")); // nothing written before the refusal
+    };
+    // .test-fixtures a link to a directory outside the package.
+    fs::create_symlink(out, pkg / ".test-fixtures");
+    auto r = write_fixture_changes(pkg, changes);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ExitCode::invalid);
+    EXPECT_TRUE(contains(r.error().message, (pkg / ".test-fixtures").string() +
+                                                " is a symbolic link to \"" + out.string() +
+                                                "\", outside the package"))
+        << r.error().message;
+    untouched();
+    // .test-fixtures/CASE a link out of the package.
+    fs::remove(pkg / ".test-fixtures");
+    fs::create_directories(pkg / ".test-fixtures");
+    fs::create_symlink(out / "ns", pkg / ".test-fixtures/ns");
+    r = write_fixture_changes(pkg, changes);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ExitCode::invalid);
+    EXPECT_TRUE(
+        contains(r.error().message, (pkg / ".test-fixtures/ns").string() + " is a symbolic link"))
+        << r.error().message;
+    untouched();
+    // A fixture file that is a link out of the package: kept, not replaced or written through.
+    fs::remove(pkg / ".test-fixtures/ns");
+    fs::create_directories(pkg / ".test-fixtures/ns");
+    fs::create_symlink(out / "file.yaml", pkg / ".test-fixtures/ns/cm.yaml");
+    r = write_fixture_changes(pkg, changes);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ExitCode::invalid);
+    EXPECT_TRUE(fs::is_symlink(pkg / ".test-fixtures/ns/cm.yaml"));
+    untouched();
+    // A link that stays inside the package is refused too: behind it are the package's own files
+    // (here its template), which the fixtures must not overwrite.
+    fs::remove(pkg / ".test-fixtures/ns/cm.yaml");
+    tmp.write("p/cm.yaml.gotmpl", "source\n");
+    fs::create_symlink("../../cm.yaml.gotmpl", pkg / ".test-fixtures/ns/cm.yaml");
+    r = write_fixture_changes(pkg, changes);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ExitCode::invalid);
+    EXPECT_TRUE(contains(r.error().message, "(inside the package)")) << r.error().message;
+    EXPECT_EQ(test::read_file(pkg / "cm.yaml.gotmpl"), "source\n");
+    untouched();
+    // Without links: written.
+    fs::remove(pkg / ".test-fixtures/ns/cm.yaml");
+    ASSERT_TRUE(write_fixture_changes(pkg, changes).ok());
+    EXPECT_EQ(test::read_file(pkg / ".test-fixtures/ns/cm.yaml"), "new\n");
+    EXPECT_EQ(test::read_file(pkg / ".test-fixtures/a/x.yaml"), "new\n");
 }
 
 // The verdicts kubectl-package gives on its own conformance packages.

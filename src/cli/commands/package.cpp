@@ -17,6 +17,7 @@
 #include "kpkg/io/tree.hpp"
 #include "kpkg/oci/location.hpp"
 #include "kpkg/oci/url_cache.hpp"
+#include "kpkg/pko/fixtures.hpp"
 #include "kpkg/pko/package.hpp"
 #include "kpkg/pko/render.hpp"
 #include "kpkg/pko/util.hpp"
@@ -176,25 +177,10 @@ int run_validate(const Globals& g, const ValidateOpts& o) {
     pko::Report report = pko::validate(loaded, vo);
 
     if (o.update_fixtures && report.violations.empty()) {
-        // Every fixture is written (or removed) on its own atomically.
-        for (const auto& c : report.fixture_changes) {
-            const fs::path target = fs::path(o.src) / c.rel;
-            if (c.remove) {
-                std::error_code ec;
-                fs::remove(target, ec);
-                if (ec)
-                    throw Exception(
-                        Error::io("cannot remove " + target.string() + ": " + ec.message()));
-                continue;
-            }
-            std::error_code ec;
-            fs::create_directories(target.parent_path(), ec);
-            if (ec)
-                throw Exception(Error::io("cannot create " + target.parent_path().string() + ": " +
-                                          ec.message()));
-            if (auto w = write_file_atomic(target, c.content); !w)
-                throw Exception(std::move(w).error());
-        }
+        // Every change is checked first (no symbolic link on the way: nothing is written when
+        // one is refused), then each fixture is written (or removed) atomically.
+        if (auto w = pko::write_fixture_changes(fs::path(o.src), report.fixture_changes); !w)
+            throw Exception(std::move(w).error());
     }
 
     const std::size_t errors = report.violations.size();
