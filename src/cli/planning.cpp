@@ -169,7 +169,8 @@ void check_plan_flags(const PlanFlags& f) {
         throw Exception(Error::usage("--source names the catalog of the requests: give a request"));
 }
 
-plan::InstallPlan make_plan(const Globals& g, const PlanFlags& o) {
+plan::InstallPlan make_plan(const Globals& g, const PlanFlags& o,
+                            const std::vector<OutputPath>& outputs) {
     const RequestFlags& f = o.req;
     check_plan_flags(o);
     plan::PlanOptions popts;
@@ -191,6 +192,8 @@ plan::InstallPlan make_plan(const Globals& g, const PlanFlags& o) {
         inputs.push_back({"--bundle-dir", spec.substr(eq + 1)});
     }
     check_stdin_once(inputs);
+    for (const auto& out : outputs)
+        check_output_outside(out, inputs);
 
     resolve::Request req;
     fill_request(f, req);

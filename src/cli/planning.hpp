@@ -44,8 +44,11 @@ plan::TreeOptions tree_options(const TreeFlags& f, const std::string& format_fla
 
 // Loads the catalogs, resolves the requests (one hop per operator, as one InstallPlan does),
 // gathers the selected bundles' contents and makes the InstallPlan; its warnings include the
-// resolution's and the contents'. Throws Exception (exit 4 when there is no solution).
-plan::InstallPlan make_plan(const Globals& g, const PlanFlags& f);
+// resolution's and the contents'. `outputs`: what the command will write, checked against the
+// inputs before anything is read (check_output_outside). Throws Exception (exit 4 when there is
+// no solution).
+plan::InstallPlan make_plan(const Globals& g, const PlanFlags& f,
+                            const std::vector<OutputPath>& outputs = {});
 
 // Checks the plan flags before anything is loaded (namespaces, --source without a request).
 void check_plan_flags(const PlanFlags& f);

@@ -32,7 +32,7 @@ void add_request_flags(CLI::App* cmd, RequestFlags& f) {
 std::vector<InputPath> request_inputs(const RequestFlags& f) {
     std::vector<InputPath> inputs;
     for (const auto& spec : f.catalogs)
-        inputs.push_back({"--catalog", resolve::parse_catalog_spec(spec).take().second});
+        inputs.push_back({"--catalog", resolve::parse_catalog_spec(spec).take().second, true});
     if (!f.installed.empty()) inputs.push_back({"--installed", f.installed});
     return inputs;
 }

@@ -79,6 +79,7 @@ struct Scan {
     std::set<std::string> owned_before;
     std::map<std::string, fs::path> owned_files; // on disk, listed in .kpkg-plan
     std::vector<std::string> foreign;            // on disk, not listed
+    std::map<std::string, fs::path> links;       // symbolic links (foreign too): their targets
     std::string old_list;
 };
 
@@ -98,8 +99,11 @@ Result<Scan> scan(const fs::path& dir) {
         if (ec) return io_error("cannot read", dir, ec);
         const fs::file_status st = it->symlink_status(ec);
         if (fs::is_directory(st)) continue;
-        const std::string rel = fs::relative(it->path(), dir, ec).generic_string();
-        if (rel == owned_list) continue;
+        // Named as itself: a symbolic link is not resolved (it is a file of its own, kept as
+        // it is).
+        const std::string rel = it->path().lexically_relative(dir).generic_string();
+        if (fs::is_symlink(st)) s.links[rel] = fs::read_symlink(it->path(), ec);
+        if (rel == owned_list && !fs::is_symlink(st)) continue;
         if (s.owned_before.count(rel) && fs::is_regular_file(st))
             s.owned_files[rel] = it->path();
         else
@@ -145,6 +149,31 @@ Result<TreeChanges> write_tree(const fs::path& dir_arg, const GitOpsTree& tree,
         auto sc = scan(dir);
         if (!sc) return std::move(sc).error();
         s = std::move(*sc);
+    }
+    // A user's symbolic link is never replaced, removed or written through: one where the tree
+    // writes a file (or below which it writes one) is refused, with or without --force.
+    std::vector<std::string> in_the_way;
+    for (const auto& [rel, target] : s.links) {
+        bool hit = rel == owned_list;
+        for (const auto& f : tree.files)
+            if (f.path == rel || (f.path.size() > rel.size() && f.path[rel.size()] == '/' &&
+                                  f.path.compare(0, rel.size(), rel) == 0))
+                hit = true;
+        if (hit) in_the_way.push_back(rel + " -> " + target.string());
+    }
+    if (!in_the_way.empty()) {
+        std::string msg =
+            "--output-dir " + dir_arg.string() + " holds " +
+            (in_the_way.size() == 1 ? std::string("a symbolic link")
+                                    : std::to_string(in_the_way.size()) + " symbolic links") +
+            " where kpkg plan writes its files; kpkg plan never replaces a link or "
+            "writes through one, --force or not; nothing written. Move " +
+            (in_the_way.size() == 1 ? "it" : "them") + ", or give another directory:";
+        for (std::size_t i = 0; i < in_the_way.size() && i < 10; ++i)
+            msg += "\n  " + in_the_way[i];
+        if (in_the_way.size() > 10)
+            msg += "\n  ... and " + std::to_string(in_the_way.size() - 10) + " more";
+        return Error::usage(msg);
     }
     if (!s.foreign.empty() && !opts.force && !opts.check) {
         std::string msg = "--output-dir " + dir_arg.string() + " holds " +

@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "support/support.hpp"
 
@@ -138,4 +140,180 @@ TEST(CliPaths, OutputFilesAreWrittenThroughLinksAndKeepTheirMode) {
     ASSERT_EQ(l.exit_code, 0) << l.err;
     EXPECT_TRUE(fs::is_symlink(d / "lock.yaml"));
     EXPECT_NE(read_file(d / "real/lock.yaml"), "old");
+}
+
+// ---- every command that writes: no output inside its input, no input inside its output ----
+
+namespace {
+
+// `kpkg plan vault` on the catalog at `cat` (both bundles from their directories) as a tree of
+// manifests in `out`.
+std::vector<std::string> plan_tree(const std::string& cat, const std::string& out) {
+    auto bundle = [](const std::string& name) {
+        return name + "=" + testdata("plan/bundles/" + name).string();
+    };
+    return {"plan",
+            "vault",
+            "--catalog",
+            cat,
+            "-n",
+            "operators",
+            "--bundle-dir",
+            bundle("vault-operator.v1.2.0"),
+            "--bundle-dir",
+            bundle("etcdoperator.v0.9.4"),
+            "--offline",
+            "--output-dir",
+            out,
+            "--format",
+            "manifests",
+            "--target-namespaces",
+            "operators"};
+}
+
+// A copy of the greeter package at d/pk.
+std::string package_copy(const TempDir& d) {
+    fs::copy(testdata("packages/greeter"), d / "pk", fs::copy_options::recursive);
+    return (d / "pk").string();
+}
+
+std::vector<std::string> with_flag(std::vector<std::string> args, const std::string& flag) {
+    args.push_back(flag);
+    return args;
+}
+
+bool has(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+} // namespace
+
+TEST(CliPaths, PlanTreeInsideItsCatalogIsRefused) {
+    TempDir d;
+    const std::string cat = sample_copy(d);
+    const std::size_t before = entries(d / "cat");
+    auto r = run_kpkg(plan_tree(cat, cat + "/gitops"));
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "--output-dir " + cat + "/gitops is inside --catalog " + cat)) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_FALSE(fs::exists(d / "cat/gitops"));
+    EXPECT_EQ(entries(d / "cat"), before);
+    // The catalog still resolves; the tree beside it is written.
+    auto resolve = run_kpkg({"resolve", "vault", "--catalog", cat});
+    EXPECT_EQ(resolve.exit_code, 0) << resolve.err;
+    auto beside = run_kpkg(plan_tree(cat, (d / "gitops").string()));
+    EXPECT_EQ(beside.exit_code, 0) << beside.err;
+    // --check writes nothing, but names the same tree: refused alike.
+    auto check = run_kpkg(with_flag(plan_tree(cat, cat + "/gitops"), "--check"));
+    EXPECT_EQ(check.exit_code, 2) << check.err;
+}
+
+TEST(CliPaths, PlanTreeHoldingAnInputIsRefused) {
+    // The tree is replaced as a whole: a catalog, a bundle or --installed inside it would be
+    // replaced with it.
+    TempDir d;
+    fs::create_directories(d / "gitops");
+    fs::copy(testdata("catalog"), d / "gitops/cat", fs::copy_options::recursive);
+    const std::string cat = (d / "gitops/cat").string();
+    const std::size_t before = entries(d / "gitops");
+    auto r = run_kpkg(with_flag(plan_tree(cat, (d / "gitops").string()), "--force"));
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "--output-dir " + (d / "gitops").string() + " holds --catalog " + cat))
+        << r.err;
+    EXPECT_EQ(entries(d / "gitops"), before);
+    EXPECT_FALSE(fs::exists(d / "gitops/.kpkg-plan"));
+    // Named with "..", or through a link to the directory: the same directory.
+    fs::create_directory_symlink(d / "gitops", d / "link");
+    auto linked = run_kpkg(with_flag(plan_tree(cat, (d / "link").string()), "--force"));
+    EXPECT_EQ(linked.exit_code, 2) << linked.err;
+    auto dotted = run_kpkg(with_flag(plan_tree(cat, (d / "gitops/cat/..").string()), "--force"));
+    EXPECT_EQ(dotted.exit_code, 2) << dotted.err;
+    EXPECT_FALSE(fs::exists(d / "gitops/.kpkg-plan"));
+}
+
+TEST(CliPaths, PackageRenderInsideThePackageIsRefused) {
+    TempDir d;
+    const std::string pk = package_copy(d);
+    const std::size_t before = entries(d / "pk");
+    auto r = run_kpkg({"package", "render", pk, "--namespace", "ns", "--output-dir", pk + "/out"});
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "--output-dir " + pk + "/out is inside SRC " + pk)) << r.err;
+    EXPECT_FALSE(fs::exists(d / "pk/out"));
+    EXPECT_EQ(entries(d / "pk"), before);
+    // A link beside the package that leads into it.
+    fs::create_directory_symlink(d / "pk", d / "pklink");
+    auto linked = run_kpkg({"package", "render", pk, "--namespace", "ns", "--output-dir",
+                            (d / "pklink/new").string()});
+    EXPECT_EQ(linked.exit_code, 2) << linked.err;
+    // Inside the configuration file's directory is fine when that is not the package; the
+    // configuration itself is not.
+    d.write("cfg/config.yaml", "greeting: hi\n");
+    auto over_config = run_kpkg({"package", "render", pk, "--namespace", "ns", "--config",
+                                 (d / "cfg/config.yaml").string(), "--output-dir",
+                                 (d / "cfg/config.yaml").string()});
+    EXPECT_EQ(over_config.exit_code, 2) << over_config.err;
+    EXPECT_TRUE(has(over_config.err, " is --config ")) << over_config.err;
+    EXPECT_EQ(entries(d / "pk"), before);
+    auto valid = run_kpkg({"package", "validate", pk});
+    EXPECT_EQ(valid.exit_code, 0) << valid.out << valid.err;
+    auto beside = run_kpkg(
+        {"package", "render", pk, "--namespace", "ns", "--output-dir", (d / "out").string()});
+    EXPECT_EQ(beside.exit_code, 0) << beside.err;
+}
+
+TEST(CliPaths, BuildSaveInsideTheBuiltDirectoryIsRefused) {
+    TempDir d;
+    const std::vector<std::string> env = {"KPKG_CACHE_DIR=" + (d / "cache").string()};
+    const std::string pk = package_copy(d);
+    const std::size_t before = entries(d / "pk");
+    for (const std::string& dest : {"oci:" + pk + "/oci", "oci-archive:" + pk + "/image.tar",
+                                    "docker-archive:" + pk + "/docker.tar", "oci:" + pk}) {
+        auto r = run_kpkg({"build", pk, "--save", dest}, {}, env);
+        EXPECT_EQ(r.exit_code, 2) << dest << "\n" << r.out << r.err;
+        EXPECT_TRUE(has(r.err, "--save " + dest + " is")) << r.err;
+        EXPECT_TRUE(has(r.err, "DIR " + pk)) << r.err;
+        EXPECT_EQ(r.out, "");
+    }
+    EXPECT_EQ(entries(d / "pk"), before);
+    // Beside it: two builds, one digest.
+    auto a = run_kpkg({"build", pk, "--save", "oci:" + (d / "oci").string()}, {}, env);
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    auto b = run_kpkg({"build", pk, "--save", "oci:" + (d / "oci").string()}, {}, env);
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    EXPECT_EQ(a.out, b.out);
+    // A layout holding the package, and the base image as the destination.
+    fs::copy(testdata("catalog"), d / "oci/catalog", fs::copy_options::recursive);
+    auto holding = run_kpkg(
+        {"build", (d / "oci/catalog").string(), "--save", "oci:" + (d / "oci").string()}, {}, env);
+    EXPECT_EQ(holding.exit_code, 2) << holding.err;
+    EXPECT_TRUE(has(holding.err, " holds DIR ")) << holding.err;
+    auto base = run_kpkg({"build", testdata("catalog").string(), "--base-image",
+                          "oci:" + (d / "oci").string(), "--save", "oci:" + (d / "oci").string()},
+                         {}, env);
+    EXPECT_EQ(base.exit_code, 2) << base.err;
+    EXPECT_TRUE(has(base.err, " is --base-image oci:")) << base.err;
+}
+
+TEST(CliPaths, PullAndRepositoryIndexOutsideTheirImage) {
+    TempDir d;
+    const std::vector<std::string> env = {"KPKG_CACHE_DIR=" + (d / "cache").string()};
+    const std::string pk = package_copy(d);
+    const std::string layout = (d / "layout").string();
+    ASSERT_EQ(run_kpkg({"build", pk, "--save", "oci:" + layout}, {}, env).exit_code, 0);
+    const std::size_t before = entries(d / "layout");
+    auto into = run_kpkg({"pull", "oci:" + layout, "--save", "oci:" + layout + "/copy"}, {}, env);
+    EXPECT_EQ(into.exit_code, 2) << into.err;
+    EXPECT_TRUE(has(into.err, "--save oci:" + layout + "/copy is inside IMAGE oci:" + layout))
+        << into.err;
+    auto same = run_kpkg({"pull", layout, "--save", "oci:" + layout}, {}, env);
+    EXPECT_EQ(same.exit_code, 2) << same.err;
+    auto index = run_kpkg({"package", "repo", "add", layout + "/index.yaml", "oci:" + layout,
+                           "v1.0.0", "--image", "example.com/greeter"},
+                          {}, env);
+    EXPECT_EQ(index.exit_code, 2) << index.err;
+    EXPECT_TRUE(has(index.err, "FILE " + layout + "/index.yaml is inside IMAGE")) << index.err;
+    EXPECT_EQ(entries(d / "layout"), before);
+    auto beside =
+        run_kpkg({"pull", "oci:" + layout, "--save", "oci:" + (d / "copy").string()}, {}, env);
+    EXPECT_EQ(beside.exit_code, 0) << beside.err;
 }

@@ -444,6 +444,90 @@ TEST(PlanTree, ForeignFilesNeedForce) {
     EXPECT_FALSE(contains(read_file(out / ".kpkg-plan"), "README.md"));
 }
 
+// A user's symbolic links in the tree: named as themselves, kept as links, never written through.
+TEST(PlanTree, LinksAreNamedAsThemselvesAndKept) {
+    test::TempDir tmp;
+    const fs::path out = tmp / "out";
+    ASSERT_EQ(run_kpkg(olm_args(out)).exit_code, 0);
+    const std::string sub = read_file(out / "vault/subscription-vault.yaml");
+    fs::create_symlink("vault/subscription-vault.yaml", out / "my-link.yaml");
+    // Without --force the link is the file kpkg did not write, under its own name.
+    auto r = run_kpkg(olm_args(out));
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, "holds 1 file kpkg plan did not write")) << r.err;
+    EXPECT_TRUE(contains(r.err, "\n  my-link.yaml")) << r.err;
+    EXPECT_FALSE(contains(r.err, "\n  vault/subscription-vault.yaml")) << r.err;
+    // With --force (and a file to write again) it stays, as the link it was; the file it names
+    // is kpkg's.
+    tmp.write("out/common/namespace-operators.yaml", "edited\n");
+    auto forced = run_kpkg(with(olm_args(out), {"--force"}));
+    ASSERT_EQ(forced.exit_code, 0) << forced.err;
+    EXPECT_TRUE(contains(forced.out, "0 added, 1 changed, 0 removed")) << forced.out;
+    ASSERT_TRUE(fs::is_symlink(out / "my-link.yaml"));
+    EXPECT_EQ(fs::read_symlink(out / "my-link.yaml"), "vault/subscription-vault.yaml");
+    EXPECT_FALSE(fs::is_symlink(out / "vault/subscription-vault.yaml"));
+    EXPECT_EQ(read_file(out / "my-link.yaml"), sub);
+    EXPECT_FALSE(contains(read_file(out / ".kpkg-plan"), "my-link.yaml"));
+    // --check does not count it either.
+    auto check = run_kpkg(with_check(olm_args(out)));
+    EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+}
+
+TEST(PlanTree, LinkToAFileOutsideTheTreeIsKept) {
+    test::TempDir tmp;
+    const fs::path out = tmp / "out";
+    ASSERT_EQ(run_kpkg(olm_args(out)).exit_code, 0);
+    tmp.write("elsewhere/values.yaml", "mine\n");
+    fs::create_symlink(tmp / "elsewhere/values.yaml", out / "values.yaml");
+    fs::create_directory_symlink(tmp / "elsewhere", out / "docs");
+    for (int run = 0; run < 2; ++run) {
+        // Something to write each time, so that the tree is replaced.
+        tmp.write("out/common/namespace-operators.yaml", "edited\n");
+        auto forced = run_kpkg(with(olm_args(out), {"--force"}));
+        ASSERT_EQ(forced.exit_code, 0) << run << "\n" << forced.err;
+        ASSERT_TRUE(fs::is_symlink(out / "values.yaml"));
+        EXPECT_EQ(fs::read_symlink(out / "values.yaml"), tmp / "elsewhere/values.yaml");
+        ASSERT_TRUE(fs::is_symlink(out / "docs"));
+        EXPECT_EQ(read_file(tmp / "elsewhere/values.yaml"), "mine\n");
+    }
+    EXPECT_EQ(read_tree(tmp / "elsewhere").size(), 1u);
+}
+
+TEST(PlanTree, LinkWhereTheTreeWritesIsRefused) {
+    test::TempDir tmp;
+    const fs::path out = tmp / "out";
+    ASSERT_EQ(run_kpkg(olm_args(out)).exit_code, 0);
+    const auto before = read_tree(out);
+    // A file kpkg writes replaced by a link to a file outside, and a directory it writes into
+    // replaced by a link to a directory outside: neither is written through nor replaced.
+    tmp.write("elsewhere/sub.yaml", "mine\n");
+    fs::remove(out / "vault/subscription-vault.yaml");
+    fs::create_symlink(tmp / "elsewhere/sub.yaml", out / "vault/subscription-vault.yaml");
+    fs::rename(out / "common", tmp / "common-moved");
+    fs::create_directory_symlink(tmp / "common-moved", out / "common");
+    for (const bool force : {false, true}) {
+        auto r = run_kpkg(force ? with(olm_args(out), {"--force"}) : olm_args(out));
+        EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+        EXPECT_EQ(r.out, "");
+        EXPECT_TRUE(contains(r.err, "holds 2 symbolic links where kpkg plan writes")) << r.err;
+        EXPECT_TRUE(contains(r.err, "\n  vault/subscription-vault.yaml -> " +
+                                        (tmp / "elsewhere/sub.yaml").string()))
+            << r.err;
+        EXPECT_TRUE(contains(r.err, "\n  common -> " + (tmp / "common-moved").string())) << r.err;
+        EXPECT_TRUE(fs::is_symlink(out / "vault/subscription-vault.yaml"));
+        EXPECT_TRUE(fs::is_symlink(out / "common"));
+        EXPECT_EQ(read_file(tmp / "elsewhere/sub.yaml"), "mine\n");
+    }
+    auto check = run_kpkg(with_check(olm_args(out)));
+    EXPECT_EQ(check.exit_code, 2) << check.out << check.err;
+    // The links moved away, the tree is written again.
+    fs::remove(out / "vault/subscription-vault.yaml");
+    fs::remove(out / "common");
+    auto again = run_kpkg(olm_args(out));
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(read_tree(out), before);
+}
+
 // --- refusals ------------------------------------------------------------------------------------
 
 TEST(PlanTree, InstallModes) {

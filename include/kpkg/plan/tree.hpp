@@ -81,10 +81,12 @@ struct WriteOptions {
 };
 
 // Writes `tree` to `dir`, all or nothing: the new directory is built beside `dir` and swapped in
-// (files kpkg does not own, with --force, are carried over). Files kpkg wrote before (listed in
-// dir/.kpkg-plan) that the tree no longer has are removed. With check, only compares. Errors:
-// `dir` holds files not listed in .kpkg-plan and force is off (exit 2, naming them); `dir` is
-// not a directory (exit 2); I/O (exit 1).
+// (files kpkg does not own, with --force, are carried over; symbolic links as links, named as
+// themselves). Files kpkg wrote before (listed in dir/.kpkg-plan) that the tree no longer has are
+// removed. With check, only compares. Errors: a symbolic link where the tree writes a file or
+// below which it writes one (exit 2, naming it; force or not: a link is never replaced or
+// written through); `dir` holds files not listed in .kpkg-plan and force is off (exit 2, naming
+// them); `dir` is not a directory (exit 2); I/O (exit 1).
 Result<TreeChanges> write_tree(const std::filesystem::path& dir, const GitOpsTree& tree,
                                const WriteOptions& opts);
 

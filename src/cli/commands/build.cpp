@@ -25,6 +25,7 @@
 #include "kpkg/core/text.hpp"
 #include "kpkg/oci/registry.hpp"
 #include "kpkg/oci/store.hpp"
+#include "paths.hpp"
 
 namespace kpkg::cli {
 namespace {
@@ -90,6 +91,12 @@ int run_build(const Globals& g, const BuildCliOptions& o) {
         copts.labels[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
     const bool on_base = o.base != "scratch" && !o.base.empty();
+    // No destination is the directory built or the base image, inside them, or holds them: the
+    // next build would pack this one's output.
+    std::vector<InputPath> inputs{{"DIR", o.dir, true}};
+    if (on_base) inputs.push_back({"--base-image", o.base, true});
+    for (const auto& s : o.saves)
+        check_output_outside({"--save", s, true}, inputs);
 
     auto tree = open_input(o.dir);
     auto kind = plan::detect(*tree).take();

@@ -24,9 +24,9 @@ int run_render(const Globals& g, const RenderCliOptions& o) {
         g.format == Format::yaml ? catalog::RenderFormat::yaml : catalog::RenderFormat::json;
     std::vector<InputPath> inputs;
     for (const auto& s : o.sources)
-        inputs.push_back({"SRC", s});
+        inputs.push_back({"SRC", s, true});
     check_stdin_once(inputs);
-    check_output_outside("--output-file", o.output_file, inputs);
+    check_output_outside({"--output-file", o.output_file}, inputs);
     // Every source is read and checked before anything is written: on an error, stdout gets
     // nothing and no output file is created.
     std::vector<catalog::RenderSource> sources;

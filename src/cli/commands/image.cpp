@@ -19,6 +19,7 @@
 #include "kpkg/oci/media_types.hpp"
 #include "kpkg/oci/registry.hpp"
 #include "kpkg/oci/store.hpp"
+#include "paths.hpp"
 
 namespace kpkg::cli {
 namespace {
@@ -80,6 +81,7 @@ int run_pull(const Globals& g, const PullCliOptions& o) {
                 "--save " + text::quote(s) +
                 ": write oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE"));
         saves.push_back(std::move(l));
+        check_output_outside({"--save", s, true}, {{"IMAGE", o.ref, true}});
     }
     std::optional<oci::Platform> platform;
     if (!o.platform.empty())

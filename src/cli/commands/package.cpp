@@ -22,6 +22,7 @@
 #include "kpkg/pko/render.hpp"
 #include "kpkg/pko/util.hpp"
 #include "kpkg/pko/validate.hpp"
+#include "paths.hpp"
 
 namespace kpkg::cli {
 namespace {
@@ -400,6 +401,10 @@ std::string safe(const std::string& s) {
 }
 
 int run_render(const Globals& g, const RenderOpts& o) {
+    if (!o.output_dir.empty())
+        check_output_outside(
+            {"--output-dir", o.output_dir},
+            {{"SRC", o.src, true}, {"--config", o.config_path}, {"--environment", o.environment}});
     Prepared p = prepare(o);
     const pko::Manifest& m = p.pkg->manifest;
     if (!o.environment.empty()) check_constraints(m, p.ctx.environment);

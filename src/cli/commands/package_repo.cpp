@@ -11,6 +11,7 @@
 #include "kpkg/oci/location.hpp"
 #include "kpkg/oci/reference.hpp"
 #include "kpkg/pko/repo.hpp"
+#include "paths.hpp"
 
 namespace kpkg::cli {
 namespace {
@@ -115,6 +116,7 @@ int run_add(const RepoOptions& o) {
         if (auto parsed = semver::Version::parse(sv); !parsed)
             throw Exception(Error::usage("VERSION: " + parsed.error().message));
     }
+    check_output_outside({"FILE", o.file}, {{"IMAGE", o.image, true}});
     auto idx = load_index(o.file);
     auto pkg = read_package_image(o.image, o.image_name);
     pkg.entry.versions = o.versions;
@@ -128,6 +130,7 @@ int run_add(const RepoOptions& o) {
 }
 
 int run_remove(const RepoOptions& o) {
+    check_output_outside({"FILE", o.file}, {{"IMAGE", o.image, true}});
     auto idx = load_index(o.file);
     auto pkg = read_package_image(o.image, {}, /*need_image=*/false);
     if (!idx.remove(pkg.entry.name, pkg.entry.digest))

@@ -76,7 +76,10 @@ int run_plan(const Globals& g, const PlanCliOptions& o) {
                                      "cluster with OLM) or --format manifests (the objects "
                                      "themselves, without OLM)"));
     const plan::TreeOptions topts = tree ? tree_options(t, "--format") : plan::TreeOptions{};
-    plan::InstallPlan p = make_plan(g, o.plan);
+    // The tree is no input's, and holds none: it is replaced as a whole.
+    plan::InstallPlan p = make_plan(g, o.plan,
+                                    tree ? std::vector<OutputPath>{{"--output-dir", o.output_dir}}
+                                         : std::vector<OutputPath>{});
     if (tree) {
         auto files = plan::make_tree(p, topts).take();
         for (const auto& w : p.warnings)

@@ -43,8 +43,8 @@ int run_resolve(const Globals& g, const ResolveCliOptions& o) {
     std::vector<InputPath> inputs = request_inputs(f);
     if (!o.locked.empty()) inputs.push_back({"--locked", o.locked});
     check_stdin_once(inputs);
-    check_output_outside("--lockfile", o.lockfile, inputs);
-    check_output_outside("--debug-testcase", o.debug_testcase, inputs);
+    check_output_outside({"--lockfile", o.lockfile}, inputs);
+    check_output_outside({"--debug-testcase", o.debug_testcase}, inputs);
     resolve::Options opts;
     opts.upgrade = f.upgrade;
     opts.one_hop = o.one_hop;
