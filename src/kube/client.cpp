@@ -1,8 +1,11 @@
 // kube::connect: the Api over HTTP (libcurl through src/oci/http). Requests carry the user's
 // credentials (an exec plugin re-run once on a 401), are retried with exponential backoff on
-// 5xx, 429 (Retry-After honoured), dropped and refused connections, and answer a Reply: the
-// value, or the server's Status as an ApiError. Only a request that got no answer at all (or an
-// answer that is not JSON) is a failed Result. Discovery is cached; a watch streams its events.
+// 5xx, 429 (Retry-After honoured), dropped and refused connections (not after a timeout: a
+// request that had its whole time gets no second one), and answer a Reply: the value, or the
+// server's Status as an ApiError. Only a request that got no answer at all (or an answer that is
+// not JSON) is a failed Result. Every attempt has a time limit: its own (the request timeout, a
+// watch's), cut to the time left before set_deadline's deadline, which also ends the retries and
+// the credential plugin. Discovery is cached; a watch streams its events.
 #include "kpkg/kube/connect.hpp"
 
 #include <curl/curl.h>
@@ -19,6 +22,7 @@
 #include "kpkg/io/emit.hpp"
 #include "kpkg/io/go.hpp"
 #include "kpkg/io/load.hpp"
+#include "kpkg/kube/apply.hpp"
 #include "kpkg/kube/kubeconfig.hpp"
 #include "oci/http.hpp"
 
@@ -239,6 +243,10 @@ public:
     std::string describe() const override {
         return cat(kc_.cluster.server, " (context ", kc_.context, ")");
     }
+    void set_deadline(std::optional<Deadline> d) override {
+        std::lock_guard<std::mutex> lock(deadline_mu_);
+        deadline_ = d;
+    }
 
 private:
     struct Call {
@@ -285,6 +293,9 @@ private:
 
     std::mutex disc_mu_;
     std::vector<std::unique_ptr<Discovery>> discoveries_; // every one handed out stays valid
+
+    std::mutex deadline_mu_;
+    std::optional<Deadline> deadline_;
 };
 
 Result<http::Response> HttpApi::send(const Call& call) {
@@ -309,10 +320,36 @@ Result<http::Response> HttpApi::send(const Call& call) {
 
     auto handle = acquire();
     const std::string url = base_ + call.path;
+    std::optional<Deadline> deadline;
+    {
+        std::lock_guard<std::mutex> lock(deadline_mu_);
+        deadline = deadline_;
+    }
+    // The time left before the deadline (none: no deadline).
+    const auto time_left = [&]() -> std::optional<std::chrono::milliseconds> {
+        if (!deadline) return std::nullopt;
+        return std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline->at - std::chrono::steady_clock::now());
+    };
+    const auto limit_text = [&] {
+        return cat("the time limit of ", format_duration(deadline->limit), " passed");
+    };
     int attempt = 0;
     bool reauthenticated = false;
+    std::string last_error; // of the attempt before, for the message when time runs out
     for (;;) {
-        auto creds = auth_.credentials();
+        const auto out_of_time = [&] {
+            release(std::move(handle));
+            std::string msg = cat(call.method, " ", url, " (context ", kc_.context, "): ");
+            msg.append(limit_text());
+            if (attempt > 0) {
+                msg.append(cat(" after ", std::to_string(attempt), " attempts"));
+                if (!last_error.empty()) msg.append(cat(" (the last: ", last_error, ")"));
+            }
+            return fail(Error::io(std::move(msg)));
+        };
+        if (auto left = time_left(); left && left->count() <= 0) return out_of_time();
+        auto creds = auth_.credentials(deadline);
         if (!creds) {
             release(std::move(handle));
             return fail(std::move(creds).error());
@@ -352,10 +389,27 @@ Result<http::Response> HttpApi::send(const Call& call) {
                                  ? call.timeout_ms
                                  : static_cast<long>(opts_.request_timeout.count());
         }
+        // The request's own limit, or the time left when that is less (a credential plugin may
+        // have used some).
+        bool cut = false;
+        if (auto left = time_left()) {
+            if (left->count() <= 0) return out_of_time();
+            const long ms = static_cast<long>(left->count());
+            if (req.timeout_ms == 0 || ms < req.timeout_ms) {
+                req.timeout_ms = ms;
+                cut = true;
+            }
+            req.connect_timeout_ms = std::min(req.connect_timeout_ms, ms);
+        }
         http::Response resp = handle->perform(req);
 
         std::chrono::milliseconds wait =
             std::min(kFirstBackoff * (1 << std::min(attempt, 10)), kMaxBackoff);
+        // Whether another attempt after `wait` would still start before the deadline.
+        const auto time_for_another = [&] {
+            auto left = time_left();
+            return !left || wait < *left;
+        };
         bool retry = false;
         if (resp.outcome == http::Response::Outcome::ok) {
             if (resp.status == 401 && !reauthenticated && auth_.invalidate()) {
@@ -372,11 +426,14 @@ Result<http::Response> HttpApi::send(const Call& call) {
                         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::seconds(
                             std::min<std::uint64_t>(*secs, kMaxRetryAfter.count())));
                 }
+                // No time left for the wait and another attempt: the server's answer stands.
+                retry = time_for_another();
             }
             if (!retry) {
                 release(std::move(handle));
                 return resp;
             }
+            last_error = cat("HTTP ", std::to_string(resp.status));
         } else {
             if (stream && (delivered || resp.timed_out)) {
                 // The stream ended (the timeout, a drop): the caller re-lists or re-watches.
@@ -389,8 +446,10 @@ Result<http::Response> HttpApi::send(const Call& call) {
                                           std::to_string(opts_.max_reply_bytes), " bytes")));
             }
             const bool refused = resp.curl_code == CURLE_COULDNT_CONNECT;
-            retry = (resp.outcome == http::Response::Outcome::dropped || refused) &&
-                    attempt < opts_.retries;
+            // A request that timed out had its whole time: it is not tried again.
+            const bool may_retry = (resp.outcome == http::Response::Outcome::dropped || refused) &&
+                                   !resp.timed_out && attempt < opts_.retries;
+            retry = may_retry && time_for_another();
             if (!retry) {
                 release(std::move(handle));
                 std::string msg;
@@ -404,8 +463,17 @@ Result<http::Response> HttpApi::send(const Call& call) {
                               ") failed: ", resp.error);
                 if (attempt > 0)
                     msg.append(cat(" (after ", std::to_string(attempt + 1), " attempts)"));
+                if (resp.timed_out)
+                    msg.append(
+                        cut ? cat(": ", limit_text())
+                            : cat(": no answer within ",
+                                  format_duration(std::chrono::milliseconds(req.timeout_ms))));
+                else if (may_retry)
+                    msg.append(cat(": the time limit of ", format_duration(deadline->limit),
+                                   " leaves no time for another attempt"));
                 return fail(Error::io(std::move(msg)));
             }
+            last_error = resp.error;
         }
         ++attempt;
         std::this_thread::sleep_for(wait);

@@ -21,6 +21,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The back-off before a watch that ended early is opened again: doubling from this to that.
+constexpr std::chrono::milliseconds kFirstRewatch{100};
+constexpr std::chrono::milliseconds kMaxRewatch{5000};
+
 std::string str_at(const io::Node& n, std::initializer_list<std::string_view> path) {
     const io::Node* cur = &n;
     for (std::string_view p : path) {
@@ -125,8 +129,15 @@ public:
         if (o.timeout.count() > 0) {
             has_deadline_ = true;
             deadline_ = Clock::now() + o.timeout;
+            // Every request of the run, its retries and credential plugins end by then too.
+            api_.set_deadline(Deadline{deadline_, o.timeout});
         }
     }
+    ~Engine() {
+        if (has_deadline_) api_.set_deadline(std::nullopt);
+    }
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
 
     RunReport run_apply(const Input& input);
     RunReport run_remove(const Input* input);
@@ -146,6 +157,15 @@ private:
 
     bool dry() const { return o_.dry_run != DryRun::none || o_.diff; }
     bool interrupted() const { return o_.interrupted && o_.interrupted->load(); }
+    bool expired() const { return has_deadline_ && Clock::now() >= deadline_; }
+    // Sleeps for d, or until the deadline or an interruption if sooner.
+    void pause(std::chrono::milliseconds d) const {
+        auto until = Clock::now() + d;
+        if (has_deadline_) until = std::min(until, deadline_);
+        for (auto now = Clock::now(); now < until && !interrupted(); now = Clock::now())
+            std::this_thread::sleep_for(
+                std::min<Clock::duration>(until - now, std::chrono::milliseconds(100)));
+    }
     void progress(Progress::Kind k, std::string text) {
         if (!o_.progress) return;
         std::lock_guard<std::mutex> lock(mu_);
@@ -445,9 +465,14 @@ Result<void> Engine::apply_one(Entry& e) {
     }
     bool existed = e.existed;
     io::Node live;
+    // A request that got no answer (a timeout, a dead server): the error names the object.
+    const auto no_answer = [&](const char* verb, Error err) {
+        err.message = std::string(verb) + " " + where(e.kind, e.name, e.ns) + ": " + err.message;
+        return at_pos(std::move(err), e.pos);
+    };
     if (!e.known) {
         auto got = api_.get(*e.res, e.ns, e.name);
-        if (!got) return std::move(got).error();
+        if (!got) return no_answer("read", std::move(got).error());
         if (got->ok()) {
             existed = true;
             live = *got->value;
@@ -459,7 +484,7 @@ Result<void> Engine::apply_one(Entry& e) {
     ao.force = o_.force_conflicts;
     ao.dry_run = dry();
     auto applied = api_.apply(*e.res, e.ns, e.body, ao);
-    if (!applied) return std::move(applied).error();
+    if (!applied) return no_answer("apply", std::move(applied).error());
     if (!applied->ok()) return api_error(e, "apply", *applied->api);
     const io::Node& stored = applied->value->object;
     const std::string rv_before =
@@ -566,6 +591,8 @@ Readiness Engine::wait_object(const Resource& res, const std::string& ns, const 
     Readiness last{Readiness::State::waiting, "not seen yet"};
     std::string shown;
     int failures = 0;
+    // The pause before opening again a watch that ended early with nothing delivered.
+    std::chrono::milliseconds rewatch{0};
     auto note = [&] {
         if (last.state == Readiness::State::waiting && last.reason != shown) {
             shown = last.reason;
@@ -578,10 +605,12 @@ Readiness Engine::wait_object(const Resource& res, const std::string& ns, const 
             lo.field_selector = "metadata.name=" + name;
             auto l = api_.list(res, ns, lo);
             if (!l || !l->ok()) {
-                if (++failures > 5)
-                    return {Readiness::State::failed,
-                            "cannot be read: " + (!l ? l.error().message : l->api->message)};
-                std::this_thread::sleep_for(std::chrono::milliseconds(200 * failures));
+                const std::string why =
+                    "cannot be read: " + (!l ? l.error().message : l->api->message);
+                if (++failures > 5) return {Readiness::State::failed, why};
+                pause(std::chrono::milliseconds(200 * failures));
+                // Out of time (or interrupted): still waiting, for this reason.
+                if (expired() || interrupted()) return {Readiness::State::waiting, why};
                 continue;
             }
             const io::Node* obj = nullptr;
@@ -604,11 +633,14 @@ Readiness Engine::wait_object(const Resource& res, const std::string& ns, const 
                 wo.timeout, std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - now) +
                                 std::chrono::milliseconds(1));
         bool decided = false;
+        bool delivered = false;
+        const auto opened = Clock::now();
         auto w = api_.watch(res, ns, wo, [&](const WatchEvent& ev) {
             if (ev.type == "ERROR") {
                 need_list = true;
                 return false;
             }
+            delivered = true;
             if (const std::string v = str_at(ev.object, {"metadata", "resourceVersion"});
                 !v.empty())
                 rv = v;
@@ -625,12 +657,21 @@ Readiness Engine::wait_object(const Resource& res, const std::string& ns, const 
         if (decided) return last;
         if (!w || !w->ok()) {
             need_list = true;
-            if (++failures > 5)
-                return {Readiness::State::failed,
-                        "cannot be watched: " + (!w ? w.error().message : w->api->message)};
-            std::this_thread::sleep_for(std::chrono::milliseconds(100 * failures));
+            const std::string why =
+                "cannot be watched: " + (!w ? w.error().message : w->api->message);
+            if (++failures > 5) return {Readiness::State::failed, why};
+            pause(std::chrono::milliseconds(100 * failures));
+            if (expired() || interrupted()) return {Readiness::State::waiting, why};
+            continue;
+        }
+        failures = 0;
+        // A watch that delivered events or lived half its time is healthy; one the server ended
+        // at once is opened again only after a back-off, so that such a server is not flooded.
+        if (delivered || Clock::now() - opened >= wo.timeout / 2) {
+            rewatch = std::chrono::milliseconds(0);
         } else {
-            failures = 0;
+            rewatch = rewatch.count() == 0 ? kFirstRewatch : std::min(rewatch * 2, kMaxRewatch);
+            pause(rewatch);
         }
     }
 }

@@ -21,6 +21,7 @@
 #include "kpkg/io/emit.hpp"
 #include "kpkg/io/go.hpp"
 #include "kpkg/io/load.hpp"
+#include "kpkg/kube/apply.hpp"
 
 extern char** environ;
 
@@ -36,6 +37,7 @@ using text::trim;
 
 namespace {
 
+// How long an exec credential plugin may take when no deadline is nearer.
 constexpr auto kPluginTimeout = std::chrono::seconds(120);
 
 // Concatenation by appending ("literal" + std::string draws -Wrestrict false positives from
@@ -439,9 +441,11 @@ struct ProcessOutput {
     std::string err;
 };
 
+// Runs argv in a process group of its own, stdin from /dev/null; past `deadline` the group is
+// killed (what the program started too) and timed_out is set.
 Result<ProcessOutput> run_process(const std::vector<std::string>& argv,
                                   const std::vector<std::string>& envp,
-                                  std::chrono::seconds timeout) {
+                                  std::chrono::steady_clock::time_point deadline) {
     int out[2], err[2];
     if (::pipe2(out, O_CLOEXEC) != 0) return fail(Error::io(cat("pipe: ", strerror(errno))));
     if (::pipe2(err, O_CLOEXEC) != 0) {
@@ -461,8 +465,13 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv,
     for (const auto& e : envp)
         ev.push_back(const_cast<char*>(e.c_str()));
     ev.push_back(nullptr);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
     pid_t pid = -1;
-    const int rc = ::posix_spawnp(&pid, argv[0].c_str(), &fa, nullptr, av.data(), ev.data());
+    const int rc = ::posix_spawnp(&pid, argv[0].c_str(), &fa, &attr, av.data(), ev.data());
+    posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&fa);
     ::close(out[1]);
     ::close(err[1]);
@@ -472,7 +481,6 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv,
         return fail(Error::io(strerror(rc)));
     }
     ProcessOutput po;
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
     pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
     std::string* sinks[2] = {&po.out, &po.err};
     int open_fds = 2;
@@ -484,7 +492,7 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv,
         if (pr < 0 && errno == EINTR) continue;
         if (pr <= 0) {
             po.timed_out = true;
-            ::kill(pid, SIGKILL);
+            ::kill(-pid, SIGKILL);
             break;
         }
         for (int i = 0; i < 2; ++i) {
@@ -615,7 +623,7 @@ bool Authenticator::invalidate() {
     return true;
 }
 
-Result<Credentials> Authenticator::credentials() {
+Result<Credentials> Authenticator::credentials(std::optional<Deadline> deadline) {
     const UserConfig& u = config_.user;
     Credentials c;
     c.client_cert_pem = u.client_cert_pem;
@@ -641,7 +649,7 @@ Result<Credentials> Authenticator::credentials() {
     std::lock_guard<std::mutex> lock(mu_);
     if (cached_ && expiry_ && std::chrono::system_clock::now() >= *expiry_) cached_.reset();
     if (!cached_) {
-        auto r = run_plugin();
+        auto r = run_plugin(deadline);
         if (!r) return fail(std::move(r).error());
     }
     if (!cached_->bearer_token.empty()) c.bearer_token = cached_->bearer_token;
@@ -653,10 +661,19 @@ Result<Credentials> Authenticator::credentials() {
 }
 
 // Runs the plugin (mu_ held) and caches what it answered.
-Result<void> Authenticator::run_plugin() {
+Result<void> Authenticator::run_plugin(std::optional<Deadline> deadline) {
     const ExecConfig& e = *config_.user.exec;
     const std::string who =
         cat("exec credential plugin ", quote(e.command), " of user ", quote(config_.user.name));
+    const auto start = std::chrono::steady_clock::now();
+    auto until = start + kPluginTimeout;
+    const bool cut = deadline && deadline->at < until;
+    if (cut) until = deadline->at;
+    const auto limit_passed = [&] {
+        return fail(Error::io(cat(who, " was not run to its end: the time limit of ",
+                                  format_duration(deadline->limit), " passed")));
+    };
+    if (cut && until <= start) return limit_passed();
     std::vector<std::string> argv{e.command};
     argv.insert(argv.end(), e.args.begin(), e.args.end());
     std::map<std::string, std::string> env;
@@ -673,15 +690,17 @@ Result<void> Authenticator::run_plugin() {
     for (const auto& [k, v] : env)
         envp.push_back(k + "=" + v);
     ++runs_;
-    auto po = run_process(argv, envp, kPluginTimeout);
+    auto po = run_process(argv, envp, until);
     if (!po) {
         Error err = Error::io(who + " cannot be run: " + po.error().message);
         if (!e.install_hint.empty()) err.note(e.install_hint);
         return fail(std::move(err));
     }
-    if (po->timed_out)
-        return fail(Error::io(who + " did not answer within " +
-                              std::to_string(kPluginTimeout.count()) + " seconds"));
+    if (po->timed_out) {
+        if (cut) return limit_passed();
+        return fail(Error::io(cat(who, " did not answer within ",
+                                  std::to_string(kPluginTimeout.count()), " seconds")));
+    }
     if (!WIFEXITED(po->status) || WEXITSTATUS(po->status) != 0) {
         std::string msg = who;
         if (WIFEXITED(po->status))

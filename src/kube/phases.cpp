@@ -140,4 +140,27 @@ std::string object_name(const std::string& kind, const std::string& name) {
     return out;
 }
 
+std::string format_duration(std::chrono::milliseconds d) {
+    std::int64_t ms = d.count();
+    if (ms <= 0) return "0s";
+    if (ms < 1000) return std::to_string(ms) + "ms";
+    std::string out;
+    if (ms >= 3'600'000) {
+        out += std::to_string(ms / 3'600'000) + "h";
+        ms %= 3'600'000;
+    }
+    if (!out.empty() || ms >= 60'000) {
+        out += std::to_string(ms / 60'000) + "m";
+        ms %= 60'000;
+    }
+    out += std::to_string(ms / 1000);
+    if (const std::int64_t frac = ms % 1000; frac != 0) {
+        std::string f = std::to_string(1000 + frac).substr(1); // three digits
+        while (f.back() == '0')
+            f.pop_back();
+        out += "." + f;
+    }
+    return out + "s";
+}
+
 } // namespace kpkg::kube

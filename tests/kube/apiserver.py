@@ -44,10 +44,14 @@ The control API (for tests, not in discovery, never faulted nor authenticated), 
                                        "count": 1, "watch_end_ms": N, "watch_expired": true,
                                        "status": 500, "reason": "InternalError",
                                        "retry_after": 1, "drop": true, "delay_ms": N,
+                                       "hang": true, "exit": true,
                                        "forbidden": true, "message": "..."}]}
                           behaviours and faults are appended to those set before (a later
                           behaviour wins); name/namespace/method are optional (any); count -1 =
                           forever; a fault with only delay_ms slows the reply down, then serves it.
+                          hang: the request is never answered (the connection is held open until
+                          the client closes it); exit: the whole server ends at once, as if
+                          killed, answering nothing (later connections are refused).
                           query: a regex the raw query string must match too ("watch=" picks
                           watches). For a watch: watch_end_ms ends the stream after that long,
                           watch_expired answers one ERROR event (410 Expired) and ends it.
@@ -1768,6 +1772,14 @@ class Handler(BaseHTTPRequestHandler):
             if fault is not None:
                 if fault.get("delay_ms"):
                     time.sleep(fault["delay_ms"] / 1000.0)
+                if fault.get("exit"):
+                    self.log_request(0)
+                    os._exit(0)
+                if fault.get("hang"):
+                    self.log_request(0)  # logged now: it is never answered
+                    while not self.client_gone() and not self.server.stop.is_set():
+                        time.sleep(0.05)
+                    raise DropConnection()
                 if fault.get("drop"):
                     raise DropConnection()
                 if fault.get("forbidden"):
@@ -2693,7 +2705,7 @@ def check_config(cfg):
         for k in f:
             if k not in ("method", "path", "query", "count", "status", "reason", "retry_after",
                          "drop", "delay_ms", "forbidden", "message", "watch_end_ms",
-                         "watch_expired"):
+                         "watch_expired", "hang", "exit"):
                 fail("unknown fault key %r" % k)
         for key in ("path", "query"):
             try:

@@ -41,7 +41,8 @@ public:
     std::set<std::string> fail_job;             // Jobs that fail
     std::set<std::string> conflicts;            // names whose apply conflicts without force
     std::map<std::string, ApiError> fail_apply; // names whose apply is refused with this
-    int delete_after = 0; // steps a deleted object lingers (deletionTimestamp)
+    int delete_after = 0;            // steps a deleted object lingers (deletionTimestamp)
+    bool watch_ends_at_once = false; // every watch ends as it opens, delivering nothing
     std::string default_ns;
 
     FakeApi() {
@@ -220,6 +221,7 @@ public:
         {
             std::lock_guard<std::mutex> lock(mu_);
             requests_.push_back({"watch", r.name, ns, opts.field_selector, false, false, "", {}});
+            if (watch_ends_at_once) return kube::Reply<bool>{true, std::nullopt};
         }
         const auto end =
             std::chrono::steady_clock::now() +

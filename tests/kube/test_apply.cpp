@@ -103,6 +103,25 @@ TEST(Apply, CrdNeverEstablishedTimesOutNamingIt) {
     EXPECT_EQ(report_of(r, "w1")->action, "");
 }
 
+TEST(Apply, WatchesThatEndAtOnceAreOpenedAgainWithABackOff) {
+    FakeApi api;
+    api.never_ready = {"widgets.example.com"};
+    api.watch_ends_at_once = true;
+    RunOptions o = quick();
+    o.timeout = std::chrono::milliseconds(2000);
+    o.watch_slice = std::chrono::milliseconds(2000);
+    const auto start = std::chrono::steady_clock::now();
+    RunReport r = apply(api, input_of(kCrdAndCr), o);
+    const auto took = std::chrono::steady_clock::now() - start;
+    ASSERT_TRUE(r.error);
+    EXPECT_TRUE(test::contains(r.error->str(), "timed out")) << r.error->str();
+    // 100, 200, 400, 800 ms apart: 5 watches in 2 s (without a back-off, thousands).
+    EXPECT_LE(api.count("watch"), 8u);
+    EXPECT_GE(api.count("watch"), 3u);
+    // The back-off ends at the deadline.
+    EXPECT_LT(took, std::chrono::milliseconds(4000));
+}
+
 TEST(Apply, DefaultPhaseOrder) {
     FakeApi api;
     RunReport r = apply(api, input_of(R"(apiVersion: admissionregistration.k8s.io/v1

@@ -1,9 +1,11 @@
 // kpkg apply and kpkg delete end to end: the built binary against the test API server
 // (tests/kube/apiserver.py), with the real kubectl 1.32 reading kpkg's results back.
+#include <chrono>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kpkg/io/load.hpp"
@@ -361,6 +363,125 @@ TEST(KpkgApply, InterruptStopsAndReportsWhatWasApplied) {
     EXPECT_EQ(report_object(rep, "op")->get("ready")->text, "false");
     EXPECT_EQ(report_object(rep, "demo")->get("action")->text, "created");
     EXPECT_EQ(rep.get("interrupted")->text, "true");
+}
+
+// --- time limits ----------------------------------------------------------------------------
+
+const char* const kConfigMap = R"(apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: default}
+data: {a: "1"}
+)";
+
+const char* const kCrd = R"(apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  versions:
+  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}
+)";
+
+struct Timed {
+    ProgramResult run;
+    double seconds = 0;
+};
+
+// kpkg with this kubeconfig, killed after `limit_s` seconds (a run that used to hang for minutes
+// then fails here instead of holding the suite), and how long it took.
+Timed timed_kpkg(const fs::path& kubeconfig, std::vector<std::string> args, int limit_s = 60) {
+    const char* bin = std::getenv("KPKG_BIN");
+    EXPECT_NE(bin, nullptr);
+    args.insert(args.begin(), bin == nullptr ? "kpkg" : bin);
+    args.insert(args.begin() + 2, {"--kubeconfig", kubeconfig.string()});
+    const auto start = std::chrono::steady_clock::now();
+    Timed t;
+    t.run = run_program(args, {}, {}, limit_s, {"NO_COLOR"});
+    t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return t;
+}
+
+std::size_t watches(KubeServer& s) {
+    std::size_t n = 0;
+    for (const auto& q : s.requests())
+        if (q.param("watch") == "true") ++n;
+    return n;
+}
+
+TEST(KpkgApplyTimeLimit, APatchNeverAnsweredEndsAtTheTimeout) {
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    ASSERT_TRUE(s.control(R"({"faults": [{"method": "PATCH", "count": -1, "hang": true}]})"));
+    s.dir().write("m/cm.yaml", kConfigMap);
+    auto t =
+        timed_kpkg(s.kubeconfig_path(), {"apply", (s.dir() / "m").string(), "--timeout", "5s"});
+    EXPECT_EQ(t.run.exit_code, 1) << describe(t.run);
+    // It used to take 6 attempts of 30 s.
+    EXPECT_LT(t.seconds, 15.0) << describe(t.run);
+    EXPECT_TRUE(contains(t.run.err, "apply configmap/settings in namespace default: PATCH "))
+        << t.run.err;
+    EXPECT_TRUE(contains(t.run.err, "the time limit of 5s passed")) << t.run.err;
+    std::size_t patches = 0;
+    for (const auto& q : s.requests())
+        if (q.method == "PATCH") ++patches;
+    EXPECT_EQ(patches, 1u);
+}
+
+TEST(KpkgApplyTimeLimit, AnExecPluginThatNeverAnswersIsKilledAtTheTimeout) {
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    auto plugin = s.dir().write("plugin.sh", "#!/bin/sh\nsleep 600 &\nwait\n");
+    ::chmod(plugin.c_str(), 0755);
+    auto kc = s.dir().write(
+        "exec-config",
+        "apiVersion: v1\nkind: Config\ncurrent-context: x\nclusters:\n- name: c\n  cluster:\n"
+        "    server: " +
+            s.url() +
+            "\nusers:\n- name: u\n  user:\n    exec:\n"
+            "      apiVersion: client.authentication.k8s.io/v1\n      interactiveMode: Never\n"
+            "      command: " +
+            plugin.string() + "\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n");
+    s.dir().write("m/cm.yaml", kConfigMap);
+    auto t = timed_kpkg(kc, {"apply", (s.dir() / "m").string(), "--timeout", "3s"});
+    EXPECT_EQ(t.run.exit_code, 1) << describe(t.run);
+    // It used to wait for the plugin's own 120 s.
+    EXPECT_LT(t.seconds, 13.0) << describe(t.run);
+    EXPECT_TRUE(contains(t.run.err, "exec credential plugin")) << t.run.err;
+    EXPECT_TRUE(contains(t.run.err, "the time limit of 3s passed")) << t.run.err;
+    EXPECT_EQ(s.write_count(), 0u);
+}
+
+TEST(KpkgApplyTimeLimit, AServerThatDiesDuringACrdWaitEndsAtTheTimeout) {
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    // The CRD is never Established, and the server ends as kpkg starts watching it.
+    ASSERT_TRUE(s.control(R"({"behaviours": [{"kind": "CustomResourceDefinition",
+                                              "name": "widgets.example.com", "mode": "never"}],
+                              "faults": [{"method": "GET", "query": "watch=", "exit": true}]})"));
+    s.dir().write("m/crd.yaml", kCrd);
+    auto t =
+        timed_kpkg(s.kubeconfig_path(), {"apply", (s.dir() / "m").string(), "--timeout", "5s"});
+    EXPECT_EQ(t.run.exit_code, 1) << describe(t.run);
+    // It used to try each list and watch 6 times, up to 8 s apart, 6 times over (about 50 s).
+    EXPECT_LT(t.seconds, 15.0) << describe(t.run);
+    EXPECT_TRUE(contains(t.run.err, "customresourcedefinition/widgets.example.com: ")) << t.run.err;
+    EXPECT_TRUE(contains(t.run.err, "cannot connect to " + s.url())) << t.run.err;
+}
+
+TEST(KpkgApplyTimeLimit, WatchesThatEndAtOnceAreReopenedWithABackOff) {
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    ASSERT_TRUE(s.control(R"({"behaviours": [{"kind": "CustomResourceDefinition",
+                                              "name": "widgets.example.com", "mode": "never"}],
+                              "faults": [{"method": "GET", "query": "watch=", "count": -1,
+                                          "watch_end_ms": 0}]})"));
+    s.dir().write("m/crd.yaml", kCrd);
+    auto t =
+        timed_kpkg(s.kubeconfig_path(), {"apply", (s.dir() / "m").string(), "--timeout", "4s"});
+    EXPECT_EQ(t.run.exit_code, 1) << describe(t.run);
+    EXPECT_TRUE(contains(t.run.err, "timed out waiting for 1 object to be ready")) << t.run.err;
+    // 100, 200, 400, 800, 1600 ms apart: 6 in 4 s (it used to be about 90).
+    const std::size_t n = watches(s);
+    EXPECT_LE(n, 12u);
+    EXPECT_GE(n, 3u);
 }
 
 } // namespace

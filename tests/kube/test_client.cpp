@@ -696,6 +696,75 @@ TEST(KubeClient, ADroppedConnectionIsRetried) {
     EXPECT_EQ(reqs[0].status, 0);
 }
 
+std::unique_ptr<Api> open_with(const std::filesystem::path& kubeconfig,
+                               std::chrono::milliseconds request_timeout, int retries) {
+    ConnectOptions o;
+    o.kubeconfig = kubeconfig.string();
+    o.retries = retries;
+    o.request_timeout = request_timeout;
+    auto api = connect(o);
+    EXPECT_TRUE(api.ok()) << api.error().str();
+    return api.ok() ? std::move(*api) : nullptr;
+}
+
+TEST(KubeClient, ARequestThatTimesOutIsNotSentAgain) {
+    KPKG_REQUIRE_KUBE_SERVER(server);
+    auto api = open_with(server.kubeconfig_path(), std::chrono::milliseconds(1000), 3);
+    ASSERT_TRUE(api);
+    ASSERT_TRUE(server.control(R"({"faults": [{"method": "PATCH", "count": -1, "hang": true}]})"));
+    server.clear_requests();
+    const auto start = std::chrono::steady_clock::now();
+    auto r = api->apply(configmaps(), "default", configmap("silent", "a", "1"), {});
+    const auto took = std::chrono::steady_clock::now() - start;
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ExitCode::error);
+    EXPECT_TRUE(contains(r.error().message, "no answer within 1s")) << r.error().message;
+    // One attempt of 1 s (it used to be 4 of them, with back-offs between).
+    EXPECT_LT(took, std::chrono::milliseconds(3000));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_EQ(requests_to(server, "/api/v1/namespaces/default/configmaps/silent", 1).size(), 1u);
+}
+
+TEST(KubeClient, TheDeadlineBoundsRequestsRetriesAndBackOffs) {
+    KPKG_REQUIRE_KUBE_SERVER(server);
+    // Its own limits are long: the deadline is what ends each case.
+    auto api = open_with(server.kubeconfig_path(), std::chrono::milliseconds(20000), 5);
+    ASSERT_TRUE(api);
+    const auto limit = std::chrono::milliseconds(1000);
+    const auto within = [&](const std::chrono::steady_clock::time_point start) {
+        return std::chrono::steady_clock::now() - start < std::chrono::milliseconds(2500);
+    };
+    // A PATCH that is never answered.
+    ASSERT_TRUE(server.control(R"({"faults": [{"method": "PATCH", "count": -1, "hang": true}]})"));
+    auto start = std::chrono::steady_clock::now();
+    api->set_deadline(Deadline{start + limit, limit});
+    auto r = api->apply(configmaps(), "default", configmap("silent", "a", "1"), {});
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(contains(r.error().message, "the time limit of 1s passed")) << r.error().message;
+    EXPECT_TRUE(within(start));
+    // A 503 that lasts: the retries stop when no time is left for the next, with its answer.
+    ASSERT_TRUE(server.control(R"({"faults": [{"method": "GET", "count": -1, "status": 503}]})"));
+    start = std::chrono::steady_clock::now();
+    api->set_deadline(Deadline{start + limit, limit});
+    auto got = api->get(namespaces(), "", "default");
+    ASSERT_TRUE(got.ok()) << got.error().str();
+    ASSERT_FALSE(got->ok());
+    EXPECT_EQ(got->api->status, 503);
+    EXPECT_TRUE(within(start));
+    // After the deadline nothing is sent at all; lifted, requests go again.
+    ASSERT_TRUE(server.reset());
+    server.clear_requests();
+    api->set_deadline(Deadline{std::chrono::steady_clock::now(), limit});
+    auto late = api->get(namespaces(), "", "default");
+    ASSERT_FALSE(late.ok());
+    EXPECT_TRUE(contains(late.error().message, "the time limit of 1s passed"))
+        << late.error().message;
+    api->set_deadline(std::nullopt);
+    auto again = api->get(namespaces(), "", "default");
+    ASSERT_TRUE(again.ok() && again->ok());
+    EXPECT_EQ(requests_to(server, "/api/v1/namespaces/default", 1).size(), 1u);
+}
+
 TEST(KubeClient, AReplyOverTheLimitIsAnError) {
     KPKG_REQUIRE_KUBE_SERVER(server);
     auto api = open(server.kubeconfig_path());
@@ -858,6 +927,29 @@ TEST(KubeClient, UnreachableServerIsAClearError) {
     EXPECT_TRUE(contains(d.error().message, "cannot connect to " + url + " (context x)"))
         << d.error().message;
     EXPECT_TRUE(contains(d.error().message, "after 2 attempts")) << d.error().message;
+}
+
+TEST(KubeClient, TheDeadlineEndsTheRetriesOfARefusedConnection) {
+    test::TempDir dir;
+    const std::string url = loopback(free_port());
+    auto kc = dir.write("config",
+                        "current-context: x\nclusters:\n- name: c\n  cluster:\n    server: " + url +
+                            "\ncontexts:\n- name: x\n  context: {cluster: c}\n");
+    auto api = open_with(kc, std::chrono::milliseconds(20000), 5);
+    ASSERT_TRUE(api);
+    const auto start = std::chrono::steady_clock::now();
+    // Five retries would take 250 + 500 + 1000 + 2000 + 4000 ms.
+    api->set_deadline(
+        Deadline{start + std::chrono::milliseconds(1200), std::chrono::milliseconds(1200)});
+    auto d = api->discover(false);
+    const auto took = std::chrono::steady_clock::now() - start;
+    ASSERT_FALSE(d.ok());
+    EXPECT_EQ(d.error().code, ExitCode::error);
+    EXPECT_TRUE(contains(d.error().message, "cannot connect to " + url)) << d.error().message;
+    EXPECT_TRUE(
+        contains(d.error().message, "the time limit of 1.2s leaves no time for another attempt"))
+        << d.error().message;
+    EXPECT_LT(took, std::chrono::milliseconds(2500));
 }
 
 } // namespace

@@ -5,9 +5,12 @@
 
 #include <chrono>
 #include <ctime>
+#include <fstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
+#include "kpkg/core/text.hpp"
 #include "kpkg/io/go.hpp"
 #include "kpkg/kube/kubeconfig.hpp"
 #include "support/support.hpp"
@@ -415,6 +418,49 @@ TEST(Kubeconfig, ExecPluginAnsweringTheWrongVersionOrNothingUsable) {
         EXPECT_EQ(r.error().code, ExitCode::invalid);
         EXPECT_TRUE(contains(r.error().message, c.expect)) << r.error().message;
     }
+}
+
+// Whether process `pid` is gone (or a zombie left for init to reap).
+bool process_gone(const std::string& pid) {
+    std::ifstream f("/proc/" + pid + "/stat");
+    std::string stat;
+    if (!f || !std::getline(f, stat)) return true;
+    const auto close = stat.rfind(')');
+    return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z';
+}
+
+TEST(Kubeconfig, ExecPluginThatNeverAnswersIsKilledAtTheDeadlineWithWhatItStarted) {
+    TempDir dir;
+    const std::string v1 = "client.authentication.k8s.io/v1";
+    // The plugin starts a child that holds its output open, and waits for it.
+    auto plugin =
+        script(dir, "plugin.sh", "sleep 600 &\necho $! > " + (dir / "child").string() + "\nwait\n");
+    auto p = dir.write("config", config(exec_user(plugin, v1, "      interactiveMode: Never\n")));
+    auto kc = load_path(p);
+    ASSERT_TRUE(kc.ok()) << kc.error().str();
+    Authenticator auth(*kc);
+    const auto start = std::chrono::steady_clock::now();
+    auto c = auth.credentials(Deadline{start + std::chrono::seconds(1), std::chrono::seconds(1)});
+    const auto took = std::chrono::steady_clock::now() - start;
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.error().code, ExitCode::error);
+    EXPECT_TRUE(contains(c.error().message, "exec credential plugin")) << c.error().message;
+    EXPECT_TRUE(contains(c.error().message, "the time limit of 1s passed")) << c.error().message;
+    // It used to run for its own 120 s whatever the time left.
+    EXPECT_LT(took, std::chrono::seconds(10));
+    const std::string child_file = test::read_file(dir / "child");
+    const std::string child(text::trim(child_file));
+    ASSERT_FALSE(child.empty());
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!process_gone(child) && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_TRUE(process_gone(child)) << "the plugin's child " << child << " outlived it";
+    // With no time left the plugin is not started at all.
+    auto late =
+        auth.credentials(Deadline{std::chrono::steady_clock::now(), std::chrono::seconds(1)});
+    ASSERT_FALSE(late.ok());
+    EXPECT_TRUE(contains(late.error().message, "time limit")) << late.error().message;
+    EXPECT_EQ(auth.exec_runs(), 1);
 }
 
 // --- errors ---------------------------------------------------------------------------------

@@ -101,6 +101,15 @@ struct WatchOptions {
 
 enum class Propagation { background, foreground, orphan };
 
+// A time limit for everything an Api does until it is lifted: every request (each attempt gets
+// the smaller of its own limit and the time left), the back-off between retries, and credential
+// plugins end by `at`. A request cut short fails (exit 1) saying that the time limit passed;
+// `limit` is how long it was (for that message).
+struct Deadline {
+    std::chrono::steady_clock::time_point at;
+    std::chrono::milliseconds limit{0};
+};
+
 // Implementations are safe to call from several threads at once (the apply engine applies a
 // phase's objects concurrently).
 class Api {
@@ -139,6 +148,11 @@ public:
     // describe(): a name for messages ("https://127.0.0.1:6443 (context kind-dev)").
     virtual std::string default_namespace() const = 0;
     virtual std::string describe() const = 0;
+
+    // Sets (or, with nullopt, lifts) the time limit of what follows; the apply engine sets its
+    // RunOptions::timeout here for the length of a run. Called while no request is in flight.
+    // An implementation without requests of its own to bound may ignore it.
+    virtual void set_deadline(std::optional<Deadline> d) { (void)d; }
 };
 
 } // namespace kpkg::kube

@@ -84,6 +84,8 @@ std::size_t default_phase(const std::string& group, const std::string& kind);
 // Go's time.ParseDuration for the positive durations flags take ("90s", "5m", "1h30m", "250ms");
 // Errors (exit 2): anything else, naming `flag`.
 Result<std::chrono::milliseconds> parse_duration(const std::string& text, const std::string& flag);
+// A duration as Go prints one: "5s", "1m30s", "250ms", "1.5s".
+std::string format_duration(std::chrono::milliseconds d);
 
 // --- readiness -------------------------------------------------------------------------------
 
@@ -154,12 +156,17 @@ struct RunOptions {
     // The namespace of namespaced objects naming none ("" = error for such objects); the
     // ApplySet parent's namespace.
     std::string ns;
-    std::chrono::milliseconds timeout{0}; // the whole run's waits; 0 = no limit
+    // The whole run: its requests and their retries, credential plugins and waits (set on the
+    // Api with set_deadline for the length of the run); 0 = no limit.
+    std::chrono::milliseconds timeout{0};
     int concurrency = 8;
     std::string tooling = "kpkg/v0"; // applyset.kubernetes.io/tooling
     // Set (by a signal handler) to stop after the requests in flight.
     const std::atomic<bool>* interrupted = nullptr;
-    // Re-watch at least this often (for interruptions to be seen while nothing happens).
+    // Re-watch at least this often (for interruptions to be seen while nothing happens). A
+    // watch that ends early (before half of this, or of the time left) with no event is opened
+    // again only after a back-off: 100 ms, doubling up to 5 s, back to none after a watch that
+    // delivered events or lived its time.
     std::chrono::milliseconds watch_slice{2000};
     std::function<void(const Progress&)> progress;
 };

@@ -18,8 +18,13 @@ struct ConnectOptions {
     std::string context;    // --context ("" = current-context)
     std::string namespace_; // -n ("" = the context's namespace, if it names one)
     std::string user_agent = "kpkg";
-    std::chrono::milliseconds request_timeout{30000}; // one request (a watch: no limit)
-    int retries = 5; // for 5xx, 429 (Retry-After honoured) and dropped connections
+    // One request, from connecting to the last byte of the reply (a watch: the timeout its
+    // caller gives). A request that gets no whole answer in this time is not tried again.
+    std::chrono::milliseconds request_timeout{30000};
+    // Further attempts for 5xx, 429 (Retry-After honoured), dropped and refused connections,
+    // after an exponential back-off (250 ms doubling, at most 8 s). Api::set_deadline bounds
+    // them all.
+    int retries = 5;
     // Requests in flight at once; the implementation is safe to call from this many threads.
     int concurrency = 8;
     // A reply (or one watch event) larger than this is an error rather than an out-of-memory.

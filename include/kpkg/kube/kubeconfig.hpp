@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kpkg/core/result.hpp"
+#include "kpkg/kube/api.hpp"
 
 namespace kpkg::kube {
 
@@ -98,15 +99,16 @@ public:
 
     // The credentials now: the static ones, the tokenFile read again (exit 1 when it cannot
     // be), the plugin's (exit 1 when it fails, with its stderr; exit 3 when its output is not
-    // an ExecCredential of the configured apiVersion).
-    Result<Credentials> credentials();
+    // an ExecCredential of the configured apiVersion). A plugin that has not answered after
+    // 120 s, or by `deadline`, is killed with what it started (exit 1).
+    Result<Credentials> credentials(std::optional<Deadline> deadline = std::nullopt);
     // Forgets the plugin's cached credentials; true when there is a plugin to run again.
     bool invalidate();
     // How many times the plugin ran (tests).
     int exec_runs() const;
 
 private:
-    Result<void> run_plugin();
+    Result<void> run_plugin(std::optional<Deadline> deadline);
 
     KubeConfig config_;
     mutable std::mutex mu_;

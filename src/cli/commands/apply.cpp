@@ -225,8 +225,9 @@ void add_connection(CLI::App* c, ApplyCliOptions& o, bool with_namespace = true)
                       "(default: the context's)")
             ->option_text("NS");
     c->add_option("--timeout", o.timeout,
-                  "Give up waiting after this long for the whole run (90s, 5m, 1h30m; default: "
-                  "no limit)")
+                  "A time limit for the whole run from its first request: requests, retries, "
+                  "credential plugins and waits (90s, 5m, 1h30m; default: no limit, 30s per "
+                  "request)")
         ->option_text("DURATION");
     c->add_flag("--wait,!--no-wait", o.wait,
                 "Wait for each phase's objects to be ready (deleted) before the next; "
