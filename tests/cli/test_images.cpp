@@ -454,9 +454,10 @@ TEST(Interop, SkopeoAndUmociFindEverySavedImageByTag) {
                                               &out),
                       0)
                 << out;
-            if (c.file != nullptr)
+            if (c.file != nullptr) {
                 EXPECT_TRUE(fs::is_regular_file(
                     e / ("unpacked-" + std::string(c.name) + "/rootfs/" + c.file)));
+            }
         }
         // And kpkg reads it back by its tag.
         auto i = e.run({"image", "inspect", "oci:" + lay + ":v1", "-o", "json"});
