@@ -216,6 +216,20 @@ public:
     }
     // Whether a document started since the last begin_document().
     bool document_seen() const { return seen_document_; }
+    // Whether the document read last has a collection (object or list) at its root.
+    bool root_is_collection() const {
+        return blob_.has_root && (blob_.root == VKind::object || blob_.root == VKind::array);
+    }
+    // A warning about the document read last, at its root.
+    void note_at_root(std::string rule, std::string message) {
+        model::CatalogFinding f;
+        f.severity = model::Severity::warning;
+        f.scope = model::Scope::catalog;
+        f.rule = std::move(rule);
+        f.message = std::move(message);
+        f.pos = io::pos_of(display_, blob_.mark, blob_.doc);
+        part_.notes.push_back(std::move(f));
+    }
     void begin_document(int index) {
         abandon();
         blob_.doc = index;
@@ -1108,6 +1122,10 @@ void read_yaml(std::string_view text, TextPlace from, int first_doc, const std::
             r.problem(model::Scope::catalog, "catalog.blob", empty_document_message(d.marker),
                       io::Mark{d.marker ? d.line - 1 : d.line, 1});
         } else {
+            // What yaml.v2 leaves unread after a flow collection: the warning render gives.
+            const std::string_view span = text.substr(d.begin, d.end - d.begin);
+            if (r.root_is_collection() && goes_on_after_root(span, options.limits))
+                r.note_at_root("catalog.ignored-text", goes_on_after_root_message());
             r.commit_pending();
         }
         r.set_fallback_error(nullptr);

@@ -33,7 +33,7 @@ constexpr char kManifestMagic[8] = {'K', 'P', 'K', 'G', 'M', 'A', 'N', '1'};
 constexpr char kImageMagic[8] = {'K', 'P', 'K', 'G', 'I', 'M', 'G', '1'};
 // Bumped whenever the layout of either file or the model changes, and whenever the loader's
 // reading of a file changes (what it accepts or rejects), so that no older verdict is replayed.
-constexpr std::uint32_t kFormat = 6;
+constexpr std::uint32_t kFormat = 7;
 constexpr std::size_t kHeader = 32; // magic, format, reserved, payload size, checksum
 // Entries changed this close to (or after) the start of the load that stored the cache are not
 // proven by their stamps: a coarse clock gives two changes within one tick the same times.

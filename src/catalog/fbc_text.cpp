@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "kpkg/core/text.hpp"
+#include "kpkg/io/events.hpp"
 
 namespace kpkg::catalog::detail {
 
@@ -131,6 +132,40 @@ std::string empty_document_message(bool marker) {
                "a blob without \"schema\" (remove the extra \"---\" line)";
     return "document holds only comments or blank lines; opm reads it as a blob without "
            "\"schema\" (put comments after the \"---\" line of a document)";
+}
+
+bool goes_on_after_root(std::string_view span, const io::Limits& limits) {
+    // Only a flow collection can end before the text does: the first thing that is not a blank,
+    // a line break or a comment opens one.
+    std::size_t i = 0;
+    while (i < span.size() && (span[i] == ' ' || span[i] == '\t' || span[i] == '\n' ||
+                               span[i] == '\r' || span[i] == '#')) {
+        if (span[i] == '#')
+            while (i < span.size() && span[i] != '\n')
+                ++i;
+        else
+            ++i;
+    }
+    if (i >= span.size() || (span[i] != '{' && span[i] != '[')) return false;
+    // Read whole, the text is not one document: it fails after the collection, or holds more.
+    struct Counter final : io::EventHandler {
+        int docs = 0;
+        void document_start(int, io::Mark) override { ++docs; }
+        void document_end() override {}
+        void mapping_start(io::Mark) override {}
+        void sequence_start(io::Mark) override {}
+        void mapping_end() override {}
+        void sequence_end() override {}
+        void key(const io::ScalarEvent&) override {}
+        void scalar(const io::ScalarEvent&) override {}
+    } counter;
+    auto all = io::read_yaml_events(span, "<document>", counter, limits);
+    return !all.ok() || counter.docs > 1;
+}
+
+std::string goes_on_after_root_message() {
+    return "the document goes on after the flow collection that is its value; opm ignores the "
+           "rest, and so does kpkg (start a new document with a \"---\" line)";
 }
 
 } // namespace kpkg::catalog::detail

@@ -17,6 +17,9 @@
 //   reads as a document start marker. Every document handed on is decoded, so one holding only
 //   such a marker, comments or blank lines is a blob without schema: "---" alone in a file, at
 //   its end after another "---", or three "---" lines in a row are errors in opm.
+// - A YAML document is decoded as yaml.v2 decodes it: its first node only. When that node is a
+//   flow collection ({...} or [...]) the text may go on after it, and what follows is ignored;
+//   both readers warn about it with the same message at the collection's position.
 #pragma once
 
 #include <cstddef>
@@ -25,6 +28,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "kpkg/io/load.hpp"
 
 namespace kpkg::catalog::detail {
 
@@ -75,5 +80,14 @@ YamlSplit split_yaml(std::string_view text, std::size_t from, std::uint32_t line
 // The message for a document opm decodes as an empty blob (nothing but comments, blank lines or
 // a document start marker).
 std::string empty_document_message(bool marker);
+
+// Whether the YAML document `span`, whose root yaml.v2 reads as a collection, is a flow
+// collection with more text after it (yaml.v2 stops at the end of the document's first node and
+// ignores the rest): the span read whole is not one document. Reads the span once more, so only
+// for a document whose root is a collection.
+bool goes_on_after_root(std::string_view span, const io::Limits& limits);
+
+// The warning for such a document, after its root's position.
+std::string goes_on_after_root_message();
 
 } // namespace kpkg::catalog::detail

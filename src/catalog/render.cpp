@@ -5,8 +5,8 @@
 // How opm cuts a catalog file into documents (JSON stream or YAML, the YAML fallback, "---"
 // lines) is fbc_text.hpp's, shared with the catalog loader. Each YAML document is read as
 // yaml.v2 reads it: its first node only (what follows a top-level flow mapping in the same
-// document is ignored, with a warning), keys typed and spelled as sigs.k8s.io/yaml spells them,
-// a repeated key keeping its last value (with a warning), !!binary decoded.
+// document is ignored, with fbc_text.hpp's warning), keys typed and spelled as sigs.k8s.io/yaml
+// spells them, a repeated key keeping its last value (with a warning), !!binary decoded.
 #include "kpkg/catalog/render.hpp"
 
 #include <fcntl.h>
@@ -311,36 +311,6 @@ private:
     std::string scratch_;
 };
 
-// Whether text that yaml.v2 reads as a flow collection has more after it (yaml.v2 stops at the
-// end of the document's first node and ignores the rest).
-bool more_after_root(std::string_view span, const io::Node& root, const io::Limits& limits) {
-    if (!root.is_map() && !root.is_seq()) return false;
-    // Only a flow collection can end before the text does.
-    std::size_t i = 0;
-    while (i < span.size() && (span[i] == ' ' || span[i] == '\t' || span[i] == '\n' ||
-                               span[i] == '\r' || span[i] == '#')) {
-        if (span[i] == '#')
-            while (i < span.size() && span[i] != '\n')
-                ++i;
-        else
-            ++i;
-    }
-    if (i >= span.size() || (span[i] != '{' && span[i] != '[')) return false;
-    struct Counter final : io::EventHandler {
-        int docs = 0;
-        void document_start(int, io::Mark) override { ++docs; }
-        void document_end() override {}
-        void mapping_start(io::Mark) override {}
-        void sequence_start(io::Mark) override {}
-        void mapping_end() override {}
-        void sequence_end() override {}
-        void key(const io::ScalarEvent&) override {}
-        void scalar(const io::ScalarEvent&) override {}
-    } counter;
-    auto all = io::read_yaml_events(span, "<document>", counter, limits);
-    return !all.ok() || counter.docs > 1;
-}
-
 // One YAML document to a blob. Errors here and in the functions below throw kpkg::Exception (the
 // caller of load_unit catches it).
 void yaml_document(std::string_view text, const detail::YamlDoc& d, int index,
@@ -364,11 +334,9 @@ void yaml_document(std::string_view text, const detail::YamlDoc& d, int index,
         msg += ": the last value is used, as opm uses it";
         u.warnings.push_back(std::move(msg));
     }
-    if (more_after_root(span, root, w.limits))
-        u.warnings.push_back(io::pos_of(file, root.mark, index).str() +
-                             ": the document goes on after the flow collection that is its "
-                             "value; opm ignores the rest, and so does render (start a new "
-                             "document with a \"---\" line)");
+    if ((root.is_map() || root.is_seq()) && detail::goes_on_after_root(span, w.limits))
+        u.warnings.push_back(io::pos_of(file, root.mark, index).str() + ": " +
+                             detail::goes_on_after_root_message());
     resolve_merges(root, file, index, 1);
     BlobError err;
     if (!detail::tree_from_yaml(root, w.tree, err)) {

@@ -79,6 +79,7 @@ std::vector<std::string> dns1123_label_problems(std::string_view name) {
 namespace rule {
 constexpr const char* catalog_empty = "catalog.empty";
 constexpr const char* catalog_unknown_field = "catalog.unknown-field";
+constexpr const char* catalog_ignored_text = "catalog.ignored-text";
 constexpr const char* catalog_constraint = "catalog.constraint";
 constexpr const char* catalog_constraint_cel = "catalog.constraint-cel";
 constexpr const char* package_name = "package.name";
@@ -801,6 +802,9 @@ const std::vector<RuleInfo>& rules() {
          "a blob of a known schema (olm.package, olm.channel, olm.bundle, olm.deprecations) has "
          "no top-level field opm does not decode (opm ignores it: a misspelt defaultChannel "
          "goes unnoticed), with the nearest field name"},
+        {rule::catalog_ignored_text, S::warning, Sc::catalog,
+         "a YAML document whose value is a flow collection ({...} or [...]) does not go on after "
+         "it (opm reads the first value only and ignores the rest)"},
         {rule::catalog_constraint, S::warning, Sc::bundle,
          "an olm.constraint property is one kpkg resolve accepts (one of gvk, package, cel, all, "
          "any, not; no unknown fields; at most 128 KiB): opm does not check it, the resolver "

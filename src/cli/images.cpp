@@ -103,8 +103,8 @@ oci::Content read_image(const oci::Location& where, const std::optional<oci::Pla
     throw Exception(Error::usage(text::quote(where.given) + " is not an image"));
 }
 
-void save_image(const oci::Location& dest, const oci::Content& image,
-                const std::vector<std::string>& tags) {
+std::string save_image(const oci::Location& dest, const oci::Content& image,
+                       const std::vector<std::string>& tags) {
     using K = oci::Location::Kind;
     if (dest.kind != K::oci_layout && dest.kind != K::oci_archive && dest.kind != K::docker_archive)
         throw Exception(
@@ -114,6 +114,14 @@ void save_image(const oci::Location& dest, const oci::Content& image,
     // A docker archive names the image by its first reference (RepoTags).
     if (dest.kind == K::docker_archive && ref.tag.empty() && !tags.empty()) ref.tag = tags.front();
     oci::write_layout(ref, image, input_platform()).take();
+    if (dest.kind == K::docker_archive) return {};
+    auto converted = oci::with_oci_media_types(image).take();
+    return converted ? converted->root_digest : std::string();
+}
+
+std::string saved_line(const std::string& dest, const std::string& digest) {
+    if (digest.empty()) return "saved: " + dest + "\n";
+    return "saved: " + dest + " (with OCI media types: " + digest + ")\n";
 }
 
 ImageView view_image(const oci::Content& image, const oci::Platform& platform,

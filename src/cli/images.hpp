@@ -50,9 +50,14 @@ oci::Content read_image(const oci::Location& where, const std::optional<oci::Pla
                         bool all_platforms = false);
 
 // Writes `image` to a --save destination (oci:, oci-archive:, docker-archive:). `tags`: the
-// references it is known by (docker-archive RepoTags). Throws Exception.
-void save_image(const oci::Location& dest, const oci::Content& image,
-                const std::vector<std::string>& tags);
+// references it is known by (docker-archive RepoTags). Returns the digest the image has there
+// when it is not image.root_digest: an OCI layout or archive holds OCI media types only
+// (oci::with_oci_media_types), so a Docker schema 2 image gets new manifests. Throws Exception.
+std::string save_image(const oci::Location& dest, const oci::Content& image,
+                       const std::vector<std::string>& tags);
+
+// "saved: DEST" for the text output of build and pull, with the digest when it is another.
+std::string saved_line(const std::string& dest, const std::string& digest);
 
 // One platform's image of `image`: its manifest, config and files.
 struct ImageView {

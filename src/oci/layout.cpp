@@ -1,10 +1,12 @@
 #include "kpkg/oci/layout.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -714,8 +716,12 @@ Result<void> verify(const Content& content) {
     return {};
 }
 
-Result<void> write_oci_dir(const fs::path& dir_given, const Content& content,
+Result<void> write_oci_dir(const fs::path& dir_given, const Content& given,
                            const std::string& tag) {
+    // A layout holds OCI media types only, as skopeo writes it.
+    auto converted = with_oci_media_types(given);
+    if (!converted) return std::move(converted).error();
+    const Content& content = *converted ? **converted : given;
     // "out/" is the directory "out" (its temporary sibling is ".out.kpkg-…", not inside it).
     fs::path dir = dir_given.lexically_normal();
     if (!dir.has_filename() && dir.has_parent_path()) dir = dir.parent_path();
@@ -784,8 +790,10 @@ Result<void> write_oci_dir(const fs::path& dir_given, const Content& content,
     return {};
 }
 
-Result<void> write_oci_archive(const fs::path& file, const Content& content,
-                               const std::string& tag) {
+Result<void> write_oci_archive(const fs::path& file, const Content& given, const std::string& tag) {
+    auto converted = with_oci_media_types(given);
+    if (!converted) return std::move(converted).error();
+    const Content& content = *converted ? **converted : given;
     auto digests = reachable(content);
     if (!digests) return std::move(digests).error();
     if (auto r = check_blobs(content, *digests); !r) return r;
@@ -1059,6 +1067,371 @@ Result<Content> assemble_index(const std::vector<Content>& images, const Annotat
     out.root_media_type = ix.media_type;
     out.blobs[out.root_digest] = ij;
     return out;
+}
+
+// --- OCI media types, as skopeo writes an image into a layout ---
+
+namespace {
+
+// encoding/json matches an object's keys to a struct's fields without regard to case.
+bool key_is(std::string_view key, std::string_view field) {
+    if (key.size() != field.size()) return false;
+    for (std::size_t i = 0; i < key.size(); ++i) {
+        char a = key[i], b = field[i];
+        if (a >= 'A' && a <= 'Z') a = static_cast<char>(a - 'A' + 'a');
+        if (b >= 'A' && b <= 'Z') b = static_cast<char>(b - 'A' + 'a');
+        if (a != b) return false;
+    }
+    return true;
+}
+
+// The value of `field` in object `n` as encoding/json decodes it into a struct: the last key that
+// matches it (case aside); nullptr when none does or its value is null.
+const io::Node* member(const io::Node& n, std::string_view field) {
+    const io::Node* found = nullptr;
+    for (const auto& f : n.fields)
+        if (key_is(f.key, field)) found = &f.value;
+    return found != nullptr && found->is_null() ? nullptr : found;
+}
+
+// Decoding and encoding the fields of an OCI image config, with the errors containers/image's
+// conversion would stop at (Error::invalid, naming the config and the field).
+struct ConfigWriter {
+    const std::string& name;
+    std::string& out;
+    bool first = true;
+
+    Error bad(const std::string& where, const char* expected) const {
+        return Error::invalid(name + ": cannot be converted to an OCI image config: " + where +
+                              " is not " + expected);
+    }
+    void key(std::string_view k) {
+        if (!first) out += ',';
+        first = false;
+        io::go::append_string(out, k, true);
+        out += ':';
+    }
+    Result<std::string> text(const io::Node* v, const std::string& where) const {
+        if (v == nullptr) return std::string();
+        if (!v->is_string()) return bad(where, "a string");
+        return v->text;
+    }
+    // A string field; `always`: written even when empty (no omitempty).
+    Result<void> string_field(const io::Node& obj, std::string_view field, const std::string& at,
+                              bool always = false) {
+        auto s = text(member(obj, field), at + std::string(field));
+        if (!s) return std::move(s).error();
+        if (s->empty() && !always) return {};
+        key(field);
+        io::go::append_string(out, *s, true);
+        return {};
+    }
+    Result<void> strings_field(const io::Node& obj, std::string_view field, const std::string& at) {
+        const io::Node* v = member(obj, field);
+        if (v == nullptr) return {};
+        if (!v->is_seq()) return bad(at + std::string(field), "a list of strings");
+        if (v->items.empty()) return {};
+        key(field);
+        out += '[';
+        for (std::size_t i = 0; i < v->items.size(); ++i) {
+            const io::Node& it = v->items[i];
+            if (!it.is_null() && !it.is_string())
+                return bad(at + std::string(field) + "[" + std::to_string(i) + "]", "a string");
+            if (i) out += ',';
+            io::go::append_string(out, it.is_string() ? std::string_view(it.text) : "", true);
+        }
+        out += ']';
+        return {};
+    }
+    // A map of strings (`set`: a map whose values are empty objects, such as ExposedPorts).
+    Result<void> map_field(const io::Node& obj, std::string_view field, const std::string& at,
+                           bool set) {
+        const io::Node* v = member(obj, field);
+        if (v == nullptr) return {};
+        if (!v->is_map()) return bad(at + std::string(field), "an object");
+        std::map<std::string, std::string> m;
+        for (const auto& f : v->fields) {
+            if (set ? !f.value.is_null() && !f.value.is_map()
+                    : !f.value.is_null() && !f.value.is_string())
+                return bad(at + std::string(field) + "." + f.key, set ? "an object" : "a string");
+            m[f.key] = f.value.is_string() ? f.value.text : std::string();
+        }
+        if (m.empty()) return {};
+        key(field);
+        out += '{';
+        bool f2 = true;
+        for (const auto& [k, val] : m) {
+            if (!f2) out += ',';
+            f2 = false;
+            io::go::append_string(out, k, true);
+            out += ':';
+            if (set)
+                out += "{}";
+            else
+                io::go::append_string(out, val, true);
+        }
+        out += '}';
+        return {};
+    }
+    Result<void> time_field(const io::Node& obj, std::string_view field, const std::string& at);
+};
+
+int days_in(int year, int month) {
+    static constexpr int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    return month == 2 && leap ? 29 : days[month - 1];
+}
+
+// A time as Go's time.Time reads it from JSON (RFC 3339, fractional seconds allowed) and writes it
+// back (RFC 3339 with nanoseconds, trailing zeros dropped, a zero offset as "Z"); nullopt when it
+// is not such a time.
+std::optional<std::string> go_time(std::string_view s) {
+    auto digits = [&](std::size_t at, std::size_t n) -> std::optional<int> {
+        if (at + n > s.size()) return std::nullopt;
+        int v = 0;
+        for (std::size_t i = at; i < at + n; ++i) {
+            if (s[i] < '0' || s[i] > '9') return std::nullopt;
+            v = v * 10 + (s[i] - '0');
+        }
+        return v;
+    };
+    auto year = digits(0, 4), month = digits(5, 2), day = digits(8, 2), hour = digits(11, 2),
+         min = digits(14, 2), sec = digits(17, 2);
+    if (!year || !month || !day || !hour || !min || !sec || s[4] != '-' || s[7] != '-' ||
+        s[10] != 'T' || s[13] != ':' || s[16] != ':')
+        return std::nullopt;
+    if (*month < 1 || *month > 12 || *day < 1 || *day > days_in(*year, *month) || *hour > 23 ||
+        *min > 59 || *sec > 59)
+        return std::nullopt;
+    std::size_t i = 19;
+    std::string frac;
+    if (i < s.size() && s[i] == '.') {
+        ++i;
+        const std::size_t from = i;
+        while (i < s.size() && s[i] >= '0' && s[i] <= '9')
+            ++i;
+        if (i == from) return std::nullopt;
+        frac = std::string(s.substr(from, std::min<std::size_t>(i - from, 9)));
+        while (!frac.empty() && frac.back() == '0')
+            frac.pop_back();
+    }
+    std::string zone;
+    if (i < s.size() && s[i] == 'Z') {
+        zone = "Z";
+        ++i;
+    } else if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+        auto zh = digits(i + 1, 2), zm = digits(i + 4, 2);
+        if (!zh || !zm || i + 3 >= s.size() || s[i + 3] != ':' || *zh > 23 || *zm > 59)
+            return std::nullopt;
+        zone = *zh == 0 && *zm == 0 ? std::string("Z") : std::string(s.substr(i, 6));
+        i += 6;
+    } else {
+        return std::nullopt;
+    }
+    if (i != s.size()) return std::nullopt;
+    return std::string(s.substr(0, 19)) + (frac.empty() ? "" : "." + frac) + zone;
+}
+
+Result<void> ConfigWriter::time_field(const io::Node& obj, std::string_view field,
+                                      const std::string& at) {
+    const io::Node* v = member(obj, field);
+    if (v == nullptr) return {};
+    if (!v->is_string()) return bad(at + std::string(field), "an RFC 3339 time");
+    auto t = go_time(v->text);
+    if (!t) return bad(at + std::string(field) + " \"" + v->text + "\"", "an RFC 3339 time");
+    key(field);
+    io::go::append_string(out, *t, true);
+    return {};
+}
+
+// A Docker image config as an OCI image config: the fields of the OCI image spec's Go type as
+// containers/image (skopeo 1.9) vendors it, in its order, each omitted when empty except
+// architecture, os, config, rootfs and its diff_ids (null when there are none).
+Result<std::string> oci_config_json(std::string_view bytes, const std::string& name) {
+    auto docs = io::parse_json(bytes, name);
+    if (!docs) return std::move(docs).error();
+    if (docs->size() != 1 || !(*docs)[0].root.is_map())
+        return Error::invalid(name + ": an image config must be a JSON object");
+    const io::Node& root = (*docs)[0].root;
+    std::string out = "{";
+    ConfigWriter w{name, out};
+    auto r = w.time_field(root, "created", "");
+    if (r) r = w.string_field(root, "author", "");
+    if (r) r = w.string_field(root, "architecture", "", true);
+    if (r) r = w.string_field(root, "variant", "");
+    if (r) r = w.string_field(root, "os", "", true);
+    if (!r) return std::move(r).error();
+    // config: always written, as an object ({} when empty).
+    {
+        const io::Node* c = member(root, "config");
+        if (c != nullptr && !c->is_map()) return w.bad("config", "an object");
+        w.key("config");
+        std::string inner = "{";
+        ConfigWriter cw{name, inner};
+        if (c != nullptr) {
+            const std::string at = "config.";
+            auto q = cw.string_field(*c, "User", at);
+            if (q) q = cw.map_field(*c, "ExposedPorts", at, true);
+            if (q) q = cw.strings_field(*c, "Env", at);
+            if (q) q = cw.strings_field(*c, "Entrypoint", at);
+            if (q) q = cw.strings_field(*c, "Cmd", at);
+            if (q) q = cw.map_field(*c, "Volumes", at, true);
+            if (q) q = cw.string_field(*c, "WorkingDir", at);
+            if (q) q = cw.map_field(*c, "Labels", at, false);
+            if (q) q = cw.string_field(*c, "StopSignal", at);
+            if (!q) return std::move(q).error();
+        }
+        out += inner + "}";
+    }
+    // rootfs: always written; diff_ids null when there are none.
+    {
+        const io::Node* fs = member(root, "rootfs");
+        if (fs != nullptr && !fs->is_map()) return w.bad("rootfs", "an object");
+        w.key("rootfs");
+        std::string inner = "{";
+        ConfigWriter fw{name, inner};
+        const io::Node empty = io::Node::map();
+        auto q = fw.string_field(fs != nullptr ? *fs : empty, "type", "rootfs.", true);
+        if (!q) return std::move(q).error();
+        const io::Node* ids = fs != nullptr ? member(*fs, "diff_ids") : nullptr;
+        if (ids == nullptr || (ids->is_seq() && ids->items.empty())) {
+            fw.key("diff_ids");
+            inner += ids == nullptr ? "null" : "[]";
+        } else {
+            // Written by strings_field, which leaves out an empty list (handled above).
+            q = fw.strings_field(*fs, "diff_ids", "rootfs.");
+            if (!q) return std::move(q).error();
+        }
+        out += inner + "}";
+    }
+    if (const io::Node* h = member(root, "history")) {
+        if (!h->is_seq()) return w.bad("history", "a list");
+        if (!h->items.empty()) {
+            w.key("history");
+            out += '[';
+            for (std::size_t i = 0; i < h->items.size(); ++i) {
+                const io::Node& e = h->items[i];
+                const std::string at = "history[" + std::to_string(i) + "].";
+                if (!e.is_null() && !e.is_map())
+                    return w.bad("history[" + std::to_string(i) + "]", "an object");
+                if (i) out += ',';
+                std::string inner = "{";
+                ConfigWriter hw{name, inner};
+                if (e.is_map()) {
+                    auto q = hw.time_field(e, "created", at);
+                    if (q) q = hw.string_field(e, "created_by", at);
+                    if (q) q = hw.string_field(e, "author", at);
+                    if (q) q = hw.string_field(e, "comment", at);
+                    if (!q) return std::move(q).error();
+                    if (const io::Node* el = member(e, "empty_layer")) {
+                        auto b = el->kind == io::Kind::boolean ? el->as_bool() : std::nullopt;
+                        if (!b) return hw.bad(at + "empty_layer", "a boolean");
+                        if (*b) {
+                            hw.key("empty_layer");
+                            inner += "true";
+                        }
+                    }
+                }
+                out += inner + "}";
+            }
+            out += ']';
+        }
+    }
+    out += '}';
+    return out;
+}
+
+// The OCI media type of a layer of a Docker manifest.
+std::optional<std::string> oci_layer_media_type(const std::string& t) {
+    if (t == media::docker_layer_gzip || t == media::oci_layer_gzip)
+        return std::string(media::oci_layer_gzip);
+    if (t == "application/vnd.docker.image.rootfs.diff.tar" || t == media::oci_layer_tar)
+        return std::string(media::oci_layer_tar);
+    if (t == "application/vnd.docker.image.rootfs.diff.tar.zstd" || t == media::oci_layer_zstd)
+        return std::string(media::oci_layer_zstd);
+    return std::nullopt;
+}
+
+// Converts the image `d` names (a manifest or an index) from `in` into `out`'s blobs; the
+// descriptor of the result (`d` itself when nothing changed).
+Result<Descriptor> convert_to_oci(const Content& in, const Descriptor& d, Content& out, int depth) {
+    auto it = in.blobs.find(d.digest);
+    if (it == in.blobs.end()) return Error::invalid("blob " + d.digest + " is missing");
+    const std::string name = "blob " + d.digest;
+    auto add = [&](std::string bytes, std::string media_type) {
+        Descriptor n = d;
+        n.media_type = std::move(media_type);
+        n.digest = sha256_digest(bytes);
+        n.size = static_cast<std::int64_t>(bytes.size());
+        out.blobs[n.digest] = std::move(bytes);
+        return n;
+    };
+    if (media::is_index(d.media_type)) {
+        if (depth > 4) return Error::invalid(name + ": indexes nested too deeply");
+        auto ix = parse_index(it->second, name, d.media_type);
+        if (!ix) return std::move(ix).error();
+        bool changed = ix->media_type != media::oci_index;
+        for (auto& m : ix->manifests) {
+            if (!media::is_index(m.media_type) && !media::is_manifest(m.media_type)) continue;
+            auto c = convert_to_oci(in, m, out, depth + 1);
+            if (!c) return std::move(c).error();
+            if (c->digest != m.digest || c->media_type != m.media_type) {
+                changed = true;
+                m.media_type = c->media_type;
+                m.digest = c->digest;
+                m.size = c->size;
+            }
+        }
+        if (!changed) return d;
+        ix->media_type = std::string(media::oci_index);
+        return add(to_json(*ix), std::string(media::oci_index));
+    }
+    if (!media::is_manifest(d.media_type))
+        return Error::invalid(name + ": media type \"" + d.media_type +
+                              "\" is neither an index nor a manifest");
+    auto m = parse_manifest(it->second, name, d.media_type);
+    if (!m) return std::move(m).error();
+    if (m->media_type == media::oci_manifest) return d;
+    // A Docker schema 2 manifest: its config re-encoded, its layers' media types mapped.
+    auto cit = in.blobs.find(m->config.digest);
+    if (cit == in.blobs.end())
+        return Error::invalid("blob " + m->config.digest + " (named by manifest " + d.digest +
+                              ") is missing");
+    auto cj = oci_config_json(cit->second, "config " + m->config.digest);
+    if (!cj) return std::move(cj).error();
+    Manifest om;
+    om.media_type = std::string(media::oci_manifest);
+    om.config.media_type = std::string(media::oci_config);
+    om.config.digest = sha256_digest(*cj);
+    om.config.size = static_cast<std::int64_t>(cj->size());
+    out.blobs[om.config.digest] = std::move(*cj);
+    for (const auto& l : m->layers) {
+        auto t = oci_layer_media_type(l.media_type);
+        if (!t)
+            return Error::invalid(name + ": layer " + l.digest + " of media type \"" +
+                                  l.media_type + "\" has no OCI equivalent");
+        om.layers.push_back({*t, l.digest, l.size, std::nullopt, {}});
+    }
+    om.annotations = m->annotations;
+    return add(to_json(om), std::string(media::oci_manifest));
+}
+
+} // namespace
+
+Result<std::optional<Content>> with_oci_media_types(const Content& content) {
+    Descriptor root;
+    root.media_type = content.root_media_type;
+    root.digest = content.root_digest;
+    Content added;
+    auto r = convert_to_oci(content, root, added, 0);
+    if (!r) return std::move(r).error();
+    if (r->digest == content.root_digest) return std::optional<Content>();
+    Content out = content;
+    for (auto& [digest, bytes] : added.blobs)
+        out.blobs[digest] = std::move(bytes);
+    out.root_digest = r->digest;
+    out.root_media_type = r->media_type;
+    return std::optional<Content>(std::move(out));
 }
 
 } // namespace kpkg::oci

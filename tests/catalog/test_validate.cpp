@@ -674,6 +674,57 @@ TEST(CatalogValidate, UnknownFieldsOfKnownSchemas) {
     EXPECT_EQ(warm.exit_code, 0);
 }
 
+// A YAML document whose value is a flow mapping and that goes on after it: opm reads the mapping
+// and ignores the rest, so the catalog stays valid; validate warns as render does, at the
+// mapping, with render's message (one reader, one warning), and the warning comes back the same
+// from the cache. A flow mapping that is the whole document gives no warning.
+TEST(CatalogValidate, TextAfterAFlowMappingIsAWarning) {
+    TempDir t;
+    t.write("c/p.yaml", "{schema: olm.package, name: p, defaultChannel: stable}\ntrailing: stuff\n"
+                        "---\nschema: olm.channel\npackage: p\nname: stable\n"
+                        "entries: [{name: p.v1}]\n"
+                        "---\n# a bundle\n{\"schema\": \"olm.bundle\", \"package\": \"p\", "
+                        "\"name\": \"p.v1\", \"image\": \"quay.io/p:v1\", \"properties\": "
+                        "[{\"type\": \"olm.package\", \"value\": {\"packageName\": \"p\", "
+                        "\"version\": \"1.0.0\"}}]}\n{\"more\": 1}\n"
+                        "---\n{schema: x.other, name: whole}\n");
+    auto is = validate_dir(t / "c");
+    EXPECT_EQ(catalog::count(is, Severity::error), 0u) << dump(is);
+    auto ignored = with_rule(is, "catalog.ignored-text");
+    ASSERT_EQ(ignored.size(), 2u) << dump(is);
+    const std::string message =
+        "the document goes on after the flow collection that is its value; opm ignores the rest, "
+        "and so does kpkg (start a new document with a \"---\" line)";
+    for (const auto& f : ignored) {
+        EXPECT_EQ(f.severity, Severity::warning);
+        EXPECT_EQ(f.message, message);
+        EXPECT_EQ(f.pos.file, (t / "c/p.yaml").string());
+    }
+    EXPECT_EQ(ignored[0].pos.line, 1u);
+    EXPECT_EQ(ignored[0].pos.column, 1u);
+    EXPECT_EQ(ignored[1].pos.line, 10u);
+    EXPECT_EQ(ignored[1].pos.column, 1u);
+    auto strict = validate_dir(t / "c", {.strict = true});
+    EXPECT_EQ(catalog::count(strict, Severity::error), 2u) << dump(strict);
+
+    // The command line: validate says valid and warns; render warns with the same line.
+    const std::vector<std::string> env = {"KPKG_NO_CACHE=",
+                                          "KPKG_CACHE_DIR=" + (t / "cache").string()};
+    const std::string at1 = (t / "c/p.yaml").string() + ":1:1: " + message;
+    const std::string at2 = (t / "c/p.yaml").string() + ":10:1: " + message;
+    auto render = run_kpkg({"catalog", "render", (t / "c").string()}, {}, env);
+    EXPECT_EQ(render.exit_code, 0) << render.err;
+    EXPECT_NE(render.err.find(at1), std::string::npos) << render.err;
+    EXPECT_NE(render.err.find(at2), std::string::npos) << render.err;
+    auto cold = run_kpkg({"catalog", "validate", (t / "c").string()}, {}, env);
+    auto warm = run_kpkg({"catalog", "validate", (t / "c").string()}, {}, env);
+    EXPECT_EQ(cold.exit_code, 0) << cold.out << cold.err;
+    EXPECT_NE(cold.out.find(at1), std::string::npos) << cold.out;
+    EXPECT_NE(cold.out.find(at2), std::string::npos) << cold.out;
+    EXPECT_EQ(warm.out, cold.out);
+    EXPECT_EQ(warm.exit_code, 0);
+}
+
 // olm.constraint properties are read as kpkg resolve reads them: a CEL rule that does not
 // compile, or a malformed constraint, is a warning under the bundle (opm checks neither) and an
 // error under --strict; a good rule gives no finding. A rule repeated across bundles is

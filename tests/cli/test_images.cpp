@@ -45,6 +45,16 @@ std::string digest_line(const std::string& out) {
     return out.substr(at + 8, out.find('\n', at) - at - 8);
 }
 
+// The digest of the "saved: DEST (with OCI media types: DIGEST)" line for DEST; "" when the line
+// names none (the image was saved as it is).
+std::string saved_digest(const std::string& out, const std::string& dest) {
+    const std::string head = "saved: " + dest + " (with OCI media types: ";
+    auto at = out.find(head);
+    if (at == std::string::npos) return {};
+    at += head.size();
+    return out.substr(at, out.find(')', at) - at);
+}
+
 bool have(const char* program) {
     return kpkg::test::run_command(std::string("command -v ") + program + " >/dev/null") == 0;
 }
@@ -341,7 +351,10 @@ TEST(Interop, SkopeoAndUmociReadPackageImages) {
                     "oci-archive:" + (e / "o.tar").string(), "--save",
                     "docker-archive:" + (e / "d.tar").string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const std::string digest = digest_line(r.out);
+    // In a layout, the image has OCI media types (as skopeo writes it there): its own digest.
+    const std::string digest = saved_digest(r.out, "oci:" + (e / "layout").string());
+    ASSERT_FALSE(digest.empty()) << r.out;
+    EXPECT_NE(digest, digest_line(r.out));
     for (const std::string& src :
          {"oci:" + (e / "layout").string(), "oci-archive:" + (e / "o.tar").string()}) {
         std::string out;
@@ -376,6 +389,80 @@ TEST(Interop, SkopeoAndUmociReadPackageImages) {
     EXPECT_FALSE(fs::exists(e / "unpacked/rootfs/package/.test-fixtures"));
     auto v = e.run({"package", "validate", "oci:" + (e / "copied").string() + ":x"});
     EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+// Every kind of image kpkg builds, saved to oci:DIR:TAG and oci-archive:FILE:TAG, is found BY ITS
+// TAG by skopeo and umoci (which look only at OCI media types in index.json): bundles, catalogs
+// and Package Operator packages (Docker schema 2, written into a layout with OCI media types, as
+// skopeo writes them), for one platform and for two. umoci unpacks each single-platform image
+// (umoci 0.4 does not unpack an index, whoever wrote it).
+TEST(Interop, SkopeoAndUmociFindEverySavedImageByTag) {
+    if (!have("skopeo") || !have("umoci")) GTEST_SKIP() << "skopeo or umoci is not installed";
+    Env e;
+    struct Case {
+        const char* name;
+        std::string dir;
+        std::vector<std::string> platforms;
+        const char* file; // a file of the unpacked image
+    };
+    const std::vector<Case> cases = {
+        {"bundle", bundle_dir(), {}, "manifests/sample.v2.1.0.clusterserviceversion.yaml"},
+        {"catalog", catalog_dir(), {}, nullptr},
+        {"catalog2", catalog_dir(), {"linux/amd64", "linux/arm64"}, nullptr},
+        {"package", package_dir(), {}, "package/manifest.yaml"},
+        {"package2", package_dir(), {"linux/amd64", "linux/arm64/v8"}, nullptr},
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.name);
+        const std::string lay = (e / c.name).string();
+        const std::string tar = (e / (std::string(c.name) + ".tar")).string();
+        std::vector<std::string> args = {"build",   c.dir,
+                                         "--save",  "oci:" + lay + ":v1",
+                                         "--save",  "oci-archive:" + tar + ":v1",
+                                         "--label", "kpkg.test/kind=" + std::string(c.name)};
+        for (const auto& p : c.platforms) {
+            args.push_back("--platform");
+            args.push_back(p);
+        }
+        if (std::string(c.name).rfind("catalog", 0) == 0) args.push_back("--lenient");
+        auto r = e.run(args);
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        std::string digest = saved_digest(r.out, "oci:" + lay + ":v1");
+        if (digest.empty()) digest = digest_line(r.out);
+        for (const std::string& src : {"oci:" + lay + ":v1", "oci-archive:" + tar + ":v1"}) {
+            std::string out;
+            out.clear();
+            ASSERT_EQ(kpkg::test::run_command("skopeo inspect --raw " + src + " 2>&1", &out), 0)
+                << src << ": " << out;
+            EXPECT_EQ(out.find("vnd.docker"), std::string::npos) << out;
+            EXPECT_EQ(kpkg::sha256_digest(out), digest) << out;
+            out.clear();
+            ASSERT_EQ(kpkg::test::run_command("skopeo inspect " + src + " 2>&1", &out), 0)
+                << src << ": " << out;
+            EXPECT_TRUE(contains(out, "\"Digest\": \"" + digest + "\"")) << out;
+            EXPECT_TRUE(contains(out, "\"kpkg.test/kind\": \"" + std::string(c.name) + "\""))
+                << out;
+        }
+        std::string out;
+        ASSERT_EQ(kpkg::test::run_command("umoci ls --layout " + lay + " 2>&1", &out), 0) << out;
+        EXPECT_EQ(out, "v1\n");
+        if (c.platforms.empty()) {
+            out.clear();
+            ASSERT_EQ(kpkg::test::run_command("cd " + e.dir.path().string() +
+                                                  " && umoci unpack --rootless --image " + c.name +
+                                                  ":v1 unpacked-" + c.name + " 2>&1",
+                                              &out),
+                      0)
+                << out;
+            if (c.file != nullptr) {
+                EXPECT_TRUE(fs::is_regular_file(
+                    e / ("unpacked-" + std::string(c.name) + "/rootfs/" + c.file)));
+            }
+        }
+        // And kpkg reads it back by its tag.
+        auto i = e.run({"image", "inspect", "oci:" + lay + ":v1", "-o", "json"});
+        EXPECT_EQ(i.exit_code, 0) << i.err;
+    }
 }
 
 // ---- kpkg cache: URL records (the schemas kpkg package validate fetches) ----
@@ -527,6 +614,72 @@ TEST(Registry, PackageImagePushedAndReadBack) {
                   0)
             << out;
         EXPECT_TRUE(contains(out, "application/vnd.docker.distribution.manifest.v2+json")) << out;
+    }
+}
+
+// The registry keeps the Docker schema 2 image kpkg pushes (its digest is the build's); saved into
+// a layout, by build or by pull, it is what `skopeo copy` of the pushed image writes there, byte
+// for byte: the same OCI manifests and configs, so the same digest. For one platform and two (a
+// manifest list, the arm64 image with a variant).
+TEST(Registry, PackageImageSavedInALayoutIsWhatSkopeoCopyWrites) {
+    if (kpkg::test::RegistryProcess::binary().empty()) GTEST_SKIP() << "no docker-registry";
+    if (!have("skopeo")) GTEST_SKIP() << "skopeo is not installed";
+    kpkg::test::RegistryProcess reg;
+    ASSERT_TRUE(reg.running()) << reg.error();
+    Env e;
+    const std::vector<std::vector<std::string>> platform_sets = {
+        {}, {"--platform", "linux/amd64", "--platform", "linux/arm64/v8"}};
+    int n = 0;
+    for (const auto& platforms : platform_sets) {
+        const std::string tag = std::to_string(++n);
+        SCOPED_TRACE(tag);
+        const std::string ref = reg.host() + "/pkg/greeter:" + tag;
+        const std::string built = (e / ("built" + tag)).string();
+        std::vector<std::string> args = {"build",  package_dir(),         "-t", ref, "--push",
+                                         "--save", "oci:" + built + ":v1"};
+        args.insert(args.end(), platforms.begin(), platforms.end());
+        auto b = e.run(args);
+        ASSERT_EQ(b.exit_code, 0) << b.err;
+        const std::string docker_digest = digest_line(b.out);
+        EXPECT_TRUE(contains(b.out, "pushed: " + ref + "@" + docker_digest)) << b.out;
+        const std::string saved = saved_digest(b.out, "oci:" + built + ":v1");
+        ASSERT_FALSE(saved.empty()) << b.out;
+
+        const std::string copied = (e / ("copied" + tag)).string();
+        std::string out;
+        ASSERT_EQ(kpkg::test::run_command("HOME=" + e.dir.path().string() +
+                                              " skopeo --insecure-policy copy --all "
+                                              "--src-tls-verify=false docker://" +
+                                              ref + " oci:" + copied + ":v1 2>&1",
+                                          &out),
+                  0)
+            << out;
+        out.clear();
+        ASSERT_EQ(kpkg::test::run_command("skopeo inspect --raw oci:" + copied + ":v1 2>&1", &out),
+                  0)
+            << out;
+        EXPECT_EQ(kpkg::sha256_digest(out), saved) << out;
+        // The same blobs, byte for byte.
+        std::set<std::string> theirs, ours;
+        for (const auto& f : fs::directory_iterator(copied + "/blobs/sha256"))
+            theirs.insert(f.path().filename().string());
+        for (const auto& f : fs::directory_iterator(built + "/blobs/sha256"))
+            ours.insert(f.path().filename().string());
+        EXPECT_EQ(ours, theirs);
+
+        // Pulled and saved: the same again; the pull reports the registry's digest.
+        const std::string pulled = (e / ("pulled" + tag)).string();
+        Env other;
+        std::vector<std::string> pull = {"pull", ref, "--save", "oci:" + pulled + ":v1"};
+        if (!platforms.empty()) pull.push_back("--all-platforms");
+        auto p = other.run(pull);
+        ASSERT_EQ(p.exit_code, 0) << p.err;
+        EXPECT_EQ(digest_line(p.out), docker_digest) << p.out;
+        EXPECT_EQ(saved_digest(p.out, "oci:" + pulled + ":v1"), saved) << p.out;
+        out.clear();
+        ASSERT_EQ(kpkg::test::run_command("skopeo inspect oci:" + pulled + ":v1 2>&1", &out), 0)
+            << out;
+        EXPECT_TRUE(contains(out, "\"Digest\": \"" + saved + "\"")) << out;
     }
 }
 

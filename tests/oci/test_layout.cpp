@@ -454,6 +454,230 @@ TEST(OciLayout, ImageTreeIsImmutableAndKeyedByTheManifest) {
     EXPECT_TRUE(contains(r.error().message, "diff_ids[0]")) << r.error().message;
 }
 
+// --- Docker schema 2 images in a layout: OCI media types, as skopeo writes them ---
+
+namespace {
+
+// A Docker schema 2 image as kubectl-package writes one: its blobs the bytes given, the layer a
+// 120-byte gzip of package/manifest.yaml. The expected results below are what skopeo 1.9.3
+// (Debian's) wrote for these very blobs with `skopeo copy [--all] oci:DOCKER_LAYOUT oci:DIR:v1`.
+const char* const docker_layer_hex =
+    "1f8b0800f4360b6b02ffedcd4b0ac2301405d08c5d852ba8b194ee2748fc60aa62ebc0dd1b1d896311a4e74ceee3"
+    "dec1bba4cd31edf26a48a7c3368f53734f4309df15abbeeb5e597de6737dbb6bbf6e63db87650c3f701ba774adef"
+    "c33ced7329e745000000000000000000e0cf3c002319e3e500280000";
+const char* const docker_layer_digest =
+    "sha256:310ee685080ea8666252ce64c5d11b44339fe08a34fef79f446ee19a739569ab";
+const char* const diff_id =
+    "sha256:3eb76544b0599c3f82bf53d97b3740b9920376dc30285a64bb9a47fdbc40eef1";
+
+std::string unhex(const char* hex) {
+    std::string out;
+    for (const char* p = hex; p[0] != '\0' && p[1] != '\0'; p += 2)
+        out.push_back(static_cast<char>(std::stoi(std::string(p, 2), nullptr, 16)));
+    return out;
+}
+
+std::string put(oci::Content& c, std::string bytes) {
+    std::string d = sha256_digest(bytes);
+    c.blobs[d] = std::move(bytes);
+    return d;
+}
+
+std::string docker_config(const std::string& arch, const std::string& variant = {}) {
+    return R"({"architecture":")" + arch +
+           R"(","created":"0001-01-01T00:00:00Z","history":[{"created":"0001-01-01T00:00:00Z"}],)"
+           R"("os":"linux","rootfs":{"type":"layers","diff_ids":[")" +
+           diff_id + R"("]},"config":{"Labels":{"a":"b"}})" +
+           (variant.empty() ? "" : R"(,"variant":")" + variant + "\"") + "}";
+}
+
+// Adds a Docker manifest of `config` and the layer; its digest.
+std::string docker_manifest(oci::Content& c, const std::string& config) {
+    const std::string layer = unhex(docker_layer_hex);
+    EXPECT_EQ(sha256_digest(layer), docker_layer_digest);
+    put(c, layer);
+    const std::string cd = put(c, config);
+    return put(c, R"({"schemaVersion":2,"mediaType":"application/vnd.docker.distribution.)"
+                  R"(manifest.v2+json","config":{"mediaType":"application/vnd.docker.container.)"
+                  R"(image.v1+json","digest":")" +
+                      cd + R"(","size":)" + std::to_string(config.size()) +
+                      R"(},"layers":[{"mediaType":"application/vnd.docker.image.rootfs.diff.tar.)"
+                      R"(gzip","digest":")" +
+                      docker_layer_digest + R"(","size":120}]})");
+}
+
+std::string oci_manifest_of(const std::string& config) {
+    return R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",)"
+           R"("config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":")" +
+           sha256_digest(config) + R"(","size":)" + std::to_string(config.size()) +
+           R"(},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar+gzip","digest":")" +
+           docker_layer_digest + R"(","size":120}]})";
+}
+
+} // namespace
+
+TEST(OciLayout, DockerManifestIsWrittenAsSkopeoConvertsIt) {
+    oci::Content c;
+    c.root_digest = docker_manifest(c, docker_config("amd64"));
+    c.root_media_type = std::string(oci::media::docker_manifest);
+    // skopeo's config: the OCI image config's fields in their order, the same values.
+    const std::string config =
+        R"({"created":"0001-01-01T00:00:00Z","architecture":"amd64","os":"linux",)"
+        R"("config":{"Labels":{"a":"b"}},"rootfs":{"type":"layers","diff_ids":[")" +
+        std::string(diff_id) + R"("]},"history":[{"created":"0001-01-01T00:00:00Z"}]})";
+    EXPECT_EQ(sha256_digest(config),
+              "sha256:2c7fe346cc52df048e9a25f536fcac1ce22ea3856503a0c1b3e69a8ba07a7c4c");
+    const std::string manifest = oci_manifest_of(config);
+    EXPECT_EQ(sha256_digest(manifest),
+              "sha256:8db168d5abdd48dc7ebdcddf06e4ca8b90395f56055bdd29a5edc833f118038b");
+
+    auto converted = oci::with_oci_media_types(c);
+    ASSERT_TRUE(converted) << converted.error().message;
+    ASSERT_TRUE(converted->has_value());
+    const oci::Content* o = &**converted;
+    EXPECT_EQ(o->root_media_type, oci::media::oci_manifest);
+    EXPECT_EQ(o->root_digest, sha256_digest(manifest));
+    EXPECT_EQ(o->blobs.at(o->root_digest), manifest);
+    EXPECT_EQ(o->blobs.at(sha256_digest(config)), config);
+    EXPECT_EQ(o->blobs.at(docker_layer_digest), unhex(docker_layer_hex));
+
+    // Written: index.json as skopeo writes it, the tag in org.opencontainers.image.ref.name.
+    TempDir t;
+    ASSERT_TRUE(oci::write_oci_dir(t / "dir", c, "v1"));
+    EXPECT_EQ(
+        kpkg::test::read_file(t / "dir/index.json"),
+        R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json",)"
+        R"("manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json",)"
+        R"("digest":"sha256:8db168d5abdd48dc7ebdcddf06e4ca8b90395f56055bdd29a5edc833f118038b",)"
+        R"("size":401,"annotations":{"org.opencontainers.image.ref.name":"v1"}}]})");
+    EXPECT_FALSE(fs::exists(t / "dir/blobs" / "sha256" / c.root_digest.substr(7)));
+    auto back = oci::read_oci_dir(t / "dir", "v1");
+    ASSERT_TRUE(back) << back.error().message;
+    EXPECT_EQ(back->root_digest, o->root_digest);
+    ASSERT_TRUE(oci::write_oci_archive(t / "o.tar", c, "v1"));
+    auto from_archive = oci::read_oci_archive(t / "o.tar", "v1");
+    ASSERT_TRUE(from_archive) << from_archive.error().message;
+    EXPECT_EQ(from_archive->root_digest, o->root_digest);
+    // A docker-archive has no media types: the image as it is.
+    ASSERT_TRUE(oci::write_docker_archive(t / "d.tar", c));
+    auto docker = oci::read_docker_archive(t / "d.tar");
+    ASSERT_TRUE(docker) << docker.error().message;
+    auto info = oci::image_info(*docker);
+    ASSERT_TRUE(info);
+    EXPECT_EQ(info->config_digest, sha256_digest(docker_config("amd64")));
+
+    // An image with OCI media types is written as it is.
+    auto same = oci::with_oci_media_types(*o);
+    ASSERT_TRUE(same);
+    EXPECT_FALSE(same->has_value());
+}
+
+TEST(OciLayout, DockerManifestListIsWrittenAsAnOciIndex) {
+    oci::Content c;
+    const std::string amd = docker_manifest(c, docker_config("amd64"));
+    const std::string arm = docker_manifest(c, docker_config("arm64", "v8"));
+    const std::string list =
+        R"({"schemaVersion":2,"mediaType":"application/vnd.docker.distribution.manifest.list.)"
+        R"(v2+json","manifests":[{"mediaType":"application/vnd.docker.distribution.manifest.)"
+        R"(v2+json","digest":")" +
+        amd + R"(","size":)" + std::to_string(c.blobs.at(amd).size()) +
+        R"(,"platform":{"architecture":"amd64","os":"linux"}},{"mediaType":"application/vnd.)"
+        R"(docker.distribution.manifest.v2+json","digest":")" +
+        arm + R"(","size":)" + std::to_string(c.blobs.at(arm).size()) +
+        R"(,"platform":{"architecture":"arm64","os":"linux","variant":"v8"}}]})";
+    c.root_digest = put(c, list);
+    c.root_media_type = std::string(oci::media::docker_manifest_list);
+    // skopeo 1.9 puts the variant before os in the config (its OCI image-spec's field order).
+    const std::string arm_config =
+        R"({"created":"0001-01-01T00:00:00Z","architecture":"arm64","variant":"v8","os":"linux",)"
+        R"("config":{"Labels":{"a":"b"}},"rootfs":{"type":"layers","diff_ids":[")" +
+        std::string(diff_id) + R"("]},"history":[{"created":"0001-01-01T00:00:00Z"}]})";
+    EXPECT_EQ(sha256_digest(arm_config),
+              "sha256:f6b97e4743390142ae1b2f784023595924b50affbcb7eb2c218f6a9a62d9c5a8");
+    EXPECT_EQ(sha256_digest(oci_manifest_of(arm_config)),
+              "sha256:b4512227658c40ed422081b86dc84ab2562033e9ecb8048a9641c9efea9a5aca");
+    const std::string index =
+        R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json",)"
+        R"("manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":)"
+        R"("sha256:8db168d5abdd48dc7ebdcddf06e4ca8b90395f56055bdd29a5edc833f118038b","size":401,)"
+        R"("platform":{"architecture":"amd64","os":"linux"}},{"mediaType":"application/vnd.oci.)"
+        R"(image.manifest.v1+json","digest":"sha256:b4512227658c40ed422081b86dc84ab2562033e9ecb8)"
+        R"(048a9641c9efea9a5aca","size":401,"platform":{"architecture":"arm64","os":"linux",)"
+        R"("variant":"v8"}}]})";
+    EXPECT_EQ(sha256_digest(index),
+              "sha256:48e94cbf0f2023ff3130fa0725fe76dc5e6b9ce26c710e14f2b806bfee5944d4");
+    auto converted = oci::with_oci_media_types(c);
+    ASSERT_TRUE(converted) << converted.error().message;
+    ASSERT_TRUE(converted->has_value());
+    const oci::Content* o = &**converted;
+    EXPECT_EQ(o->root_media_type, oci::media::oci_index);
+    EXPECT_EQ(o->blobs.at(o->root_digest), index);
+    EXPECT_EQ(o->blobs.at(sha256_digest(arm_config)), arm_config);
+    // Read back, each platform's image is there.
+    TempDir t;
+    ASSERT_TRUE(oci::write_oci_dir(t / "dir", c, "v1"));
+    auto back = oci::read_oci_dir(t / "dir", "v1");
+    ASSERT_TRUE(back) << back.error().message;
+    auto info = oci::image_info(*back, oci::Platform{"linux", "arm64", "v8"});
+    ASSERT_TRUE(info) << info.error().message;
+    EXPECT_EQ(info->config_digest, sha256_digest(arm_config));
+    EXPECT_EQ(info->config.labels.at("a"), "b");
+}
+
+// The config is decoded as Go decodes it into the OCI image config (keys matched without regard
+// to case, fields the OCI config does not have dropped, a null list item as "", empty fields
+// left out, times written as Go writes them) and encoded again; skopeo 1.9.3 wrote exactly this
+// for this config. A config it cannot decode is an error naming it.
+TEST(OciLayout, DockerConfigIsDecodedAndEncodedAsSkopeoDoes) {
+    const std::string given =
+        R"({"Architecture":"amd64","os":"linux","variant":"v2","created":"2024-02-29T10:20:30.)"
+        R"(1200+00:00","author":"a<b>&c","container_config":{"Hostname":"x"},"docker_version":)"
+        R"("20","config":{"Hostname":"h","User":"","ExposedPorts":{"80/tcp":{},"443/tcp":{"x":)"
+        R"(1}},"Env":["A=1",null],"Cmd":[],"Volumes":null,"Labels":{"z":"1","a":"\u2028"},)"
+        R"("StopSignal":"SIGTERM","OnBuild":null},"rootfs":{"type":"layers","diff_ids":[")" +
+        std::string(diff_id) +
+        R"("]},"history":[{"created":"2024-01-01T00:00:00.000000000-05:30","created_by":"x",)"
+        R"("empty_layer":true},{"comment":"c","empty_layer":false},null]})";
+    const std::string want =
+        R"({"created":"2024-02-29T10:20:30.12Z","author":"a\u003cb\u003e\u0026c","architecture":)"
+        R"("amd64","variant":"v2","os":"linux","config":{"ExposedPorts":{"443/tcp":{},"80/tcp":)"
+        R"({}},"Env":["A=1",""],"Labels":{"a":"\u2028","z":"1"},"StopSignal":"SIGTERM"},)"
+        R"("rootfs":{"type":"layers","diff_ids":[")" +
+        std::string(diff_id) +
+        R"("]},"history":[{"created":"2024-01-01T00:00:00-05:30","created_by":"x",)"
+        R"("empty_layer":true},{"comment":"c"},{}]})";
+    EXPECT_EQ(sha256_digest(want),
+              "sha256:d42dfef770109eb2b84dd4b9d387b70c5194e242219ab7547d2631deb16ce35f");
+    oci::Content c;
+    c.root_digest = docker_manifest(c, given);
+    c.root_media_type = std::string(oci::media::docker_manifest);
+    auto converted = oci::with_oci_media_types(c);
+    ASSERT_TRUE(converted) << converted.error().message;
+    ASSERT_TRUE(converted->has_value());
+    const oci::Content* o = &**converted;
+    auto m = oci::image_info(*o);
+    ASSERT_TRUE(m) << m.error().message;
+    EXPECT_EQ(o->blobs.at(m->config_digest), want);
+    EXPECT_EQ(o->root_digest,
+              "sha256:59d7e20f31c77e3c95f3ca6395ed1e127258965b343b20745092faaad5993b0e");
+
+    for (const char* bad :
+         {R"({"created":"yesterday"})", R"({"created":"2024-02-30T00:00:00Z"})", R"({"os":1})",
+          R"({"config":{"Env":"A=1"}})", R"({"history":[{"empty_layer":"yes"}]})", "[]"}) {
+        oci::Content b;
+        b.root_digest = docker_manifest(b, bad);
+        b.root_media_type = std::string(oci::media::docker_manifest);
+        auto r = oci::with_oci_media_types(b);
+        ASSERT_FALSE(r) << bad;
+        EXPECT_EQ(r.error().code, ExitCode::invalid) << bad;
+        EXPECT_TRUE(contains(r.error().message, "config " + sha256_digest(bad)))
+            << r.error().message;
+        TempDir t;
+        EXPECT_FALSE(oci::write_oci_dir(t / "dir", b, "v1"));
+        EXPECT_FALSE(fs::exists(t / "dir"));
+    }
+}
+
 // --- interop with the containers tools ---
 
 namespace {

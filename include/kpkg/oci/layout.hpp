@@ -3,7 +3,8 @@
 //
 //   oci:DIR[:TAG]              an OCI image layout directory: oci-layout
 //                              ({"imageLayoutVersion":"1.0.0"}), index.json (the tag in the
-//                              annotation org.opencontainers.image.ref.name), blobs/sha256/<hex>
+//                              annotation org.opencontainers.image.ref.name), blobs/sha256/<hex>;
+//                              written with OCI media types only (with_oci_media_types)
 //   oci-archive:FILE[:TAG]     a tar of such a directory
 //   docker-archive:FILE[:REF]  `docker save`'s format: manifest.json
 //                              [{"Config":"<hex>.json","RepoTags":["REF"],"Layers":["<hex>.tar"]}]
@@ -32,11 +33,11 @@
 
 #include "kpkg/core/result.hpp"
 #include "kpkg/oci/content.hpp"
-#include "kpkg/oci/media_types.hpp"
 #include "kpkg/oci/extract.hpp"
 #include "kpkg/oci/image.hpp"
 #include "kpkg/oci/layer.hpp"
 #include "kpkg/oci/location.hpp"
+#include "kpkg/oci/media_types.hpp"
 
 namespace kpkg::io {
 class MemoryTree;
@@ -90,7 +91,22 @@ Result<Content> read_archive(const std::filesystem::path& file, const std::strin
                              const ReadLimits& limits = {});
 Result<Content> read_layout(const LayoutRef& ref, const ReadLimits& limits = {});
 
+// The image as skopeo's oci: transport (containers/image) writes it into a layout, which holds
+// OCI media types only: a Docker schema 2 manifest becomes an OCI image manifest
+// (application/vnd.oci.image.manifest.v1+json) whose config is the Docker config decoded into the
+// OCI image config's fields and encoded again, as containers/image's conversion does (created,
+// author, architecture, variant, os, config {User, ExposedPorts, Env, Entrypoint, Cmd, Volumes,
+// WorkingDir, Labels, StopSignal}, rootfs, history; other fields dropped; media type
+// application/vnd.oci.image.config.v1+json; a new digest) and whose layers keep their bytes and
+// digests with the OCI media type of their compression (…layer.v1.tar, …tar+gzip, …tar+zstd); a
+// Docker manifest list becomes an OCI index of the converted manifests, platforms kept. The
+// manifests' digests, and so the image's, change. Nothing (and no copy) when the image has OCI
+// media types throughout. Errors (3): a document that does not parse, a layer media type without
+// an OCI equivalent, a config field of the wrong type or a time that is not RFC 3339.
+Result<std::optional<Content>> with_oci_media_types(const Content& content);
+
 // Writes `content` (root an index or a manifest; every blob it names present) under `tag`.
+// An OCI layout or archive gets the image with_oci_media_types gives.
 // Errors: a blob missing from content or not hashing to its digest (3); DIR exists and is not
 // a directory, or is neither empty nor an OCI layout (1); its index.json is invalid (3); I/O (1).
 Result<void> write_oci_dir(const std::filesystem::path& dir, const Content& content,

@@ -137,9 +137,9 @@ int run_build(const Globals& g, const BuildCliOptions& o) {
                     .take();
     }
     steps.done("stored in the cache");
-    std::vector<std::string> saved;
+    std::vector<std::string> saved, saved_digests;
     for (const auto& dest : saves) {
-        save_image(dest, image, o.tags);
+        saved_digests.push_back(save_image(dest, image, o.tags));
         saved.push_back(oci::to_string(dest));
         steps.done("saved");
     }
@@ -160,8 +160,8 @@ int run_build(const Globals& g, const BuildCliOptions& o) {
         if (!content.package.empty()) out += " of package " + text::quote(content.package);
         out += " for " + text::join(platforms, ", ") + "\n";
         out += "digest: " + image.root_digest + "\n";
-        for (const auto& s : saved)
-            out += "saved: " + s + "\n";
+        for (std::size_t i = 0; i < saved.size(); ++i)
+            out += saved_line(saved[i], saved_digests[i]);
         for (const auto& [ref, digest] : pushed)
             out += "pushed: " + ref + "@" + digest + "\n";
         print(out);

@@ -92,17 +92,17 @@ int run_pull(const Globals& g, const PullCliOptions& o) {
     if (where.kind != oci::Location::Kind::registry) {
         if (const oci::Store* store = image_store()) store->put(image).take();
     }
-    std::vector<std::string> saved;
+    std::vector<std::string> saved, saved_digests;
     for (const auto& dest : saves) {
         std::vector<std::string> tags;
         if (where.kind == oci::Location::Kind::registry) tags.push_back(where.reference.str());
-        save_image(dest, image, tags);
+        saved_digests.push_back(save_image(dest, image, tags));
         saved.push_back(oci::to_string(dest));
     }
     if (g.format == Format::text) {
         std::string out = "pulled " + image_name(where) + "\ndigest: " + image.root_digest + "\n";
-        for (const auto& s : saved)
-            out += "saved: " + s + "\n";
+        for (std::size_t i = 0; i < saved.size(); ++i)
+            out += saved_line(saved[i], saved_digests[i]);
         print(out);
         return 0;
     }
