@@ -19,6 +19,7 @@ struct Spec {
     bool minus = false, plus = false, sharp = false, zero = false, space = false;
     int width = -1, prec = -1;
     char verb = 'v';
+    std::string_view name; // the verb as written, when it is not one character of ASCII
 };
 
 void append_rune(std::string& out, std::uint32_t r) {
@@ -197,16 +198,27 @@ std::string floating(double f, const Spec& sp) {
     return s;
 }
 
-void bad_verb(std::string& out, const Value& v, char verb) {
+void format(std::string& out, const Value& v, const Spec& sp, std::size_t depth, std::size_t max);
+
+// A verb the value has no form for: %!VERB(TYPE=VALUE), the value printed with %v and the
+// verb's flags, width and precision (fmt's badVerb).
+void bad_verb(std::string& out, const Value& v, const Spec& sp, std::size_t depth,
+              std::size_t max) {
     out += "%!";
-    out += verb;
+    if (sp.name.empty())
+        out += sp.verb;
+    else
+        out += sp.name;
     out += '(';
     if (v.is_nil()) {
         out += "<nil>";
     } else {
         out += v.go_type();
         out += '=';
-        append_go(out, v);
+        Spec as_v = sp;
+        as_v.verb = 'v';
+        as_v.name = {};
+        format(out, v, as_v, depth + 1, max);
     }
     out += ')';
 }
@@ -227,13 +239,13 @@ void format(std::string& out, const Value& v, const Spec& sp, std::size_t depth,
         if (verb == 'v')
             pad(out, "<nil>", sp, false);
         else
-            bad_verb(out, v, verb);
+            bad_verb(out, v, sp, depth, max);
         return;
     case Value::Type::boolean:
         if (verb == 'v' || verb == 't')
             pad(out, v.as_bool() ? "true" : "false", sp, false);
         else
-            bad_verb(out, v, verb);
+            bad_verb(out, v, sp, depth, max);
         return;
     case Value::Type::integer:
         switch (verb) {
@@ -272,7 +284,7 @@ void format(std::string& out, const Value& v, const Spec& sp, std::size_t depth,
             return;
         }
         default:
-            bad_verb(out, v, verb);
+            bad_verb(out, v, sp, depth, max);
             return;
         }
     case Value::Type::floating:
@@ -287,7 +299,7 @@ void format(std::string& out, const Value& v, const Spec& sp, std::size_t depth,
             pad(out, floating(v.as_float(), sp), sp, true);
             return;
         default:
-            bad_verb(out, v, verb);
+            bad_verb(out, v, sp, depth, max);
             return;
         }
     case Value::Type::string: {
@@ -329,7 +341,7 @@ void format(std::string& out, const Value& v, const Spec& sp, std::size_t depth,
             return;
         }
         default:
-            bad_verb(out, v, verb);
+            bad_verb(out, v, sp, depth, max);
             return;
         }
     }
@@ -485,20 +497,10 @@ std::string sprintf(std::string_view f, std::span<const Value> args, std::size_t
             out += "(MISSING)";
             continue;
         }
-        if (vlen != 1 ||
-            std::string_view("vsdqfFeEgGtxXobcTUO").find(verb[0]) == std::string_view::npos) {
-            out += "%!";
-            out += verb;
-            out += '(';
-            const Value& v = args[arg++];
-            if (v.is_nil())
-                out += "<nil>";
-            else
-                out += v.go_type(), out += '=', append_go(out, v, max);
-            out += ')';
-            continue;
-        }
-        sp.verb = verb[0];
+        // Any other verb reaches the values (a list's or map's items each): fmt marks each
+        // one that has no form for it.
+        sp.verb = vlen == 1 ? verb[0] : '\0';
+        if (vlen != 1) sp.name = verb;
         format(out, args[arg++], sp, 0, max);
     }
     if (arg < args.size()) {

@@ -394,6 +394,16 @@ TEST(TemplateExec, PrintfCharacterOfAnIntegerBeyondUnicodeIsTheReplacementCharac
               "\xEF\xBF\xBD|'\xEF\xBF\xBD'|\xEF\xBF\xBD|A");
 }
 
+TEST(TemplateExec, PrintfMarksAValueWithoutAFormForTheVerbWithTheVerbsFlags) {
+    // fmt prints the value in the mark with %v and the verb's width, precision and flags.
+    EXPECT_EQ(run("{{printf \"%5z|%-4d|%.2z|%05s|%+q\" 1 \"x\" 3.14159 7 true}}"),
+              "%!z(int=    1)|%!d(string=x   )|%!z(float64=3.1)|%!s(int=00007)|%!q(bool=true)");
+    // An unknown verb reaches a list's items, each marked.
+    EXPECT_EQ(runj("{{printf \"%z\" .}}|{{printf \"%\xC3\xA9\" 1}}", "[\"a\", true]"),
+              "[%!z(string=a) %!z(bool=true)]|%!\xC3\xA9(int=1)");
+    EXPECT_EQ(run("{{printf \"%z|%d\" nil nil}}"), "%!z(<nil>)|%!d(<nil>)");
+}
+
 TEST(TemplateExec, HtmlAndUrlquery) {
     EXPECT_EQ(run("{{html \"<a href='x'>&\\\"</a>\"}}"),
               "&lt;a href=&#39;x&#39;&gt;&amp;&#34;&lt;/a&gt;");
