@@ -1,6 +1,9 @@
 // A first batch of the Sprig functions Package Operator allows, with Sprig's (v3) semantics.
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
+#include <optional>
 
 #include "kpkg/io/go.hpp"
 #include "kpkg/template/funcs.hpp"
@@ -165,6 +168,78 @@ std::int64_t to_int64(const Value& v) {
     }
 }
 
+namespace {
+
+// Whether `s` starts with `word` (lower case), ignoring the case of s.
+bool starts_folded(std::string_view s, std::string_view word) {
+    if (s.size() < word.size()) return false;
+    for (std::size_t i = 0; i < word.size(); ++i)
+        if (lower(s[i]) != word[i]) return false;
+    return true;
+}
+
+// Whether s is a float as strconv.ParseFloat reads it: the Go literal syntax (decimal, or
+// hexadecimal with a 'p' exponent; '_' between digits), nothing before or after it.
+bool go_float_syntax(std::string_view s) {
+    std::size_t i = 0;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    bool hex = false;
+    if (i + 2 < s.size() && s[i] == '0' && lower(s[i + 1]) == 'x') {
+        hex = true;
+        i += 2;
+    }
+    bool dot = false, digits = false, underscores = false;
+    for (; i < s.size(); ++i) {
+        const char c = s[i];
+        if (c == '_') {
+            underscores = true;
+        } else if (c == '.' && !dot) {
+            dot = true;
+        } else if ((c >= '0' && c <= '9') || (hex && lower(c) >= 'a' && lower(c) <= 'f')) {
+            digits = true;
+        } else {
+            break;
+        }
+    }
+    if (!digits) return false;
+    if (i < s.size() && lower(s[i]) == (hex ? 'p' : 'e')) {
+        ++i;
+        if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+        if (i >= s.size() || s[i] < '0' || s[i] > '9') return false;
+        for (; i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '_'); ++i)
+            underscores = underscores || s[i] == '_';
+    } else if (hex) {
+        return false; // a hexadecimal mantissa needs its exponent
+    }
+    return i == s.size() && (!underscores || underscores_ok(s));
+}
+
+// strconv.ParseFloat(s, 64) as cast's ToFloat64 uses it: nothing on any error (an overflow
+// included: Go's ±Inf comes with an error there).
+std::optional<double> go_parse_float(std::string_view s) {
+    std::string_view t = s;
+    const bool sign = !t.empty() && (t[0] == '+' || t[0] == '-');
+    if (sign) t.remove_prefix(1);
+    if (t.size() == 3 || t.size() == 8) { // inf, infinity (signed or not), nan (unsigned)
+        const double inf = HUGE_VAL;
+        if (starts_folded(t, t.size() == 3 ? "inf" : "infinity"))
+            return sign && s[0] == '-' ? -inf : inf;
+        if (!sign && t.size() == 3 && starts_folded(t, "nan")) return NAN;
+    }
+    if (!go_float_syntax(s)) return std::nullopt;
+    std::string plain;
+    for (const char c : s)
+        if (c != '_') plain += c;
+    errno = 0;
+    char* end = nullptr;
+    const double v = std::strtod(plain.c_str(), &end);
+    if (end != plain.c_str() + plain.size() || (errno == ERANGE && std::isinf(v)))
+        return std::nullopt;
+    return v;
+}
+
+} // namespace
+
 double to_float64(const Value& v) {
     switch (v.type()) {
     case Value::Type::integer:
@@ -174,7 +249,7 @@ double to_float64(const Value& v) {
     case Value::Type::boolean:
         return v.as_bool() ? 1 : 0;
     case Value::Type::string:
-        return io::go::parse_float(v.as_string()).value_or(0);
+        return go_parse_float(v.as_string()).value_or(0);
     default:
         return 0;
     }

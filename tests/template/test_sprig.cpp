@@ -375,6 +375,19 @@ TEST(TemplateSprig, StringsBecomeIntegersAsCastReadsThem) {
         std::string(kMax) + "|" + kMin + "|0|0");
 }
 
+TEST(TemplateSprig, StringsBecomeFloatsAsStrconvParseFloatReadsThem) {
+    // The Go literal syntax and nothing else (no blanks, a hexadecimal mantissa only with its
+    // 'p' exponent); out of range is 0, as cast gives it with ParseFloat's error.
+    EXPECT_EQ(
+        run(R"({{float64 " 1.5"}}|{{float64 "0x10"}}|{{float64 "0x1p4"}}|{{float64 "1_000.5"}}|)"
+            R"({{float64 "1e400"}}|{{float64 "1e-400"}}|{{float64 "1__0"}}|{{float64 "1."}})"),
+        "0|0|16|1000.5|0|0|0|1");
+    EXPECT_EQ(
+        run(R"x({{float64 "Infinity"}}|{{float64 "-inf"}}|{{float64 "NaN"}}|)x"
+            R"x({{float64 "+nan"}}|{{float64 "nan(1)"}}|{{float64 "infin"}}|{{add1f " 2"}})x"),
+        "+Inf|-Inf|NaN|0|0|0|1");
+}
+
 TEST(TemplateSprig, RangesWrapAroundAsInGoWithinTheListLimit) {
     // untilStep's i += step wraps: 1, then 1+MaxInt64 = MinInt64, then -1, then past the stop.
     EXPECT_EQ(run(R"({{untilStep 1 2 9223372036854775807}})"), std::string("[1 ") + kMin + " -1]");
