@@ -10,15 +10,27 @@
 namespace kpkg::tmpl {
 namespace {
 
+// fmt refuses widths and precisions above a million (either sign).
+constexpr bool too_large(std::int64_t n) {
+    return n > 1000000 || n < -1000000;
+}
+
 struct Spec {
     bool minus = false, plus = false, sharp = false, zero = false, space = false;
     int width = -1, prec = -1;
     char verb = 'v';
+    std::string_view name; // the verb as written, when it is not one character of ASCII
 };
 
 void append_rune(std::string& out, std::uint32_t r) {
     if (r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) r = 0xFFFD;
     io::detail::append_utf8(out, r);
+}
+
+// %c and %q of an integer: fmt takes it as unsigned, and anything above U+10FFFF (a negative
+// number too) is U+FFFD, not the low bits.
+std::uint32_t rune_of(std::int64_t v) {
+    return v < 0 || v > 0x10FFFF ? 0xFFFD : static_cast<std::uint32_t>(v);
 }
 
 std::size_t rune_count(std::string_view s) {
@@ -125,8 +137,8 @@ std::string integer(std::int64_t v, const Spec& sp) {
     } while (u);
     if (sp.prec >= 0) {
         if (sp.prec == 0 && v == 0) d.clear();
-        while (d.size() < static_cast<std::size_t>(sp.prec))
-            d.insert(d.begin(), '0');
+        if (d.size() < static_cast<std::size_t>(sp.prec))
+            d.insert(0, static_cast<std::size_t>(sp.prec) - d.size(), '0');
     }
     if (sp.sharp || sp.verb == 'O') {
         if (sp.verb == 'x')
@@ -186,16 +198,27 @@ std::string floating(double f, const Spec& sp) {
     return s;
 }
 
-void bad_verb(std::string& out, const Value& v, char verb) {
+void format(std::string& out, const Value& v, const Spec& sp, std::size_t depth, std::size_t max);
+
+// A verb the value has no form for: %!VERB(TYPE=VALUE), the value printed with %v and the
+// verb's flags, width and precision (fmt's badVerb).
+void bad_verb(std::string& out, const Value& v, const Spec& sp, std::size_t depth,
+              std::size_t max) {
     out += "%!";
-    out += verb;
+    if (sp.name.empty())
+        out += sp.verb;
+    else
+        out += sp.name;
     out += '(';
     if (v.is_nil()) {
         out += "<nil>";
     } else {
         out += v.go_type();
         out += '=';
-        append_go(out, v);
+        Spec as_v = sp;
+        as_v.verb = 'v';
+        as_v.name = {};
+        format(out, v, as_v, depth + 1, max);
     }
     out += ')';
 }
@@ -216,13 +239,13 @@ void format(std::string& out, const Value& v, const Spec& sp, std::size_t depth,
         if (verb == 'v')
             pad(out, "<nil>", sp, false);
         else
-            bad_verb(out, v, verb);
+            bad_verb(out, v, sp, depth, max);
         return;
     case Value::Type::boolean:
         if (verb == 'v' || verb == 't')
             pad(out, v.as_bool() ? "true" : "false", sp, false);
         else
-            bad_verb(out, v, verb);
+            bad_verb(out, v, sp, depth, max);
         return;
     case Value::Type::integer:
         switch (verb) {
@@ -240,13 +263,13 @@ void format(std::string& out, const Value& v, const Spec& sp, std::size_t depth,
         }
         case 'c': {
             std::string r;
-            append_rune(r, static_cast<std::uint32_t>(v.as_int()));
+            append_rune(r, rune_of(v.as_int()));
             pad(out, r, sp, false);
             return;
         }
         case 'q': {
             std::string r;
-            append_rune(r, static_cast<std::uint32_t>(v.as_int()));
+            append_rune(r, rune_of(v.as_int()));
             std::string q = quote(r);
             q.front() = q.back() = '\'';
             if (r == "'") q = "'\\''";
@@ -261,7 +284,7 @@ void format(std::string& out, const Value& v, const Spec& sp, std::size_t depth,
             return;
         }
         default:
-            bad_verb(out, v, verb);
+            bad_verb(out, v, sp, depth, max);
             return;
         }
     case Value::Type::floating:
@@ -276,7 +299,7 @@ void format(std::string& out, const Value& v, const Spec& sp, std::size_t depth,
             pad(out, floating(v.as_float(), sp), sp, true);
             return;
         default:
-            bad_verb(out, v, verb);
+            bad_verb(out, v, sp, depth, max);
             return;
         }
     case Value::Type::string: {
@@ -318,7 +341,7 @@ void format(std::string& out, const Value& v, const Spec& sp, std::size_t depth,
             return;
         }
         default:
-            bad_verb(out, v, verb);
+            bad_verb(out, v, sp, depth, max);
             return;
         }
     }
@@ -378,16 +401,22 @@ std::string sprintf(std::string_view f, std::span<const Value> args, std::size_t
     std::string out;
     std::size_t arg = 0;
     std::size_t i = 0;
+    // fmt's parsenum: the digits at i; a number already above a million when another digit
+    // follows makes the whole rest of the format unreadable (i jumps to the end).
     auto num = [&](int& into) {
         bool any = false;
         int n = 0;
         while (i < f.size() && f[i] >= '0' && f[i] <= '9') {
+            if (too_large(n)) {
+                i = f.size();
+                into = 0;
+                return false;
+            }
             n = n * 10 + (f[i] - '0');
-            if (n > 1000000) n = 1000000;
             ++i;
             any = true;
         }
-        if (any) into = n;
+        into = n;
         return any;
     };
     while (i < f.size()) {
@@ -414,29 +443,39 @@ std::string sprintf(std::string_view f, std::span<const Value> args, std::size_t
             else
                 break;
         }
-        auto star = [&](int& into, bool width) {
+        // fmt's intFromArg: a '*' takes an integer argument of at most a million either way;
+        // anything else (or none) is a bad width or precision, and no width or precision.
+        auto star = [&](int& into) {
             ++i;
-            if (arg >= args.size() || args[arg].type() != Value::Type::integer) {
-                out += width ? "%!(BADWIDTH)" : "%!(BADPREC)";
-                if (arg < args.size()) ++arg;
-                return;
-            }
-            std::int64_t n = args[arg++].as_int();
-            if (width && n < 0) sp.minus = true, n = -n;
-            if (n > 1000000) n = 1000000;
-            if (!width && n < 0) n = -1;
-            into = static_cast<int>(n);
+            into = 0;
+            if (arg >= args.size()) return false;
+            const Value& v = args[arg++];
+            if (v.type() != Value::Type::integer || too_large(v.as_int())) return false;
+            into = static_cast<int>(v.as_int());
+            return true;
         };
-        if (i < f.size() && f[i] == '*')
-            star(sp.width, true);
-        else
-            num(sp.width);
-        if (i < f.size() && f[i] == '.') {
+        if (i < f.size() && f[i] == '*') {
+            if (!star(sp.width)) {
+                out += "%!(BADWIDTH)";
+                sp.width = -1;
+            } else if (sp.width < 0) { // a negative width pads on the right
+                sp.width = -sp.width;
+                sp.minus = true, sp.zero = false;
+            }
+        } else if (!num(sp.width)) {
+            sp.width = -1;
+        }
+        // A '.' starts a precision only when something follows it.
+        if (i + 1 < f.size() && f[i] == '.') {
             ++i;
-            if (i < f.size() && f[i] == '*')
-                star(sp.prec, false);
-            else if (!num(sp.prec))
+            if (f[i] == '*') {
+                if (!star(sp.prec) || sp.prec < 0) {
+                    out += "%!(BADPREC)";
+                    sp.prec = -1;
+                }
+            } else if (!num(sp.prec)) {
                 sp.prec = 0;
+            }
         }
         if (i >= f.size()) {
             out += "%!(NOVERB)";
@@ -458,20 +497,10 @@ std::string sprintf(std::string_view f, std::span<const Value> args, std::size_t
             out += "(MISSING)";
             continue;
         }
-        if (vlen != 1 ||
-            std::string_view("vsdqfFeEgGtxXobcTUO").find(verb[0]) == std::string_view::npos) {
-            out += "%!";
-            out += verb;
-            out += '(';
-            const Value& v = args[arg++];
-            if (v.is_nil())
-                out += "<nil>";
-            else
-                out += v.go_type(), out += '=', append_go(out, v, max);
-            out += ')';
-            continue;
-        }
-        sp.verb = verb[0];
+        // Any other verb reaches the values (a list's or map's items each): fmt marks each
+        // one that has no form for it.
+        sp.verb = vlen == 1 ? verb[0] : '\0';
+        if (vlen != 1) sp.name = verb;
         format(out, args[arg++], sp, 0, max);
     }
     if (arg < args.size()) {

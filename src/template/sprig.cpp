@@ -1,6 +1,9 @@
 // A first batch of the Sprig functions Package Operator allows, with Sprig's (v3) semantics.
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
+#include <optional>
 
 #include "kpkg/io/go.hpp"
 #include "kpkg/template/funcs.hpp"
@@ -38,25 +41,204 @@ const Value& arg_dict(Args a, std::size_t i) {
                    v.go_type());
 }
 
-// spf13/cast's ToInt64 as Sprig's arithmetic uses it: floats truncated, strings read with Go's
-// base prefixes (0 when they do not parse), booleans 1/0, nil 0.
+std::int64_t float_to_int64(double f) {
+    if (!(f >= -9223372036854775808.0 && f < 9223372036854775808.0)) return INT64_MIN; // NaN too
+    return static_cast<std::int64_t>(f);
+}
+
+namespace {
+
+char lower(char c) {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+// Whether the underscores of a base-0 literal each sit between two digits (a base prefix counts
+// as a digit), as Go's integer literal syntax has them.
+bool underscores_ok(std::string_view s) {
+    if (!s.empty() && (s[0] == '+' || s[0] == '-')) s.remove_prefix(1);
+    char saw = '^'; // '^' start, '0' digit or prefix, '_' underscore, '!' anything else
+    std::size_t i = 0;
+    bool hex = false;
+    if (s.size() >= 2 && s[0] == '0' &&
+        (lower(s[1]) == 'b' || lower(s[1]) == 'o' || lower(s[1]) == 'x')) {
+        i = 2;
+        saw = '0';
+        hex = lower(s[1]) == 'x';
+    }
+    for (; i < s.size(); ++i) {
+        const char c = s[i];
+        if ((c >= '0' && c <= '9') || (hex && lower(c) >= 'a' && lower(c) <= 'f')) {
+            saw = '0';
+        } else if (c == '_') {
+            if (saw != '0') return false;
+            saw = '_';
+        } else {
+            if (saw == '_') return false;
+            saw = '!';
+        }
+    }
+    return saw != '_';
+}
+
+// cast's trimZeroDecimal: "12.000" reads as "12" (a '.' followed by zeros only, at least one).
+std::string_view trim_zero_decimal(std::string_view s) {
+    bool zero = false;
+    for (std::size_t i = s.size(); i > 0; --i) {
+        if (s[i - 1] == '.') {
+            if (zero) return s.substr(0, i - 1);
+        } else if (s[i - 1] == '0') {
+            zero = true;
+        } else {
+            return s;
+        }
+    }
+    return s;
+}
+
+} // namespace
+
+ParsedInt parse_int(std::string_view s, int base) {
+    using Err = ParsedInt::Err;
+    if (s.empty()) return {0, Err::syntax};
+    bool neg = false;
+    if (s[0] == '+' || s[0] == '-') {
+        neg = s[0] == '-';
+        s.remove_prefix(1);
+    }
+    if (s.empty()) return {0, Err::syntax};
+    const std::string_view digits_of = s; // what the underscore rule looks at
+    const bool base0 = base == 0;
+    if (base0) {
+        base = 10;
+        if (s[0] == '0') {
+            const char p = s.size() >= 3 ? lower(s[1]) : '\0';
+            base = p == 'b' ? 2 : p == 'o' ? 8 : p == 'x' ? 16 : 8;
+            s.remove_prefix(base == 8 && p != 'o' ? 1 : 2);
+        }
+    }
+    const auto b = static_cast<std::uint64_t>(base);
+    const std::uint64_t cutoff = UINT64_MAX / b + 1; // the smallest n with n * base > UINT64_MAX
+    std::uint64_t n = 0;
+    bool underscores = false;
+    bool range = false;
+    for (const char c : s) {
+        std::uint64_t d = 0;
+        if (c == '_' && base0) {
+            underscores = true;
+            continue;
+        }
+        if (c >= '0' && c <= '9')
+            d = static_cast<std::uint64_t>(c - '0');
+        else if (lower(c) >= 'a' && lower(c) <= 'z')
+            d = static_cast<std::uint64_t>(lower(c) - 'a' + 10);
+        else
+            return {0, Err::syntax};
+        if (d >= b) return {0, Err::syntax};
+        // strconv stops at the first digit that overflows: what follows it is not looked at.
+        if (n >= cutoff || n * b + d < n * b) {
+            range = true;
+            break;
+        }
+        n = n * b + d;
+    }
+    if (!range && underscores && !underscores_ok(digits_of)) return {0, Err::syntax};
+    constexpr std::uint64_t limit = std::uint64_t{1} << 63;
+    if (range || (!neg && n >= limit) || (neg && n > limit))
+        return {neg ? INT64_MIN : INT64_MAX, Err::range};
+    return {neg ? static_cast<std::int64_t>(0 - n) : static_cast<std::int64_t>(n), Err::none};
+}
+
+// spf13/cast's ToInt64 as Sprig's arithmetic uses it: floats converted as Go converts them,
+// strings read by strconv.ParseInt with Go's base prefixes once a zero fraction ("12.0") is cut
+// off (0 when that fails, out of range included), booleans 1/0, nil 0.
 std::int64_t to_int64(const Value& v) {
     switch (v.type()) {
     case Value::Type::integer:
         return v.as_int();
-    case Value::Type::floating: {
-        double f = v.as_float();
-        if (std::isnan(f) || f >= 9.2233720368547758e18 || f < -9.2233720368547758e18) return 0;
-        return static_cast<std::int64_t>(f);
-    }
+    case Value::Type::floating:
+        return float_to_int64(v.as_float());
     case Value::Type::boolean:
         return v.as_bool() ? 1 : 0;
-    case Value::Type::string:
-        return io::go::parse_int(v.as_string()).value_or(0);
+    case Value::Type::string: {
+        const ParsedInt r = parse_int(trim_zero_decimal(v.as_string()), 0);
+        return r.err == ParsedInt::Err::none ? r.value : 0;
+    }
     default:
         return 0;
     }
 }
+
+namespace {
+
+// Whether `s` starts with `word` (lower case), ignoring the case of s.
+bool starts_folded(std::string_view s, std::string_view word) {
+    if (s.size() < word.size()) return false;
+    for (std::size_t i = 0; i < word.size(); ++i)
+        if (lower(s[i]) != word[i]) return false;
+    return true;
+}
+
+// Whether s is a float as strconv.ParseFloat reads it: the Go literal syntax (decimal, or
+// hexadecimal with a 'p' exponent; '_' between digits), nothing before or after it.
+bool go_float_syntax(std::string_view s) {
+    std::size_t i = 0;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    bool hex = false;
+    if (i + 2 < s.size() && s[i] == '0' && lower(s[i + 1]) == 'x') {
+        hex = true;
+        i += 2;
+    }
+    bool dot = false, digits = false, underscores = false;
+    for (; i < s.size(); ++i) {
+        const char c = s[i];
+        if (c == '_') {
+            underscores = true;
+        } else if (c == '.' && !dot) {
+            dot = true;
+        } else if ((c >= '0' && c <= '9') || (hex && lower(c) >= 'a' && lower(c) <= 'f')) {
+            digits = true;
+        } else {
+            break;
+        }
+    }
+    if (!digits) return false;
+    if (i < s.size() && lower(s[i]) == (hex ? 'p' : 'e')) {
+        ++i;
+        if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+        if (i >= s.size() || s[i] < '0' || s[i] > '9') return false;
+        for (; i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '_'); ++i)
+            underscores = underscores || s[i] == '_';
+    } else if (hex) {
+        return false; // a hexadecimal mantissa needs its exponent
+    }
+    return i == s.size() && (!underscores || underscores_ok(s));
+}
+
+// strconv.ParseFloat(s, 64) as cast's ToFloat64 uses it: nothing on any error (an overflow
+// included: Go's ±Inf comes with an error there).
+std::optional<double> go_parse_float(std::string_view s) {
+    std::string_view t = s;
+    const bool sign = !t.empty() && (t[0] == '+' || t[0] == '-');
+    if (sign) t.remove_prefix(1);
+    if (t.size() == 3 || t.size() == 8) { // inf, infinity (signed or not), nan (unsigned)
+        const double inf = HUGE_VAL;
+        if (starts_folded(t, t.size() == 3 ? "inf" : "infinity"))
+            return sign && s[0] == '-' ? -inf : inf;
+        if (!sign && t.size() == 3 && starts_folded(t, "nan")) return NAN;
+    }
+    if (!go_float_syntax(s)) return std::nullopt;
+    std::string plain;
+    for (const char c : s)
+        if (c != '_') plain += c;
+    errno = 0;
+    char* end = nullptr;
+    const double v = std::strtod(plain.c_str(), &end);
+    if (end != plain.c_str() + plain.size() || (errno == ERANGE && std::isinf(v)))
+        return std::nullopt;
+    return v;
+}
+
+} // namespace
 
 double to_float64(const Value& v) {
     switch (v.type()) {
@@ -67,7 +249,7 @@ double to_float64(const Value& v) {
     case Value::Type::boolean:
         return v.as_bool() ? 1 : 0;
     case Value::Type::string:
-        return io::go::parse_float(v.as_string()).value_or(0);
+        return go_parse_float(v.as_string()).value_or(0);
     default:
         return 0;
     }
@@ -326,8 +508,10 @@ void add_sprig(Funcs& f) {
         const std::string& s = arg_string(a, 1);
         if (n < 0) throw FuncError("strings: negative Repeat count");
         std::size_t lines = static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')) + 1;
-        if (static_cast<std::uint64_t>(n) * lines + s.size() > c.options().max_output)
-            throw FuncError("result exceeds " + std::to_string(c.options().max_output) + " bytes");
+        const std::uint64_t max = c.options().max_output;
+        if (static_cast<std::uint64_t>(n) > max / lines ||
+            static_cast<std::uint64_t>(n) * lines + s.size() > max)
+            throw FuncError("result exceeds " + std::to_string(max) + " bytes");
         std::string pad(static_cast<std::size_t>(n), ' ');
         return str((newline ? "\n" : "") + pad + replace_all(s, "\n", "\n" + pad));
     };
@@ -627,29 +811,29 @@ void add_sprig(Funcs& f) {
     f.add("add", 0, V, [](Context&, Args a) {
         std::int64_t s = 0;
         for (const auto& v : a)
-            s = static_cast<std::int64_t>(static_cast<std::uint64_t>(s) +
-                                          static_cast<std::uint64_t>(to_int64(v)));
+            s = wrap_add(s, to_int64(v));
         return Value::integer(s);
     });
-    f.add("add1", 1, 1, [](Context&, Args a) { return Value::integer(to_int64(a[0]) + 1); });
-    f.add("sub", 2, 2,
-          [](Context&, Args a) { return Value::integer(to_int64(a[0]) - to_int64(a[1])); });
+    f.add("add1", 1, 1,
+          [](Context&, Args a) { return Value::integer(wrap_add(to_int64(a[0]), 1)); });
+    f.add("sub", 2, 2, [](Context&, Args a) {
+        return Value::integer(wrap_sub(to_int64(a[0]), to_int64(a[1])));
+    });
     f.add("mul", 1, V, [](Context&, Args a) {
         std::int64_t p = to_int64(a[0]);
         for (std::size_t i = 1; i < a.size(); ++i)
-            p = static_cast<std::int64_t>(static_cast<std::uint64_t>(p) *
-                                          static_cast<std::uint64_t>(to_int64(a[i])));
+            p = wrap_mul(p, to_int64(a[i]));
         return Value::integer(p);
     });
     f.add("div", 2, 2, [](Context&, Args a) {
         std::int64_t d = to_int64(a[1]);
         if (d == 0) throw FuncError("runtime error: integer divide by zero");
-        return Value::integer(to_int64(a[0]) / d);
+        return Value::integer(wrap_div(to_int64(a[0]), d));
     });
     f.add("mod", 2, 2, [](Context&, Args a) {
         std::int64_t d = to_int64(a[1]);
         if (d == 0) throw FuncError("runtime error: integer divide by zero");
-        return Value::integer(to_int64(a[0]) % d);
+        return Value::integer(wrap_mod(to_int64(a[0]), d));
     });
     f.add("max", 1, V, [](Context&, Args a) {
         std::int64_t m = to_int64(a[0]);
@@ -667,7 +851,9 @@ void add_sprig(Funcs& f) {
     f.add("int64", 1, 1, [](Context&, Args a) { return Value::integer(to_int64(a[0])); });
     f.add("float64", 1, 1, [](Context&, Args a) { return Value::floating(to_float64(a[0])); });
     f.add("atoi", 1, 1, [](Context&, Args a) {
-        return Value::integer(io::go::parse_int(arg_string(a, 0), false).value_or(0));
+        // strconv.Atoi with its error dropped: 0 for text that is no number, and the nearest
+        // bound for one out of int64's range.
+        return Value::integer(parse_int(arg_string(a, 0), 10).value);
     });
     add_sprig_more(f);
 }

@@ -250,7 +250,7 @@ std::string abbreviate(const std::string& s, std::int64_t offset, std::int64_t w
     auto n = static_cast<std::int64_t>(s.size());
     if (n <= width) return s;
     if (offset > n) offset = n;
-    if (n - offset < width - 3) offset = n - (width - 3);
+    if (wrap_sub(n, offset) < width - 3) offset = n - (width - 3); // Go's int wraps here
     if (offset <= 4) return s.substr(0, static_cast<std::size_t>(width - 3)) + "...";
     if (width < 7) return "";
     if (offset + width - 3 < n)
@@ -1022,49 +1022,18 @@ Value string_list(std::vector<std::string> v) {
     return Value::list(std::move(l));
 }
 
-// Sprig's int lists (until, untilStep) with the step limit as a guard.
-Value until_step(Context& c, std::int64_t start, std::int64_t stop, std::int64_t step) {
-    List out;
-    auto limit = max_list_items(c);
-    auto push = [&](std::int64_t i) {
-        if (out.size() >= limit)
-            throw FuncError("untilStep: more than " + std::to_string(limit) + " items");
-        out.push_back(Value::integer(i));
-    };
-    if (stop < start) {
-        if (step >= 0) return Value::list();
-        for (std::int64_t i = start; i > stop; i += step)
-            push(i);
-        return Value::list(std::move(out));
-    }
-    if (step <= 0) return Value::list();
-    for (std::int64_t i = start; i < stop; i += step) {
-        push(i);
-        if (i > INT64_MAX - step) break;
-    }
-    return Value::list(std::move(out));
-}
-
+// Sprig's untilStep: start, start+step, ... while short of stop (counting down when stop is
+// below start and the step is negative), the additions wrapping around as Go's do; at most
+// `limit` items, else an error naming `fn`.
 std::vector<std::int64_t> until_ints(std::int64_t start, std::int64_t stop, std::int64_t step,
-                                     std::size_t limit) {
+                                     std::size_t limit, const char* fn) {
     std::vector<std::int64_t> out;
-    auto push = [&](std::int64_t i) {
+    const bool down = stop < start;
+    if (down ? step >= 0 : step <= 0) return out;
+    for (std::int64_t i = start; down ? i > stop : i < stop; i = wrap_add(i, step)) {
         if (out.size() >= limit)
-            throw FuncError("seq: more than " + std::to_string(limit) + " items");
+            throw FuncError(std::string(fn) + ": more than " + std::to_string(limit) + " items");
         out.push_back(i);
-    };
-    if (stop < start) {
-        if (step >= 0) return out;
-        for (std::int64_t i = start; i > stop; i += step) {
-            push(i);
-            if (i < INT64_MIN - step) break;
-        }
-        return out;
-    }
-    if (step <= 0) return out;
-    for (std::int64_t i = start; i < stop; i += step) {
-        push(i);
-        if (i > INT64_MAX - step) break;
     }
     return out;
 }
@@ -1224,17 +1193,17 @@ void add_sprig_more(Funcs& f) {
         auto lim = max_list_items(c);
         if (p.size() == 1) {
             std::int64_t inc = p[0] < 1 ? -1 : 1;
-            v = until_ints(1, p[0] + inc, inc, lim);
+            v = until_ints(1, wrap_add(p[0], inc), inc, lim, "seq");
         } else if (p.size() == 2) {
             std::int64_t step = p[1] < p[0] ? -1 : 1;
-            v = until_ints(p[0], p[1] + step, step, lim);
+            v = until_ints(p[0], wrap_add(p[1], step), step, lim, "seq");
         } else if (p.size() == 3) {
             std::int64_t inc = 1;
             if (p[2] < p[0]) {
                 inc = -1;
                 if (p[1] > 0) return str("");
             }
-            v = until_ints(p[0], p[2] + inc, p[1], lim);
+            v = until_ints(p[0], wrap_add(p[2], inc), p[1], lim, "seq");
         } else {
             return str("");
         }
@@ -1246,21 +1215,9 @@ void add_sprig_more(Funcs& f) {
         return str(out);
     });
     f.add("toDecimal", 1, 1, [](Context&, Args a) {
-        // strconv.ParseInt(fmt.Sprint(v), 8, 64), 0 on error
-        std::string s = go_string(a[0]);
-        std::size_t i = 0;
-        bool neg = false;
-        if (!s.empty() && (s[0] == '-' || s[0] == '+')) neg = s[0] == '-', i = 1;
-        if (i >= s.size()) return Value::integer(0);
-        std::uint64_t v = 0;
-        for (; i < s.size(); ++i) {
-            if (s[i] < '0' || s[i] > '7') return Value::integer(0);
-            v = v * 8 + static_cast<std::uint64_t>(s[i] - '0');
-            if (v > (std::uint64_t{1} << 63)) return Value::integer(0);
-        }
-        if (!neg && v == (std::uint64_t{1} << 63)) return Value::integer(0);
-        return Value::integer(neg ? static_cast<std::int64_t>(0 - v)
-                                  : static_cast<std::int64_t>(v));
+        // strconv.ParseInt(fmt.Sprint(v), 8, 64), 0 on any error (out of range too)
+        const ParsedInt r = parse_int(go_string(a[0]), 8);
+        return Value::integer(r.err == ParsedInt::Err::none ? r.value : 0);
     });
 
     // Split
@@ -1280,7 +1237,11 @@ void add_sprig_more(Funcs& f) {
     f.add("toStrings", 1, 1, [](Context&, Args a) { return string_list(strslice(a[0])); });
 
     f.add("untilStep", 3, 3, [](Context& c, Args a) {
-        return until_step(c, arg_int(a, 0), arg_int(a, 1), arg_int(a, 2));
+        List l;
+        for (std::int64_t i : until_ints(arg_int(a, 0), arg_int(a, 1), arg_int(a, 2),
+                                         max_list_items(c), "untilStep"))
+            l.push_back(Value::integer(i));
+        return Value::list(std::move(l));
     });
 
     // Arithmetic on floats

@@ -27,6 +27,35 @@ const Value& arg_dict(Args a, std::size_t i);
 // spf13/cast's ToInt64 and ToFloat64 as Sprig's arithmetic uses them.
 std::int64_t to_int64(const Value& v);
 double to_float64(const Value& v);
+
+// Go's int64 arithmetic, which wraps around in two's complement where C++'s would be undefined:
+// MinInt64 / -1 is MinInt64 and MinInt64 % -1 is 0 (the divisor is not 0: the caller's panic).
+inline std::int64_t wrap_add(std::int64_t a, std::int64_t b) {
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+}
+inline std::int64_t wrap_sub(std::int64_t a, std::int64_t b) {
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b));
+}
+inline std::int64_t wrap_mul(std::int64_t a, std::int64_t b) {
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
+}
+inline std::int64_t wrap_div(std::int64_t a, std::int64_t b) {
+    return b == -1 ? wrap_sub(0, a) : a / b;
+}
+inline std::int64_t wrap_mod(std::int64_t a, std::int64_t b) {
+    return b == -1 ? 0 : a % b;
+}
+// Go's int64(f) of a float64 as amd64 computes it: truncated toward zero; NaN, the infinities and
+// anything outside int64's range give MinInt64 (the CPU's "integer indefinite").
+std::int64_t float_to_int64(double f);
+
+// strconv.ParseInt(s, base, 64) for base 0 (prefixes 0x/0o/0b/0, and underscores between digits)
+// or 2..36: the value and whether it failed; out of range, the value is the clamped bound.
+struct ParsedInt {
+    std::int64_t value = 0;
+    enum class Err : std::uint8_t { none, syntax, range } err = Err::none;
+};
+ParsedInt parse_int(std::string_view s, int base);
 // Sprig's strslice: a list's non-nil items as strings; a scalar as a one-item list.
 std::vector<std::string> strslice(const Value& v);
 bool is_space(unsigned char c);

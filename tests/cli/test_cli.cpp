@@ -670,3 +670,19 @@ TEST(Readme, ExamplesShowWhatKpkgPrints) {
         EXPECT_EQ(shown, readme_output(command)) << command;
     }
 }
+
+// A template that divides the smallest integer by -1 renders Go's answer (the same integer; the
+// remainder 0) instead of killing kpkg with SIGFPE; validate accepts the package.
+TEST(PackageRender, IntegerEdgesGiveGoAnswersNotACrash) {
+    const std::string pkg = testdata("packages/integer-edges").string();
+    auto r = run_kpkg({"package", "render", pkg, "--namespace", "ns"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    EXPECT_TRUE(contains(r.out, "  div: \"-9223372036854775808\"\n")) << r.out;
+    EXPECT_TRUE(contains(r.out, "  divLiteral: \"-9223372036854775808\"\n")) << r.out;
+    EXPECT_TRUE(contains(r.out, "  mod: \"0\"\n")) << r.out;
+    EXPECT_TRUE(contains(r.out, "  atoi: \"9223372036854775807\"\n")) << r.out;
+    EXPECT_TRUE(contains(r.out, "  printf: '%!(NOVERB)%!(EXTRA int=1)'\n")) << r.out;
+    auto v = run_kpkg({"package", "validate", pkg});
+    EXPECT_EQ(v.exit_code, 0) << v.err;
+}

@@ -306,4 +306,118 @@ TEST(TemplateSprig, TokenSoup) {
     EXPECT_GT(executed, 50);
 }
 
+// ------------------------------------------------------------------------------------------------
+// Integer edges: what Go (amd64) with Sprig v3.3 and spf13/cast v1.7 gives, never a crash.
+
+constexpr const char* kMin = "-9223372036854775808";
+constexpr const char* kMax = "9223372036854775807";
+
+TEST(TemplateSprig, DivisionOfTheSmallestIntegerByMinusOneWrapsAsInGo) {
+    // Go's MinInt64 / -1 is MinInt64 and MinInt64 % -1 is 0 (x86's idiv would trap).
+    EXPECT_EQ(run(R"({{div (sub -9223372036854775807 1) -1}})"), kMin);
+    EXPECT_EQ(run(R"({{div -9223372036854775808 -1}}|{{mod -9223372036854775808 -1}})"),
+              std::string(kMin) + "|0");
+    EXPECT_EQ(run(R"({{mod (sub -9223372036854775807 1) -1}}|{{div "-9223372036854775808" -1}})"),
+              std::string("0|") + kMin);
+    EXPECT_EQ(run(R"({{mod -9223372036854775808.0 -1}}|{{div 7 -1}}|{{mod 7 -1}}|{{mod -7 2}})"),
+              "0|-7|0|-1");
+    EXPECT_EQ(run(R"({{mod 1 0}})"),
+              "ERROR: template: t:1:2: executing \"t\" at <mod 1 0>: error calling mod: runtime "
+              "error: integer divide by zero");
+}
+
+TEST(TemplateSprig, IntegerArithmeticWrapsAroundAsInGo) {
+    EXPECT_EQ(run(R"({{add1 9223372036854775807}}|{{sub -9223372036854775808 1}})"),
+              std::string(kMin) + "|" + kMax);
+    EXPECT_EQ(run(R"({{add 9223372036854775807 1}}|{{mul 4611686018427387904 2}}|)"
+                  R"({{mul -9223372036854775808 -1}}|{{sub 0 -9223372036854775808}})"),
+              std::string(kMin) + "|" + kMin + "|" + kMin + "|" + kMin);
+}
+
+TEST(TemplateSprig, FloatsOutsideInt64ConvertAsGoDoesOnAmd64) {
+    // int64(f) of NaN, the infinities and anything out of range is MinInt64 there.
+    EXPECT_EQ(run(R"({{int 1e19}}|{{int64 -1e19}}|{{int64 9223372036854775807.0}}|)"
+                  R"({{int -9223372036854775808.0}}|{{int64 123.9}}|{{int64 -123.9}})"),
+              std::string(kMin) + "|" + kMin + "|" + kMin + "|" + kMin + "|123|-123");
+    EXPECT_EQ(run(R"({{int (float64 "NaN")}}|{{int64 (float64 "+Inf")}}|{{int (float64 "-Inf")}})"),
+              std::string(kMin) + "|" + kMin + "|" + kMin);
+    EXPECT_EQ(run(R"({{add1 1e300}}|{{max 1e300 5}}|{{min 1e300 5}})"),
+              "-9223372036854775807|5|" + std::string(kMin));
+    EXPECT_EQ(run(R"({{div 1e19 -1}})"), kMin);
+}
+
+TEST(TemplateSprig, AtoiGivesTheNearestBoundForNumbersOutOfRange) {
+    // Sprig drops strconv.Atoi's error; the value that comes with a range error is the bound.
+    EXPECT_EQ(run(R"({{atoi "99999999999999999999999"}}|{{atoi "-99999999999999999999999"}})"),
+              std::string(kMax) + "|" + kMin);
+    EXPECT_EQ(run(R"({{atoi "9223372036854775808"}}|{{atoi "-9223372036854775809"}}|)"
+                  R"({{atoi "-9223372036854775808"}}|{{atoi "+12"}})"),
+              std::string(kMax) + "|" + kMin + "|" + kMin + "|12");
+    // strconv stops at the digit that overflows: a bad character after it is never seen.
+    EXPECT_EQ(run(R"({{atoi "99999999999999999999x"}}|{{atoi "9999999999999999999x"}})"),
+              std::string(kMax) + "|0");
+    EXPECT_EQ(run(R"({{atoi ""}}|{{atoi "-"}}|{{atoi "1_000"}}|{{atoi "0x10"}}|{{atoi " 1"}})"),
+              "0|0|0|0|0");
+}
+
+TEST(TemplateSprig, StringsBecomeIntegersAsCastReadsThem) {
+    // cast: strconv.ParseInt(s, 0, 0) once a zero fraction is cut off; 0 on any error.
+    EXPECT_EQ(run(R"({{int64 "12.000"}}|{{int "0x1F"}}|{{int "1_000"}}|{{int64 "0b_101"}}|)"
+                  R"({{int "017"}}|{{add "10.0" 1}}|{{int "-0.0"}})"),
+              "12|31|1000|5|15|11|0");
+    EXPECT_EQ(run(R"({{int "99999999999999999999"}}|{{int64 "1.5"}}|{{int "1__0"}}|{{int "_1"}}|)"
+                  R"({{int "1_"}}|{{int "."}}|{{int ".0"}}|{{int "1."}})"),
+              "0|0|0|0|0|0|0|0");
+    // toDecimal (ParseInt base 8): out of range is 0, however many digits follow.
+    EXPECT_EQ(
+        run(R"({{toDecimal "777777777777777777777"}}|{{toDecimal "-1000000000000000000000"}}|)"
+            R"({{toDecimal "10000000000000000000001"}}|{{toDecimal "1000000000000000000000"}})"),
+        std::string(kMax) + "|" + kMin + "|0|0");
+}
+
+TEST(TemplateSprig, StringsBecomeFloatsAsStrconvParseFloatReadsThem) {
+    // The Go literal syntax and nothing else (no blanks, a hexadecimal mantissa only with its
+    // 'p' exponent); out of range is 0, as cast gives it with ParseFloat's error.
+    EXPECT_EQ(
+        run(R"({{float64 " 1.5"}}|{{float64 "0x10"}}|{{float64 "0x1p4"}}|{{float64 "1_000.5"}}|)"
+            R"({{float64 "1e400"}}|{{float64 "1e-400"}}|{{float64 "1__0"}}|{{float64 "1."}})"),
+        "0|0|16|1000.5|0|0|0|1");
+    EXPECT_EQ(
+        run(R"x({{float64 "Infinity"}}|{{float64 "-inf"}}|{{float64 "NaN"}}|)x"
+            R"x({{float64 "+nan"}}|{{float64 "nan(1)"}}|{{float64 "infin"}}|{{add1f " 2"}})x"),
+        "+Inf|-Inf|NaN|0|0|0|1");
+}
+
+TEST(TemplateSprig, RangesWrapAroundAsInGoWithinTheListLimit) {
+    // untilStep's i += step wraps: 1, then 1+MaxInt64 = MinInt64, then -1, then past the stop.
+    EXPECT_EQ(run(R"({{untilStep 1 2 9223372036854775807}})"), std::string("[1 ") + kMin + " -1]");
+    // seq's end+1 wraps to MinInt64: an empty count.
+    EXPECT_EQ(run(R"({{seq 9223372036854775807}}|{{seq -9223372036854775808}}|)"
+                  R"({{seq 9223372036854775806 9223372036854775807}})"),
+              "||");
+    // A count that wraps for ever stops at the list limit.
+    t::Options few;
+    few.max_steps = 5000;
+    EXPECT_EQ(run(R"({{untilStep -1 -2 -9223372036854775808}})", "null", few),
+              "ERROR: template: t:1:2: executing \"t\" at <untilStep -1 -2 -9223372036854775808>: "
+              "error calling untilStep: untilStep: more than 5000 items");
+    EXPECT_EQ(run(R"({{untilStep 9223372036854775806 9223372036854775807 2}})", "null", few),
+              "ERROR: template: t:1:2: executing \"t\" at <untilStep 9223372036854775806 "
+              "9223372036854775807 2>: error calling untilStep: untilStep: more than 5000 items");
+    EXPECT_EQ(run(R"({{until -3}}|{{untilStep 3 0 -1}}|{{seq 3 -1 1}})"),
+              "[0 -1 -2]|[3 2 1]|3 2 1");
+}
+
+TEST(TemplateSprig, AbbrevbothWithTheSmallestOffsetWrapsAsInGo) {
+    // goutils' len(str)-offset wraps negative, so the offset moves to the end.
+    EXPECT_EQ(run(R"({{abbrevboth -9223372036854775808 8 "hello world"}})"), "...world");
+}
+
+TEST(TemplateSprig, IndentCountsBeyondTheOutputLimitAreRefused) {
+    // 2^62 spaces on each of 4 lines: the product must not wrap around past the check.
+    EXPECT_EQ(run(R"({{indent 4611686018427387904 "\n\n\n"}})"),
+              "ERROR: template: t:1:2: executing \"t\" at <indent 4611686018427387904 "
+              "\"\\n\\n\\n\">: error calling indent: result exceeds 67108864 bytes");
+}
+
 } // namespace

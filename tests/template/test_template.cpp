@@ -364,6 +364,46 @@ TEST(TemplateExec, Print) {
               "string bool <nil> []interface {}");
 }
 
+TEST(TemplateExec, PrintfWidthsAndPrecisionsAboveAMillionAreGoErrors) {
+    // fmt reads a width or precision digit by digit and gives up (the rest of the format
+    // unread) once the number is above a million and another digit follows.
+    EXPECT_EQ(run("{{printf \"%2000000000d\" 1}}"), "%!(NOVERB)%!(EXTRA int=1)");
+    EXPECT_EQ(run("{{printf \"%.2000000000d|\" 1}}"), "%!(NOVERB)%!(EXTRA int=1)");
+    EXPECT_EQ(run("{{printf \"%10000010d\" 1}}"), "%!(NOVERB)%!(EXTRA int=1)");
+    // Up to there the number counts, as a width or a precision.
+    EXPECT_EQ(run("{{len (printf \"%2000000d\" 1)}}|{{len (printf \"%.2000000d\" 1)}}"),
+              "2000000|2000000");
+    EXPECT_EQ(run("{{len (printf \"%10000009d\" 1)}}"), "10000009");
+    // A '*' argument beyond a million either way is a bad width or precision.
+    EXPECT_EQ(run("{{printf \"%*d\" 2000000000 1}}"), "%!(BADWIDTH)1");
+    EXPECT_EQ(run("{{printf \"%*d\" -9223372036854775808 1}}"), "%!(BADWIDTH)1");
+    EXPECT_EQ(run("{{printf \"%.*d\" 2000000000 1}}"), "%!(BADPREC)1");
+    EXPECT_EQ(run("{{printf \"%*d|%*d\" 1.5 1 \"x\" 2}}"), "%!(BADWIDTH)1|%!(BADWIDTH)2");
+    // A negative '*' width pads on the right; a negative '*' precision is a bad one.
+    EXPECT_EQ(run("{{printf \"%*d|%0*d|\" -3 1 -3 2}}"), "1  |2  |");
+    EXPECT_EQ(run("{{printf \"%.*d|\" -1 5}}"), "%!(BADPREC)5|");
+    EXPECT_EQ(run("{{printf \"%*d\"}}|{{printf \"%*d\" 5}}"),
+              "%!(BADWIDTH)%!d(MISSING)|%!d(MISSING)");
+    // A '.' at the very end is the verb, not an empty precision.
+    EXPECT_EQ(run("{{printf \"%.\" 1}}|{{printf \"%.\"}}"), "%!.(int=1)|%!.(MISSING)");
+}
+
+TEST(TemplateExec, PrintfCharacterOfAnIntegerBeyondUnicodeIsTheReplacementCharacter) {
+    // 0x100000041: U+FFFD, not the 'A' of its low 32 bits; a negative number likewise.
+    EXPECT_EQ(run("{{printf \"%c|%q|%c|%c\" 4294967361 4294967361 -1 65}}"),
+              "\xEF\xBF\xBD|'\xEF\xBF\xBD'|\xEF\xBF\xBD|A");
+}
+
+TEST(TemplateExec, PrintfMarksAValueWithoutAFormForTheVerbWithTheVerbsFlags) {
+    // fmt prints the value in the mark with %v and the verb's width, precision and flags.
+    EXPECT_EQ(run("{{printf \"%5z|%-4d|%.2z|%05s|%+q\" 1 \"x\" 3.14159 7 true}}"),
+              "%!z(int=    1)|%!d(string=x   )|%!z(float64=3.1)|%!s(int=00007)|%!q(bool=true)");
+    // An unknown verb reaches a list's items, each marked.
+    EXPECT_EQ(runj("{{printf \"%z\" .}}|{{printf \"%\xC3\xA9\" 1}}", "[\"a\", true]"),
+              "[%!z(string=a) %!z(bool=true)]|%!\xC3\xA9(int=1)");
+    EXPECT_EQ(run("{{printf \"%z|%d\" nil nil}}"), "%!z(<nil>)|%!d(<nil>)");
+}
+
 TEST(TemplateExec, HtmlAndUrlquery) {
     EXPECT_EQ(run("{{html \"<a href='x'>&\\\"</a>\"}}"),
               "&lt;a href=&#39;x&#39;&gt;&amp;&#34;&lt;/a&gt;");
