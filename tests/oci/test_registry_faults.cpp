@@ -1,6 +1,6 @@
 // The registry client against a scripted fake registry on loopback: retries, digest checks,
-// dropped connections, slow and stalled registries (deadlines, the minimum rate),
-// authentication (Bearer tokens from a realm, Basic), error messages.
+// dropped connections, slow and stalled registries (deadlines, the minimum rate; also through
+// the kpkg binary), authentication (Bearer tokens from a realm, Basic), error messages.
 #include <atomic>
 #include <filesystem>
 
@@ -810,4 +810,87 @@ TEST(OciRegistryFaults, ABlobAboveTheMinimumRateIsWaitedFor) {
     ASSERT_TRUE(b) << b.error().str();
     EXPECT_EQ(*b, img.blobs.at(layer));
     EXPECT_EQ(srv.count("GET", "/v2/app/blobs/"), 1u);
+}
+
+// ---- the same through the kpkg binary ----
+
+namespace {
+
+// `kpkg ARGS` with its own cache, killed after `limit_s` seconds.
+test::ProgramResult kpkg_run(const TempDir& d, std::vector<std::string> args, int limit_s) {
+    std::vector<std::string> argv{std::getenv("KPKG_BIN") ? std::getenv("KPKG_BIN") : "kpkg"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return test::run_program(argv,
+                             {"KPKG_CACHE_DIR=" + (d / "cache").string(),
+                              "REGISTRY_AUTH_FILE=" + (d / "no-auth.json").string(),
+                              "HOME=" + d.path().string()},
+                             {}, limit_s, {"NO_COLOR", "XDG_RUNTIME_DIR", "XDG_CACHE_HOME"});
+}
+
+} // namespace
+
+// kpkg pull with its defaults: a manifest trickled one byte every half second (minutes for the
+// whole; kpkg used to wait for all of it) fails after the 30 s request timeout, exit 1, naming
+// the manifest and its URL.
+TEST(OciRegistryFaultsCli, PullOfATrickledManifestEndsAtTheDefaultRequestTimeout) {
+    TempDir d;
+    ImageServer is;
+    FakeServer srv([&](const HttpReq& r) {
+        HttpReply rep = is.serve(r, "app");
+        rep.trickle_bytes = 1;
+        rep.trickle_ms = 500;
+        return rep;
+    });
+    const auto t0 = Clock::now();
+    auto r = kpkg_run(d, {"pull", srv.host() + "/app:v1"}, 100);
+    const double took = seconds_since(t0);
+    ASSERT_FALSE(r.timed_out) << "still waiting after 100 s";
+    EXPECT_EQ(r.exit_code, 1) << test::describe(r);
+    EXPECT_TRUE(contains(r.err, "manifest v1: no complete answer within 30 s, the request timeout "
+                                "(GET http://" +
+                                    srv.host() + "/v2/app/manifests/v1)"))
+        << r.err;
+    EXPECT_GE(took, 29.0);
+    EXPECT_LT(took, 60.0);
+    EXPECT_EQ(r.out, "");
+}
+
+// --request-timeout: a small value bounds blobs that stall after 10 bytes (each attempt ends
+// after the window, four attempts); a bad value is a usage error, 0 is accepted.
+TEST(OciRegistryFaultsCli, RequestTimeoutFlagBoundsStalledBlobs) {
+    TempDir d;
+    const auto img = make_image("stalled", "linux/amd64", {100000});
+    const std::string layer = big_layer(img);
+    FakeServer srv([&](const HttpReq& r) {
+        if (r.path == "/v2/app/manifests/v1")
+            return HttpReply::text(200, img.blobs.at(img.root_digest))
+                .with("Content-Type", img.root_media_type);
+        auto it = img.blobs.find(r.path.substr(std::string("/v2/app/blobs/").size()));
+        if (it == img.blobs.end()) return HttpReply::json(404, "{}");
+        HttpReply rep = HttpReply::text(200, it->second);
+        rep.stall_after = 10;
+        rep.stall_ms = 600000;
+        return rep;
+    });
+    const auto t0 = Clock::now();
+    auto r = kpkg_run(d, {"--request-timeout", "2s", "pull", srv.host() + "/app:v1"}, 100);
+    const double took = seconds_since(t0);
+    ASSERT_FALSE(r.timed_out) << "still waiting after 100 s";
+    EXPECT_EQ(r.exit_code, 1) << test::describe(r);
+    // Whichever ends an attempt first: the rate (2 s below 10 KiB/s) or, for the small config,
+    // the attempt's own limit (2 s plus its size at 10 KiB/s).
+    EXPECT_TRUE(contains(r.err, ": slower than 10 KiB/s for 2 s (http://" + srv.host() +
+                                    "/v2/app/blobs/sha256:") ||
+                (contains(r.err, ": not complete within 2.") &&
+                 contains(r.err, " s, the rate window plus its size at 10 KiB/s (http://" +
+                                     srv.host() + "/v2/app/blobs/sha256:")))
+        << r.err;
+    EXPECT_TRUE(contains(r.err, "tried 4 times")) << r.err;
+    EXPECT_LT(took, 60.0);
+    EXPECT_FALSE(has_file_for(d / "cache", layer));
+
+    auto bad = kpkg_run(d, {"--request-timeout", "soon", "pull", srv.host() + "/app:v1"}, 30);
+    EXPECT_EQ(bad.exit_code, 2) << test::describe(bad);
+    EXPECT_TRUE(contains(bad.err, "--request-timeout soon: not a duration")) << bad.err;
+    EXPECT_EQ(srv.count("GET", "/v2/app/manifests/v1"), 1u) << "nothing asked of the registry";
 }
