@@ -613,7 +613,7 @@ struct Registry::Impl {
                         delay = std::min(std::max(delay, s), std::chrono::milliseconds(10000));
                     }
                 }
-                // No attempt that could not end before the deadline.
+                // No retry when its wait alone would reach the deadline.
                 out_of_time = deadline && Clock::now() + delay >= *deadline;
                 if (!out_of_time) {
                     std::this_thread::sleep_for(delay);

@@ -70,8 +70,8 @@ struct RegistryOptions {
     //
     // A small document (a manifest, a token, a HEAD, the calls that open, mount or abandon an
     // upload, a manifest PUT, /v2/) must have arrived in full within `request_timeout` of the
-    // first attempt: its retries and the token fetch it needs share the deadline, and no retry
-    // starts that could not end before it.
+    // first attempt: its retries and the token fetch it needs share the deadline (no retry is
+    // made when its back-off alone would reach it).
     std::chrono::milliseconds request_timeout{30000};
     // Every transfer that moves less than `min_rate` bytes per second for `rate_window` is
     // aborted (blobs are then retried: a new connection often cures a stuck one), and each
