@@ -20,7 +20,7 @@ __kpkg_subcommands() {
 
 # The flags of a command path, into __kpkg_flags; the global flags are accepted after any command.
 __kpkg_flags() {
-    local global="-o --output -v --verbose -q --quiet --no-color --no-cache --platform --offline --insecure -h --help"
+    local global="-o --output -v --verbose -q --quiet --no-color --no-cache --platform --offline --insecure --request-timeout -h --help"
     case $1 in
         "kpkg") __kpkg_flags="$global --version" ;;
         "kpkg version") __kpkg_flags="$global --libraries" ;;
@@ -85,7 +85,8 @@ _kpkg() {
                 -t | --tag | --save | --platform | --label | --base-image | --older-than | \
                 -n | --namespace | --approval | --catalog-namespace | --bundle-dir | \
                 --output-dir | --target-namespaces | --catalog-image | --cert-provider | \
-                --kubeconfig | --context | --timeout | --concurrency | --dry-run | --applyset | --config | --mode)
+                --kubeconfig | --context | --timeout | --concurrency | --dry-run | --applyset | --config | --mode | \
+                --request-timeout)
                 # Its value follows; "--output=json" may arrive split as "--output" "=" "json".
                 if [[ ${COMP_WORDS[i + 1]} == = ]]; then ((i += 2)); else ((i++)); fi
                 # A value with a colon (oci:DIR, quay.io/op:v1) arrives split at it as well.
@@ -127,6 +128,8 @@ _kpkg() {
         COMPREPLY=($(compgen -W "linux/amd64 linux/arm64 linux/ppc64le linux/s390x" -- "$cur"))
         return
     fi
+    # --request-timeout DURATION (global): nothing to offer.
+    [[ $prev == --request-timeout ]] && return
 
     if [[ $cur == -* ]]; then
         __kpkg_flags "$path"

@@ -42,6 +42,11 @@ ImageFlags& image_flags() {
     return flags;
 }
 
+std::chrono::milliseconds request_timeout() {
+    if (image_flags().request_timeout) return *image_flags().request_timeout;
+    return oci::RegistryOptions{}.request_timeout;
+}
+
 oci::Platform input_platform() {
     const std::string& p = image_flags().platform;
     if (p.empty()) return oci::host_platform();
@@ -63,6 +68,10 @@ oci::Registry& registry_client(const oci::Reference* for_ref) {
     static oci::RegistryOptions opts;
     if (!client) {
         if (image_flags().progress) opts.progress = draw_progress;
+        if (const auto& t = image_flags().request_timeout) {
+            opts.request_timeout = *t;
+            opts.rate_window = *t;
+        }
         client = std::make_unique<oci::Registry>(opts, image_store());
     }
     if (for_ref != nullptr && image_flags().insecure) {

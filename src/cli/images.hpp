@@ -3,6 +3,7 @@
 // an image's files as an io::Tree.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -29,8 +30,15 @@ struct ImageFlags {
     bool offline = false;  // --offline: images only from the cache
     bool insecure = false; // --insecure: plain http / unverified TLS for the registries named
     bool progress = false; // progress bars on stderr (a terminal, not --quiet)
+    // --request-timeout, checked: the deadline of a registry request for a small document and
+    // the window of a blob's minimum rate (0: neither); unset: the library's defaults.
+    std::optional<std::chrono::milliseconds> request_timeout;
 };
 ImageFlags& image_flags();
+
+// The deadline of one small download (a registry's documents, a schema): --request-timeout or
+// the registry client's default.
+std::chrono::milliseconds request_timeout();
 
 // The platform image inputs are resolved to.
 oci::Platform input_platform();

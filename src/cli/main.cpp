@@ -18,6 +18,7 @@
 #include "kpkg/core/error.hpp"
 #include "kpkg/core/log.hpp"
 #include "kpkg/core/text.hpp"
+#include "kpkg/kube/apply.hpp"
 #include "kpkg/version.hpp"
 
 namespace kpkg::cli {
@@ -291,6 +292,12 @@ int run(int argc, char** argv) {
     root.add_flag("--insecure", image_flags().insecure,
                   "The registries named may be spoken to over plain http (loopback registries "
                   "always may)");
+    std::string request_timeout;
+    root.add_option("--request-timeout", request_timeout,
+                    "Registry requests: how long a manifest, token or other small document may "
+                    "take, and how long a blob may move under 10 KiB/s (default 30s; 0: no "
+                    "limit)")
+        ->option_text("DURATION");
 
     auto& regs = registry();
     std::stable_sort(regs.begin(), regs.end(), [](const Registration& a, const Registration& b) {
@@ -365,6 +372,14 @@ int run(int argc, char** argv) {
     image_flags().progress = stderr_tty && !g.quiet;
 
     if (int rc = report_extras(root, g.color_stderr); rc != 0) return rc;
+    if (!request_timeout.empty()) {
+        auto d = kube::parse_duration(request_timeout, "--request-timeout");
+        if (!d) {
+            print_error(g.color_stderr, d.error());
+            return static_cast<int>(ExitCode::usage);
+        }
+        image_flags().request_timeout = *d;
+    }
     if ((g.format == Format::junit || g.format == Format::github) && ctx.action &&
         ci_format_commands().count(leaf_of(&root)) == 0) {
         print_error_line(g.color_stderr, "-o " + format +

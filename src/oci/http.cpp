@@ -189,7 +189,7 @@ Response Http::perform(const Request& req) {
     set(c, CURLOPT_MAXREDIRS, 10L);
     set(c, CURLOPT_CONNECTTIMEOUT_MS, req.connect_timeout_ms);
     if (req.stall_timeout_s > 0) {
-        set(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        set(c, CURLOPT_LOW_SPEED_LIMIT, std::max(1L, req.min_rate));
         set(c, CURLOPT_LOW_SPEED_TIME, req.stall_timeout_s);
     }
     if (req.timeout_ms > 0) set(c, CURLOPT_TIMEOUT_MS, req.timeout_ms);
@@ -271,6 +271,8 @@ Response Http::perform(const Request& req) {
     resp.curl_code = static_cast<int>(rc);
     resp.stopped = t.stopped;
     resp.timed_out = rc == CURLE_OPERATION_TIMEDOUT;
+    // libcurl tells its low-speed abort from its other timeouts only by the message.
+    resp.too_slow = resp.timed_out && std::strncmp(errbuf, "Operation too slow", 18) == 0;
     long status = 0;
     g_api.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     resp.status = status;

@@ -25,7 +25,12 @@ struct Request {
     // More response body than this aborts the transfer (Response::too_large).
     std::uint64_t max_body = std::uint64_t{4} << 20;
     long connect_timeout_ms = 15000;
+    // A transfer that moves fewer than `min_rate` bytes per second (sent and received together,
+    // as libcurl averages them over its last few seconds) for `stall_timeout_s` seconds is
+    // aborted (Response::too_slow). stall_timeout_s 0 = no such limit; the default is a stall
+    // guard (1 byte in 60 s).
     long stall_timeout_s = 60;
+    long min_rate = 1;
     std::string user_agent;
     // Bytes received or sent so far (and the expected total, 0 when unknown).
     std::function<void(std::uint64_t done, std::uint64_t total)> progress;
@@ -63,7 +68,8 @@ struct Response {
     std::string error;      // curl's description when outcome != ok
     int curl_code = 0;      // CURLcode of the transfer (0 = CURLE_OK)
     bool stopped = false;   // on_body asked to stop
-    bool timed_out = false; // timeout_ms (or the stall limit) passed
+    bool timed_out = false; // timeout_ms, the connect timeout or the rate limit passed
+    bool too_slow = false;  // (with timed_out) below min_rate for stall_timeout_s
     long status = 0;
     // Response headers, names in lower case; a repeated header keeps every value, joined
     // with ", " (WWW-Authenticate challenges stay parseable).

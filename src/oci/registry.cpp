@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -213,6 +214,35 @@ std::string subject_of(const Target& t) {
     return "registry " + t.registry + (t.repo.empty() ? "" : ", repository " + t.repo);
 }
 
+using Clock = std::chrono::steady_clock;
+// When a small document's request (its retries included) must be over; none for blobs.
+using Deadline = std::optional<Clock::time_point>;
+
+// What a request is for: a small document (one deadline for all its attempts) or a blob (a
+// minimum rate and a limit per attempt, set by Impl::as_transfer).
+enum class Kind { document, blob };
+
+long ms_left(Clock::time_point deadline) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    return left > 0 ? static_cast<long>(left) : 0;
+}
+
+// "30 s", "1.5 s", "500 ms".
+std::string duration_text(std::chrono::milliseconds d) {
+    const auto ms = d.count();
+    if (ms < 1000) return std::to_string(ms) + " ms";
+    if (ms % 1000 == 0) return std::to_string(ms / 1000) + " s";
+    return std::to_string(ms / 1000) + "." + std::to_string(ms % 1000 / 100) + " s";
+}
+
+// "10 KiB/s", "1500 bytes/s".
+std::string rate_text(std::uint64_t bytes_per_s) {
+    if (bytes_per_s >= 1024 && bytes_per_s % 1024 == 0)
+        return std::to_string(bytes_per_s / 1024) + " KiB/s";
+    return std::to_string(bytes_per_s) + " bytes/s";
+}
+
 // Authentication state of one registry.
 struct AuthState {
     bool basic = false;                        // the registry asked for Basic
@@ -323,30 +353,81 @@ struct Registry::Impl {
         return out;
     }
 
+    // The minimum rate, as libcurl takes it: whole seconds (rounded up) and bytes per second;
+    // 0 seconds when there is none.
+    long rate_window_s() const {
+        if (opts.min_rate == 0 || opts.rate_window.count() <= 0) return 0;
+        return static_cast<long>((opts.rate_window.count() + 999) / 1000);
+    }
+
+    // A request for a small document (request() gives it its deadline) with the minimum rate.
     http::Request base_request(std::string method, std::string url) const {
         http::Request r;
         r.method = std::move(method);
         r.url = std::move(url);
         r.connect_timeout_ms = static_cast<long>(opts.connect_timeout.count());
-        r.stall_timeout_s = std::max<long>(1, static_cast<long>(opts.stall_timeout.count() / 1000));
+        r.stall_timeout_s = rate_window_s();
+        r.min_rate = static_cast<long>(std::min<std::uint64_t>(opts.min_rate, 1u << 30));
         r.user_agent = opts.user_agent;
         return r;
     }
 
-    Error net_error(const Target& t, const http::Response& r, const std::string& url) {
+    // Makes `r` a blob transfer of `bytes` bytes: each attempt ends after the rate window plus
+    // the time the bytes take at the minimum rate (no limit without a minimum rate).
+    void as_transfer(http::Request& r, std::uint64_t bytes) const {
+        r.timeout_ms = 0;
+        if (const long w = rate_window_s(); w > 0) {
+            const double ms =
+                1000.0 * static_cast<double>(w) +
+                1000.0 * static_cast<double>(bytes) / static_cast<double>(opts.min_rate);
+            // Past a year the limit means nothing (and would not fit curl's long).
+            if (ms < 365.0 * 86400 * 1000) r.timeout_ms = static_cast<long>(ms);
+        }
+    }
+
+    // `limit_ms`: the attempt's own time limit when it ended by reaching it.
+    Error net_error(const Target& t, const http::Response& r, const std::string& url,
+                    long limit_ms = 0) {
         std::string what;
-        switch (r.outcome) {
-        case http::Response::Outcome::connect_failed:
-            what = "cannot connect to " + url + ": " + r.error;
-            break;
-        case http::Response::Outcome::dropped:
-            what = "connection lost (" + r.error + ")";
-            break;
-        default:
-            what = r.error;
-            break;
+        if (r.too_slow) {
+            what = "slower than " + rate_text(opts.min_rate) + " for " +
+                   duration_text(std::chrono::seconds(rate_window_s())) + " (" + url + ")";
+        } else if (r.timed_out && limit_ms > 0) {
+            what = "not complete within " + duration_text(std::chrono::milliseconds(limit_ms)) +
+                   ", the rate window plus its size at " + rate_text(opts.min_rate) + " (" + url +
+                   ")";
+        } else if (r.timed_out) {
+            what = "timed out (" + url + ": " + r.error + ")";
+        } else {
+            switch (r.outcome) {
+            case http::Response::Outcome::connect_failed:
+                what = "cannot connect to " + url + ": " + r.error;
+                break;
+            case http::Response::Outcome::dropped:
+                what = "connection lost (" + r.error + ")";
+                break;
+            default:
+                what = r.error;
+                break;
+            }
         }
         return Error::io((t.object.empty() ? "" : t.object + ": ") + what).about(subject_of(t));
+    }
+
+    // A small document that did not arrive in time.
+    Error timeout_error(const Target& t, const http::Request& req, int attempts) const {
+        Error e = Error::io((t.object.empty() ? "" : t.object + ": ") +
+                            "no complete answer within " + duration_text(opts.request_timeout) +
+                            ", the request timeout (" + req.method + " " + req.url + ")");
+        e.about(subject_of(t));
+        if (attempts > 1) e.note("tried " + std::to_string(attempts) + " times");
+        return e;
+    }
+
+    // Whether the attempt `r` ended because the deadline passed.
+    static bool at_deadline(const http::Response& r, const Deadline& deadline) {
+        return deadline && r.timed_out && !r.too_slow &&
+               Clock::now() + std::chrono::milliseconds(20) >= *deadline;
     }
 
     Error status_error(const Target& t, const http::Response& r) {
@@ -373,7 +454,7 @@ struct Registry::Impl {
 
     // Answers a 401: learns the scheme, fetches a token or picks the basic credentials. False
     // when nothing more can be tried (the 401 stands).
-    Result<bool> authenticate(const Target& t, const http::Response& r) {
+    Result<bool> authenticate(const Target& t, const http::Response& r, Deadline deadline) {
         const auto challenges = parse_challenges(r.header("www-authenticate"));
         const Challenge* bearer = nullptr;
         const Challenge* basic_ch = nullptr;
@@ -420,17 +501,29 @@ struct Registry::Impl {
             req.follow_redirects = true;
             req.max_body = 1 << 20;
             if (*cred) req.headers.push_back("Authorization: Basic " + basic(**cred));
+            Target tt = t;
+            tt.object = "token from " + realm;
+            // The token is part of the request that needs it (a blob's has a deadline of its
+            // own).
+            if (!deadline && opts.request_timeout.count() > 0)
+                deadline = Clock::now() + opts.request_timeout;
             http::Response tr;
             for (int attempt = 0;; ++attempt) {
+                if (deadline) {
+                    const long left = ms_left(*deadline);
+                    if (left <= 0) return fail(timeout_error(tt, req, attempt));
+                    req.timeout_ms = left;
+                }
                 tr = lease()->perform(req);
+                if (at_deadline(tr, deadline)) return fail(timeout_error(tt, req, attempt + 1));
                 const bool retry = tr.outcome == http::Response::Outcome::dropped ||
                                    (tr.outcome == http::Response::Outcome::ok &&
                                     (tr.status >= 500 || tr.status == 429));
                 if (!retry || attempt >= opts.retries) break;
-                std::this_thread::sleep_for(opts.backoff * (1 << attempt));
+                const auto delay = opts.backoff * (1 << attempt);
+                if (deadline && Clock::now() + delay >= *deadline) break;
+                std::this_thread::sleep_for(delay);
             }
-            Target tt = t;
-            tt.object = "token from " + realm;
             if (tr.outcome != http::Response::Outcome::ok) return fail(net_error(tt, tr, realm));
             if (tr.status != 200) return fail(status_error(tt, tr));
             auto docs = io::parse_json(tr.body, realm);
@@ -465,24 +558,42 @@ struct Registry::Impl {
     // One request with authentication and retries. A response with any status comes back
     // (the caller decides what a 404 means); transfer failures are errors.
     // `retries` < 0: opts.retries. `transient` (when given) tells whether a failure was one
-    // that a retry might cure (a 5xx, a 429, a dropped connection).
+    // that a retry might cure (a 5xx, a 429, a dropped or too slow connection). A document's
+    // attempts share one deadline (opts.request_timeout); a blob's limits are the request's own
+    // (as_transfer).
     Result<http::Response> request(const Target& t, http::Request req, int retries = -1,
-                                   bool* transient = nullptr) {
+                                   bool* transient = nullptr, Kind kind = Kind::document) {
         if (retries < 0) retries = opts.retries;
         if (transient != nullptr) *transient = false;
+        Deadline deadline;
+        if (kind == Kind::document && opts.request_timeout.count() > 0)
+            deadline = Clock::now() + opts.request_timeout;
         const std::size_t fixed_headers = req.headers.size();
         bool authenticated_once = false;
         for (int attempt = 0;;) {
             req.headers.resize(fixed_headers);
             const std::string sent = authorization(t);
             if (!sent.empty()) req.headers.push_back(sent);
+            if (deadline) {
+                const long left = ms_left(*deadline);
+                if (left <= 0) return fail(timeout_error(t, req, attempt));
+                req.timeout_ms = left;
+            }
+            const auto started = Clock::now();
             http::Response r = lease()->perform(req);
+            if (at_deadline(r, deadline)) return fail(timeout_error(t, req, attempt + 1));
+            // A blob's attempt that reached its own limit (as_transfer).
+            const long limit_ms =
+                !deadline && r.timed_out && !r.too_slow && req.timeout_ms > 0 &&
+                        Clock::now() - started >= std::chrono::milliseconds(req.timeout_ms - 20)
+                    ? req.timeout_ms
+                    : 0;
             if (r.outcome == http::Response::Outcome::ok && r.status == 401 &&
                 !authenticated_once) {
                 authenticated_once = true;
                 // Another transfer may have authenticated meanwhile: use what it learnt.
                 if (sent.empty() && !authorization(t).empty()) continue;
-                auto again = authenticate(t, r);
+                auto again = authenticate(t, r, deadline);
                 if (!again) return fail(std::move(again).error());
                 if (*again) continue;
                 return r;
@@ -491,6 +602,7 @@ struct Registry::Impl {
             if (r.outcome == http::Response::Outcome::dropped) retry = true;
             if (r.outcome == http::Response::Outcome::ok && (r.status >= 500 || r.status == 429))
                 retry = true;
+            bool out_of_time = false;
             if (retry && attempt < retries) {
                 auto delay = opts.backoff * (1 << attempt);
                 if (r.status == 429 || r.status == 503) {
@@ -501,9 +613,13 @@ struct Registry::Impl {
                         delay = std::min(std::max(delay, s), std::chrono::milliseconds(10000));
                     }
                 }
-                std::this_thread::sleep_for(delay);
-                ++attempt;
-                continue;
+                // No retry when its wait alone would reach the deadline.
+                out_of_time = deadline && Clock::now() + delay >= *deadline;
+                if (!out_of_time) {
+                    std::this_thread::sleep_for(delay);
+                    ++attempt;
+                    continue;
+                }
             }
             if (retry && transient != nullptr) *transient = true;
             if (r.outcome != http::Response::Outcome::ok) {
@@ -511,13 +627,19 @@ struct Registry::Impl {
                     return fail(Error::io(t.object + ": larger than " +
                                           std::to_string(req.max_body) + " bytes")
                                     .about(subject_of(t)));
-                Error e = net_error(t, r, req.url);
+                Error e = net_error(t, r, req.url, limit_ms);
                 if (attempt > 0) e.note("tried " + std::to_string(attempt + 1) + " times");
+                if (out_of_time)
+                    e.note("not tried again: the request timeout of " +
+                           duration_text(opts.request_timeout) + " would pass");
                 return fail(std::move(e));
             }
             if (retry) {
                 Error e = status_error(t, r);
                 if (attempt > 0) e.note("tried " + std::to_string(attempt + 1) + " times");
+                if (out_of_time)
+                    e.note("not tried again: the request timeout of " +
+                           duration_text(opts.request_timeout) + " would pass");
                 return fail(std::move(e));
             }
             return r;
@@ -622,12 +744,13 @@ Result<std::string> Registry::Impl::get_blob(const Reference& in, std::string_vi
     http::Request req = base_request("GET", repo_url(ref) + "/blobs/" + std::string(digest));
     req.follow_redirects = true;
     req.max_body = size ? *size : opts.max_blob_bytes;
+    as_transfer(req, req.max_body);
     const std::string d(digest);
     if (opts.progress)
         req.progress = [this, d, size](std::uint64_t done, std::uint64_t total) {
             report({Progress::Direction::download, d, done, size ? *size : total, false});
         };
-    auto resp = request(t, std::move(req));
+    auto resp = request(t, std::move(req), -1, nullptr, Kind::blob);
     if (!resp) {
         Error e = std::move(resp).error();
         if (size && e.message.find("larger than") != std::string::npos)
@@ -742,7 +865,8 @@ Result<void> Registry::Impl::put_blob(const Reference& in, std::string_view dige
                 req.headers.push_back("Content-Range: " + std::to_string(offset) + "-" +
                                       std::to_string(offset + n - 1));
                 req.progress = progress_from(offset);
-                auto r = request(t, std::move(req), 0, transient);
+                as_transfer(req, n);
+                auto r = request(t, std::move(req), 0, transient, Kind::blob);
                 if (!r) return fail(std::move(r).error());
                 if (r->status != 202 && r->status != 204) return fail(status_error(t, *r));
                 offset += n;
@@ -755,7 +879,8 @@ Result<void> Registry::Impl::put_blob(const Reference& in, std::string_view dige
         fin.body = bytes.substr(offset);
         fin.headers.push_back("Content-Type: application/octet-stream");
         fin.progress = progress_from(offset);
-        auto r = request(t, std::move(fin), 0, transient);
+        as_transfer(fin, fin.body.size());
+        auto r = request(t, std::move(fin), 0, transient, Kind::blob);
         if (!r) return fail(std::move(r).error());
         if (r->status != 201 && r->status != 204) return fail(status_error(t, *r));
         return {};

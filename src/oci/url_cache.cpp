@@ -62,7 +62,7 @@ Result<void> remember(const Store& s, const std::string& url, const UrlFetch& f)
 } // namespace
 
 Result<UrlFetch> fetch_cached(const Store* store, const std::string& url, bool offline,
-                              std::uint64_t max_bytes) {
+                              std::uint64_t max_bytes, std::chrono::milliseconds timeout) {
     if (store)
         if (auto c = cached(*store, url)) return *c;
     if (offline)
@@ -75,6 +75,7 @@ Result<UrlFetch> fetch_cached(const Store* store, const std::string& url, bool o
     req.follow_redirects = true;
     req.max_body = max_bytes + 1;
     req.user_agent = "kpkg";
+    req.timeout_ms = static_cast<long>(timeout.count());
     http::Response resp = h.perform(req);
     UrlFetch f;
     if (resp.outcome == http::Response::Outcome::too_large) {

@@ -1,6 +1,8 @@
 // The registry client against a scripted fake registry on loopback: retries, digest checks,
-// dropped connections, authentication (Bearer tokens from a realm, Basic), error messages.
+// dropped connections, slow and stalled registries (deadlines, the minimum rate; also through
+// the kpkg binary), authentication (Bearer tokens from a realm, Basic), error messages.
 #include <atomic>
+#include <filesystem>
 
 #include <gtest/gtest.h>
 
@@ -155,7 +157,7 @@ TEST(OciRegistryFaults, AStalledTransferIsDroppedAndRetried) {
         return rep;
     });
     oci::RegistryOptions o = quick(d);
-    o.stall_timeout = std::chrono::milliseconds(1000);
+    o.rate_window = std::chrono::milliseconds(1000);
     {
         oci::Registry reg(o);
         auto c = reg.pull(ref_of(srv.host() + "/app:v1"));
@@ -584,4 +586,311 @@ TEST(OciRegistryFaults, AServerThatHangsUpMidUploadIsAnErrorNotASignal) {
     EXPECT_EQ(r.error().code, ExitCode::error);
     EXPECT_TRUE(contains(r.error().str(), "blob " + sha256_digest(blob))) << r.error().str();
     EXPECT_EQ(srv.count("POST", "/v2/app/blobs/uploads/"), 2u); // a second session was tried
+}
+
+// ---- slow registries: every request ends ----
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Whether a file under `root` has `digest`'s hex in its name (a blob, or a partial one).
+bool has_file_for(const std::filesystem::path& root, const std::string& digest) {
+    const std::string hex = digest.substr(digest.find(':') + 1);
+    std::error_code ec;
+    if (!std::filesystem::exists(root, ec)) return false;
+    for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec))
+        if (it->path().filename().string().find(hex) != std::string::npos) return true;
+    return false;
+}
+
+// The layer of an image with one big layer (besides its small payload layer).
+std::string big_layer(const oci::Content& img) {
+    for (const auto& [d, b] : img.blobs)
+        if (b.size() >= 100000) return d;
+    return {};
+}
+
+} // namespace
+
+// A manifest sent one byte every half second (minutes for the whole) ends at the request
+// timeout, naming the manifest and its URL, and is not tried again past it.
+TEST(OciRegistryFaults, AManifestTrickledByteByByteEndsAtTheRequestTimeout) {
+    TempDir d;
+    ImageServer is;
+    FakeServer srv([&](const HttpReq& r) {
+        HttpReply rep = is.serve(r, "app");
+        if (r.path.find("/manifests/") != std::string::npos) {
+            rep.trickle_bytes = 1;
+            rep.trickle_ms = 500;
+        }
+        return rep;
+    });
+    auto o = quick(d);
+    o.request_timeout = std::chrono::seconds(2);
+    oci::Registry reg(o);
+    const auto t0 = Clock::now();
+    auto m = reg.get_manifest(ref_of(srv.host() + "/app:v1"));
+    const double took = seconds_since(t0);
+    ASSERT_FALSE(m);
+    EXPECT_EQ(m.error().code, ExitCode::error);
+    const std::string s = m.error().str();
+    EXPECT_TRUE(contains(s, "manifest v1: no complete answer within 2 s, the request timeout "
+                            "(GET http://" +
+                                srv.host() + "/v2/app/manifests/v1)"))
+        << s;
+    EXPECT_TRUE(contains(s, "registry " + srv.host() + ", repository app")) << s;
+    EXPECT_LT(took, 15.0); // the whole manifest would take minutes
+    EXPECT_EQ(srv.count("GET", "/v2/app/manifests/v1"), 1u);
+}
+
+// A registry that sends 10 bytes of a manifest and then nothing: the same deadline, all attempts
+// together (it used to hold a pull for (retries + 1) × 60 s).
+TEST(OciRegistryFaults, AManifestStalledAfterTenBytesEndsAtTheRequestTimeout) {
+    TempDir d;
+    ImageServer is;
+    std::atomic<int> calls{0};
+    FakeServer srv([&](const HttpReq& r) {
+        // A 503 first: the retry after it shares the deadline.
+        if (calls++ == 0) return HttpReply::text(503, "busy");
+        HttpReply rep = is.serve(r, "app");
+        rep.stall_after = 10;
+        rep.stall_ms = 600000;
+        return rep;
+    });
+    auto o = quick(d);
+    o.request_timeout = std::chrono::seconds(2);
+    oci::Registry reg(o);
+    const auto t0 = Clock::now();
+    auto c = reg.pull(ref_of(srv.host() + "/app:v1"));
+    const double took = seconds_since(t0);
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().code, ExitCode::error);
+    const std::string s = c.error().str();
+    EXPECT_TRUE(contains(s, "manifest v1: no complete answer within 2 s")) << s;
+    ASSERT_FALSE(c.error().notes.empty()) << s;
+    EXPECT_EQ(c.error().notes[0], "tried 2 times");
+    EXPECT_LT(took, 15.0);
+    EXPECT_EQ(srv.count("GET", "/v2/app/manifests/v1"), 2u);
+}
+
+// A token endpoint that never answers is bounded by the deadline of the request needing it.
+TEST(OciRegistryFaults, ATokenThatNeverComesEndsAtTheRequestTimeout) {
+    TempDir d;
+    std::string host;
+    FakeServer srv([&](const HttpReq& r) {
+        if (r.path == "/token") {
+            HttpReply rep = HttpReply::json(200, R"({"token":"late"})");
+            rep.stall_after = 0;
+            rep.stall_ms = 600000;
+            return rep;
+        }
+        return HttpReply::json(401, "{}").with("WWW-Authenticate",
+                                               "Bearer realm=\"http://" + host + "/token\"");
+    });
+    host = srv.host();
+    auto o = quick(d);
+    o.request_timeout = std::chrono::seconds(2);
+    oci::Registry reg(o);
+    const auto t0 = Clock::now();
+    auto m = reg.get_manifest(ref_of(host + "/app:v1"));
+    const double took = seconds_since(t0);
+    ASSERT_FALSE(m);
+    const std::string s = m.error().str();
+    EXPECT_TRUE(contains(s, "token from http://" + host + "/token: no complete answer within 2 s"))
+        << s;
+    EXPECT_LT(took, 15.0);
+    EXPECT_EQ(srv.count("GET", "/token"), 1u);
+}
+
+// The small calls of an upload have the deadline too: an upload the registry never opens.
+TEST(OciRegistryFaults, AnUploadNeverOpenedEndsAtTheRequestTimeout) {
+    TempDir d;
+    FakeServer srv([&](const HttpReq& r) {
+        if (r.method == "HEAD") return HttpReply::text(404);
+        HttpReply rep = HttpReply::text(202).with("Location", "/v2/app/blobs/uploads/1");
+        rep.body = "opening";
+        rep.stall_after = 2;
+        rep.stall_ms = 600000;
+        return rep;
+    });
+    auto o = quick(d);
+    o.request_timeout = std::chrono::seconds(2);
+    oci::Registry reg(o);
+    const std::string blob(1000, 'x');
+    const auto t0 = Clock::now();
+    auto r = reg.put_blob(ref_of(srv.host() + "/app"), sha256_digest(blob), blob);
+    const double took = seconds_since(t0);
+    ASSERT_FALSE(r);
+    const std::string s = r.error().str();
+    EXPECT_TRUE(contains(s, "blob " + sha256_digest(blob) + ": no complete answer within 2 s"))
+        << s;
+    EXPECT_TRUE(contains(s, "(POST http://" + srv.host() + "/v2/app/blobs/uploads/)")) << s;
+    EXPECT_LT(took, 15.0);
+    EXPECT_EQ(srv.count("POST", "/v2/app/blobs/uploads/"), 1u);
+}
+
+// A blob sent far below the minimum rate (200 bytes/s: 100 KB would take minutes) is aborted
+// after the rate window, tried again as often as the retries allow, and never cached (whole or
+// in part); what came in full before it stays cached.
+TEST(OciRegistryFaults, ABlobBelowTheMinimumRateIsAbortedAndNotCached) {
+    TempDir d;
+    const auto img = make_image("slow layer", "linux/amd64", {100000});
+    const std::string layer = big_layer(img);
+    ASSERT_FALSE(layer.empty());
+    FakeServer srv([&](const HttpReq& r) {
+        const std::string mp = "/v2/app/manifests/v1";
+        if (r.path == mp)
+            return HttpReply::text(200, img.blobs.at(img.root_digest))
+                .with("Content-Type", img.root_media_type);
+        auto it = img.blobs.find(r.path.substr(std::string("/v2/app/blobs/").size()));
+        if (it == img.blobs.end()) return HttpReply::json(404, "{}");
+        HttpReply rep = HttpReply::text(200, it->second);
+        if (it->first == layer) {
+            rep.trickle_bytes = 100;
+            rep.trickle_ms = 500;
+        }
+        return rep;
+    });
+    oci::Store store(d / "cache");
+    auto o = quick(d);
+    o.rate_window = std::chrono::seconds(1);
+    o.parallel = 1; // the small blobs first, then the slow one
+    oci::Registry reg(o, &store);
+    const auto t0 = Clock::now();
+    auto c = reg.pull(ref_of(srv.host() + "/app:v1"));
+    const double took = seconds_since(t0);
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().code, ExitCode::error);
+    const std::string s = c.error().str();
+    EXPECT_TRUE(contains(s, "blob " + layer + ": slower than 10 KiB/s for 1 s (http://" +
+                                srv.host() + "/v2/app/blobs/" + layer + ")"))
+        << s;
+    ASSERT_FALSE(c.error().notes.empty()) << s;
+    EXPECT_EQ(c.error().notes[0], "tried 3 times");
+    EXPECT_LT(took, 30.0);
+    EXPECT_EQ(srv.count("GET", "/v2/app/blobs/" + layer), 3u);
+    EXPECT_FALSE(has_file_for(d / "cache", layer));
+    auto cached = store.get(layer, 1 << 20);
+    ASSERT_TRUE(cached);
+    EXPECT_FALSE(*cached);
+    for (const auto& [dg, b] : img.blobs) {
+        if (dg == layer) continue;
+        auto other = store.get(dg, 1 << 20);
+        ASSERT_TRUE(other);
+        EXPECT_TRUE(*other) << dg << " came in full and is cached";
+    }
+}
+
+// A slow registry that keeps above the minimum rate is waited for, however long the whole
+// transfer takes (several rate windows here).
+TEST(OciRegistryFaults, ABlobAboveTheMinimumRateIsWaitedFor) {
+    TempDir d;
+    const auto img = make_image("steady layer", "linux/amd64", {100000});
+    const std::string layer = big_layer(img);
+    FakeServer srv([&](const HttpReq& r) {
+        auto it = img.blobs.find(r.path.substr(std::string("/v2/app/blobs/").size()));
+        if (it == img.blobs.end()) return HttpReply::json(404, "{}");
+        HttpReply rep = HttpReply::text(200, it->second);
+        rep.trickle_bytes = 5000;
+        rep.trickle_ms = 250; // 20 KB/s: 5 s for the layer
+        return rep;
+    });
+    oci::Store store(d / "cache");
+    auto o = quick(d);
+    o.rate_window = std::chrono::seconds(1);
+    o.min_rate = 4096;
+    oci::Registry reg(o, &store);
+    auto b = reg.get_blob(ref_of(srv.host() + "/app"), layer, img.blobs.at(layer).size());
+    ASSERT_TRUE(b) << b.error().str();
+    EXPECT_EQ(*b, img.blobs.at(layer));
+    EXPECT_EQ(srv.count("GET", "/v2/app/blobs/"), 1u);
+}
+
+// ---- the same through the kpkg binary ----
+
+namespace {
+
+// `kpkg ARGS` with its own cache, killed after `limit_s` seconds.
+test::ProgramResult kpkg_run(const TempDir& d, std::vector<std::string> args, int limit_s) {
+    std::vector<std::string> argv{std::getenv("KPKG_BIN") ? std::getenv("KPKG_BIN") : "kpkg"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return test::run_program(argv,
+                             {"KPKG_CACHE_DIR=" + (d / "cache").string(),
+                              "REGISTRY_AUTH_FILE=" + (d / "no-auth.json").string(),
+                              "HOME=" + d.path().string()},
+                             {}, limit_s, {"NO_COLOR", "XDG_RUNTIME_DIR", "XDG_CACHE_HOME"});
+}
+
+} // namespace
+
+// kpkg pull with its defaults: a manifest trickled one byte every half second (minutes for the
+// whole; kpkg used to wait for all of it) fails after the 30 s request timeout, exit 1, naming
+// the manifest and its URL.
+TEST(OciRegistryFaultsCli, PullOfATrickledManifestEndsAtTheDefaultRequestTimeout) {
+    TempDir d;
+    ImageServer is;
+    FakeServer srv([&](const HttpReq& r) {
+        HttpReply rep = is.serve(r, "app");
+        rep.trickle_bytes = 1;
+        rep.trickle_ms = 500;
+        return rep;
+    });
+    const auto t0 = Clock::now();
+    auto r = kpkg_run(d, {"pull", srv.host() + "/app:v1"}, 100);
+    const double took = seconds_since(t0);
+    ASSERT_FALSE(r.timed_out) << "still waiting after 100 s";
+    EXPECT_EQ(r.exit_code, 1) << test::describe(r);
+    EXPECT_TRUE(contains(r.err, "manifest v1: no complete answer within 30 s, the request timeout "
+                                "(GET http://" +
+                                    srv.host() + "/v2/app/manifests/v1)"))
+        << r.err;
+    EXPECT_GE(took, 29.0);
+    EXPECT_LT(took, 60.0);
+    EXPECT_EQ(r.out, "");
+}
+
+// --request-timeout: a small value bounds blobs that stall after 10 bytes (each attempt ends
+// after the window, four attempts); a bad value is a usage error, 0 is accepted.
+TEST(OciRegistryFaultsCli, RequestTimeoutFlagBoundsStalledBlobs) {
+    TempDir d;
+    const auto img = make_image("stalled", "linux/amd64", {100000});
+    const std::string layer = big_layer(img);
+    FakeServer srv([&](const HttpReq& r) {
+        if (r.path == "/v2/app/manifests/v1")
+            return HttpReply::text(200, img.blobs.at(img.root_digest))
+                .with("Content-Type", img.root_media_type);
+        auto it = img.blobs.find(r.path.substr(std::string("/v2/app/blobs/").size()));
+        if (it == img.blobs.end()) return HttpReply::json(404, "{}");
+        HttpReply rep = HttpReply::text(200, it->second);
+        rep.stall_after = 10;
+        rep.stall_ms = 600000;
+        return rep;
+    });
+    const auto t0 = Clock::now();
+    auto r = kpkg_run(d, {"--request-timeout", "2s", "pull", srv.host() + "/app:v1"}, 100);
+    const double took = seconds_since(t0);
+    ASSERT_FALSE(r.timed_out) << "still waiting after 100 s";
+    EXPECT_EQ(r.exit_code, 1) << test::describe(r);
+    // Whichever ends an attempt first: the rate (2 s below 10 KiB/s) or, for the small config,
+    // the attempt's own limit (2 s plus its size at 10 KiB/s).
+    EXPECT_TRUE(contains(r.err, ": slower than 10 KiB/s for 2 s (http://" + srv.host() +
+                                    "/v2/app/blobs/sha256:") ||
+                (contains(r.err, ": not complete within 2.") &&
+                 contains(r.err, " s, the rate window plus its size at 10 KiB/s (http://" +
+                                     srv.host() + "/v2/app/blobs/sha256:")))
+        << r.err;
+    EXPECT_TRUE(contains(r.err, "tried 4 times")) << r.err;
+    EXPECT_LT(took, 60.0);
+    EXPECT_FALSE(has_file_for(d / "cache", layer));
+
+    auto bad = kpkg_run(d, {"--request-timeout", "soon", "pull", srv.host() + "/app:v1"}, 30);
+    EXPECT_EQ(bad.exit_code, 2) << test::describe(bad);
+    EXPECT_TRUE(contains(bad.err, "--request-timeout soon: not a duration")) << bad.err;
+    EXPECT_EQ(srv.count("GET", "/v2/app/manifests/v1"), 1u) << "nothing asked of the registry";
 }

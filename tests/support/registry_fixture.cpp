@@ -164,6 +164,27 @@ void FakeServer::loop() {
     }
 }
 
+bool FakeServer::wait_unless_gone(int fd, int ms) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    for (;;) {
+        if (stop_) return false;
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              until - std::chrono::steady_clock::now())
+                              .count();
+        if (left <= 0) return true;
+        pollfd p{fd, POLLIN | POLLRDHUP, 0};
+        const int r = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 50)));
+        if (r > 0) {
+            // The client sent nothing more after its request: readable means it hung up.
+            char b;
+            if ((p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0 ||
+                ::recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) <= 0)
+                return false;
+            std::this_thread::sleep_for(std::chrono::milliseconds(50)); // more bytes: not a hang-up
+        }
+    }
+}
+
 void FakeServer::serve(int fd) {
     std::string buf;
     char tmp[65536];
@@ -217,11 +238,22 @@ void FakeServer::serve(int fd) {
         out += n + ": " + v + "\r\n";
     out += "Content-Length: " + std::to_string(rep.body.size()) + "\r\n";
     out += "Connection: close\r\n\r\n";
+    if (req.method != "HEAD" && rep.trickle_bytes > 0 && rep.cut_after < 0) {
+        if (!send_all(fd, out.data(), out.size())) return;
+        const auto step = static_cast<std::size_t>(rep.trickle_bytes);
+        for (std::size_t at = 0; at < rep.body.size(); at += step) {
+            const std::string part = rep.body.substr(at, step);
+            if (!send_all(fd, part.data(), part.size())) return;
+            if (at + step < rep.body.size() && !wait_unless_gone(fd, rep.trickle_ms)) return;
+        }
+        ::shutdown(fd, SHUT_WR);
+        return;
+    }
     if (req.method != "HEAD" && rep.stall_after >= 0 && rep.cut_after < 0) {
         const auto at = std::min(rep.body.size(), static_cast<std::size_t>(rep.stall_after));
         out += rep.body.substr(0, at);
         send_all(fd, out.data(), out.size());
-        std::this_thread::sleep_for(std::chrono::milliseconds(rep.stall_ms));
+        if (!wait_unless_gone(fd, rep.stall_ms)) return;
         // The client may have given up meanwhile: the rest is sent to whoever still listens.
         const std::string rest = rep.body.substr(at);
         ::send(fd, rest.data(), rest.size(), MSG_NOSIGNAL);

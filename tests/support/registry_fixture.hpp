@@ -49,6 +49,11 @@ struct HttpReply {
     // registry that stalls midway (the connection stays open).
     long stall_after = -1;
     int stall_ms = 0;
+    // Send the headers, then the body `trickle_bytes` bytes at a time with `trickle_ms` between
+    // them: a registry that sends, but slowly. Stalls and trickles end early when the client
+    // hangs up or the server stops.
+    long trickle_bytes = 0;
+    int trickle_ms = 0;
 
     static HttpReply text(int status, std::string body = {});
     static HttpReply json(int status, std::string body);
@@ -77,6 +82,8 @@ public:
 private:
     void loop();
     void serve(int fd);
+    // Waits `ms`; false as soon as the client has hung up or the server is stopping.
+    bool wait_unless_gone(int fd, int ms);
     Handler handler_;
     int listen_fd_ = -1;
     int port_ = 0;

@@ -60,13 +60,26 @@ struct RegistryOptions {
     // Credentials to use instead of the lookup, by registry ("host[:port]").
     std::map<std::string, std::pair<std::string, std::string>> credentials;
 
-    // Retries after a 5xx, a 429 or a dropped connection (never after another 4xx), with the
-    // delay doubling from `backoff`; a Retry-After of a 429 or 503 is honoured up to 10 s.
+    // Retries after a 5xx, a 429, a dropped connection or a transfer aborted for its rate (never
+    // after another 4xx), with the delay doubling from `backoff`; a Retry-After of a 429 or 503
+    // is honoured up to 10 s.
     int retries = 3;
     std::chrono::milliseconds backoff{500};
     std::chrono::milliseconds connect_timeout{15000};
-    // A transfer slower than 1 byte/s for this long is dropped (and retried).
-    std::chrono::milliseconds stall_timeout{60000};
+    // Deadlines; 0 turns each off.
+    //
+    // A small document (a manifest, a token, a HEAD, the calls that open, mount or abandon an
+    // upload, a manifest PUT, /v2/) must have arrived in full within `request_timeout` of the
+    // first attempt: its retries and the token fetch it needs share the deadline (no retry is
+    // made when its back-off alone would reach it).
+    std::chrono::milliseconds request_timeout{30000};
+    // Every transfer that moves less than `min_rate` bytes per second for `rate_window` is
+    // aborted (blobs are then retried: a new connection often cures a stuck one), and each
+    // attempt at a blob (GET, upload PUT or PATCH) also ends after rate_window + its size /
+    // min_rate. A blob of S bytes thus takes at most (retries + 1) × (rate_window + S /
+    // min_rate) plus the back-off (3.5 s with the defaults), whatever the registry does.
+    std::uint64_t min_rate = 10 * 1024;
+    std::chrono::milliseconds rate_window{30000};
 
     // Blobs of at least this size are uploaded in chunks of `chunk_size` (PATCH, then PUT).
     std::size_t chunk_threshold = std::size_t{64} << 20;

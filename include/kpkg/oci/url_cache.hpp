@@ -9,6 +9,7 @@
 // so a damaged entry counts as absent and is fetched again.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -26,9 +27,11 @@ struct UrlFetch {
 };
 
 // The answer for `url`: from the cache when it holds one, else (unless offline) fetched and
-// kept. `store` may be nullptr (no cache). Errors (exit 1): the network, or offline a URL the
-// cache does not hold.
+// kept; the fetch must be over within `timeout` (0: no limit). `store` may be nullptr (no
+// cache). Errors (exit 1): the network (a timeout too), or offline a URL the cache
+// does not hold.
 Result<UrlFetch> fetch_cached(const Store* store, const std::string& url, bool offline,
-                              std::uint64_t max_bytes);
+                              std::uint64_t max_bytes,
+                              std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
 } // namespace kpkg::oci

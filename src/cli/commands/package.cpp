@@ -167,7 +167,8 @@ int run_validate(const Globals& g, const ValidateOpts& o) {
     // cache only).
     vo.kubeconform.fetch =
         [max = vo.kubeconform.max_schema_bytes](const std::string& url) -> Result<pko::UrlAnswer> {
-        auto f = oci::fetch_cached(image_store(), url, image_flags().offline, max);
+        auto f =
+            oci::fetch_cached(image_store(), url, image_flags().offline, max, request_timeout());
         if (!f) return fail(std::move(f).error());
         pko::UrlAnswer a;
         a.status = f->status;
