@@ -349,7 +349,7 @@ Result<http::Response> HttpApi::send(const Call& call) {
             return fail(Error::io(std::move(msg)));
         };
         if (auto left = time_left(); left && left->count() <= 0) return out_of_time();
-        auto creds = auth_.credentials(deadline);
+        auto creds = auth_.credentials(deadline, opts_.interrupted);
         if (!creds) {
             release(std::move(handle));
             return fail(std::move(creds).error());

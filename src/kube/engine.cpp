@@ -172,6 +172,8 @@ private:
         o_.progress(Progress{k, std::move(text)});
     }
     RunReport finish(std::optional<Error> err) {
+        // An error of an interrupted run (a credential plugin stopped, say) is its interruption.
+        if (err && interrupted()) rep_.interrupted = true;
         if (err && !rep_.error) rep_.error = std::move(err);
         return std::move(rep_);
     }

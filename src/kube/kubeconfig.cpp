@@ -10,12 +10,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <map>
+#include <thread>
 
 #include "kpkg/core/text.hpp"
 #include "kpkg/io/emit.hpp"
@@ -434,18 +436,42 @@ KubeConfig resolve_all(std::vector<std::unique_ptr<File>>& files, const std::str
 
 // --- exec credential plugins -------------------------------------------------------------------
 
+// The process groups of the plugins running now (0: a free slot), for kill_running_plugins,
+// which a signal handler calls: lock-free atomics only. A plugin started while all are taken
+// (more than this many at once) is not registered.
+constexpr std::size_t kMaxGroups = 16;
+std::atomic<pid_t> g_groups[kMaxGroups];
+static_assert(std::atomic<pid_t>::is_always_lock_free);
+
+void register_group(pid_t pgid) {
+    for (auto& slot : g_groups) {
+        pid_t empty = 0;
+        if (slot.compare_exchange_strong(empty, pgid)) return;
+    }
+}
+
+void unregister_group(pid_t pgid) {
+    for (auto& slot : g_groups) {
+        pid_t mine = pgid;
+        if (slot.compare_exchange_strong(mine, 0)) return;
+    }
+}
+
 struct ProcessOutput {
     int status = 0;
     bool timed_out = false;
+    bool interrupted = false;
     std::string out;
     std::string err;
 };
 
 // Runs argv in a process group of its own, stdin from /dev/null; past `deadline` the group is
-// killed (what the program started too) and timed_out is set.
+// killed (what the program started too) and timed_out is set; when `interrupted` is set
+// (checked every 100 ms at most), likewise and interrupted is set.
 Result<ProcessOutput> run_process(const std::vector<std::string>& argv,
                                   const std::vector<std::string>& envp,
-                                  std::chrono::steady_clock::time_point deadline) {
+                                  std::chrono::steady_clock::time_point deadline,
+                                  const std::atomic<bool>* interrupted) {
     int out[2], err[2];
     if (::pipe2(out, O_CLOEXEC) != 0) return fail(Error::io(cat("pipe: ", strerror(errno))));
     if (::pipe2(err, O_CLOEXEC) != 0) {
@@ -480,21 +506,35 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv,
         ::close(err[0]);
         return fail(Error::io(strerror(rc)));
     }
+    register_group(pid);
     ProcessOutput po;
+    // True (the group killed) when the time is up or the run is interrupted; else how long to
+    // wait before asking again.
+    const auto stop = [&](std::chrono::milliseconds& slice) {
+        if (interrupted && interrupted->load()) {
+            po.interrupted = true;
+        } else {
+            slice = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            if (slice.count() > 0) {
+                if (interrupted) slice = std::min(slice, std::chrono::milliseconds(100));
+                return false;
+            }
+            po.timed_out = true;
+        }
+        ::kill(-pid, SIGKILL);
+        return true;
+    };
     pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
     std::string* sinks[2] = {&po.out, &po.err};
     int open_fds = 2;
     char buf[8192];
+    bool killed = false;
     while (open_fds > 0) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        const int pr = left.count() > 0 ? ::poll(fds, 2, static_cast<int>(left.count())) : 0;
-        if (pr < 0 && errno == EINTR) continue;
-        if (pr <= 0) {
-            po.timed_out = true;
-            ::kill(-pid, SIGKILL);
-            break;
-        }
+        std::chrono::milliseconds slice{0};
+        if ((killed = stop(slice))) break;
+        const int pr = ::poll(fds, 2, static_cast<int>(slice.count()));
+        if (pr <= 0) continue; // EINTR, or the time to look again
         for (int i = 0; i < 2; ++i) {
             if (fds[i].fd < 0 || fds[i].revents == 0) continue;
             const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
@@ -511,6 +551,19 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv,
     }
     for (auto& p : fds)
         if (p.fd >= 0) ::close(p.fd);
+    // Its end (a plugin may close its output and go on), within the same bounds; it is reaped
+    // only once unregistered, before its pid can be used again.
+    for (;;) {
+        siginfo_t info{};
+        const int options = WEXITED | WNOWAIT | (killed ? 0 : WNOHANG);
+        const int w = ::waitid(P_PID, static_cast<id_t>(pid), &info, options);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 || info.si_pid == pid) break;
+        std::chrono::milliseconds slice{0};
+        if ((killed = stop(slice))) continue;
+        std::this_thread::sleep_for(std::min(slice, std::chrono::milliseconds(10)));
+    }
+    unregister_group(pid);
     while (::waitpid(pid, &po.status, 0) < 0 && errno == EINTR) {
     }
     return po;
@@ -607,6 +660,11 @@ Result<KubeConfig> load_kubeconfig(const KubeconfigSource& source, const std::st
     return catch_error([&] { return resolve_all(files, context); });
 }
 
+void kill_running_plugins() noexcept {
+    for (auto& slot : g_groups)
+        if (const pid_t pgid = slot.load(); pgid > 0) ::kill(-pgid, SIGKILL);
+}
+
 Authenticator::Authenticator(KubeConfig config) : config_(std::move(config)) {}
 Authenticator::~Authenticator() = default;
 
@@ -623,7 +681,8 @@ bool Authenticator::invalidate() {
     return true;
 }
 
-Result<Credentials> Authenticator::credentials(std::optional<Deadline> deadline) {
+Result<Credentials> Authenticator::credentials(std::optional<Deadline> deadline,
+                                               const std::atomic<bool>* interrupted) {
     const UserConfig& u = config_.user;
     Credentials c;
     c.client_cert_pem = u.client_cert_pem;
@@ -649,7 +708,7 @@ Result<Credentials> Authenticator::credentials(std::optional<Deadline> deadline)
     std::lock_guard<std::mutex> lock(mu_);
     if (cached_ && expiry_ && std::chrono::system_clock::now() >= *expiry_) cached_.reset();
     if (!cached_) {
-        auto r = run_plugin(deadline);
+        auto r = run_plugin(deadline, interrupted);
         if (!r) return fail(std::move(r).error());
     }
     if (!cached_->bearer_token.empty()) c.bearer_token = cached_->bearer_token;
@@ -661,7 +720,8 @@ Result<Credentials> Authenticator::credentials(std::optional<Deadline> deadline)
 }
 
 // Runs the plugin (mu_ held) and caches what it answered.
-Result<void> Authenticator::run_plugin(std::optional<Deadline> deadline) {
+Result<void> Authenticator::run_plugin(std::optional<Deadline> deadline,
+                                       const std::atomic<bool>* interrupted) {
     const ExecConfig& e = *config_.user.exec;
     const std::string who =
         cat("exec credential plugin ", quote(e.command), " of user ", quote(config_.user.name));
@@ -673,7 +733,9 @@ Result<void> Authenticator::run_plugin(std::optional<Deadline> deadline) {
         return fail(Error::io(cat(who, " was not run to its end: the time limit of ",
                                   format_duration(deadline->limit), " passed")));
     };
+    const auto stopped = [&] { return fail(Error::io(cat("interrupted: ", who, " was stopped"))); };
     if (cut && until <= start) return limit_passed();
+    if (interrupted && interrupted->load()) return stopped();
     std::vector<std::string> argv{e.command};
     argv.insert(argv.end(), e.args.begin(), e.args.end());
     std::map<std::string, std::string> env;
@@ -690,12 +752,13 @@ Result<void> Authenticator::run_plugin(std::optional<Deadline> deadline) {
     for (const auto& [k, v] : env)
         envp.push_back(k + "=" + v);
     ++runs_;
-    auto po = run_process(argv, envp, until);
+    auto po = run_process(argv, envp, until, interrupted);
     if (!po) {
         Error err = Error::io(who + " cannot be run: " + po.error().message);
         if (!e.install_hint.empty()) err.note(e.install_hint);
         return fail(std::move(err));
     }
+    if (po->interrupted) return stopped();
     if (po->timed_out) {
         if (cut) return limit_passed();
         return fail(Error::io(cat(who, " did not answer within ",

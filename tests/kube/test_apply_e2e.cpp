@@ -1,11 +1,19 @@
 // kpkg apply and kpkg delete end to end: the built binary against the test API server
 // (tests/kube/apiserver.py), with the real kubectl 1.32 reading kpkg's results back.
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kpkg/io/load.hpp"
@@ -428,11 +436,9 @@ TEST(KpkgApplyTimeLimit, APatchNeverAnsweredEndsAtTheTimeout) {
     EXPECT_EQ(patches, 1u);
 }
 
-TEST(KpkgApplyTimeLimit, AnExecPluginThatNeverAnswersIsKilledAtTheTimeout) {
-    KPKG_REQUIRE_KUBE_SERVER(s);
-    auto plugin = s.dir().write("plugin.sh", "#!/bin/sh\nsleep 600 &\nwait\n");
-    ::chmod(plugin.c_str(), 0755);
-    auto kc = s.dir().write(
+// A kubeconfig for the server whose user's credentials come from this exec plugin.
+fs::path exec_kubeconfig(const KubeServer& s, const fs::path& plugin) {
+    return s.dir().write(
         "exec-config",
         "apiVersion: v1\nkind: Config\ncurrent-context: x\nclusters:\n- name: c\n  cluster:\n"
         "    server: " +
@@ -441,6 +447,13 @@ TEST(KpkgApplyTimeLimit, AnExecPluginThatNeverAnswersIsKilledAtTheTimeout) {
             "      apiVersion: client.authentication.k8s.io/v1\n      interactiveMode: Never\n"
             "      command: " +
             plugin.string() + "\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n");
+}
+
+TEST(KpkgApplyTimeLimit, AnExecPluginThatNeverAnswersIsKilledAtTheTimeout) {
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    auto plugin = s.dir().write("plugin.sh", "#!/bin/sh\nsleep 600 &\nwait\n");
+    ::chmod(plugin.c_str(), 0755);
+    auto kc = exec_kubeconfig(s, plugin);
     s.dir().write("m/cm.yaml", kConfigMap);
     auto t = timed_kpkg(kc, {"apply", (s.dir() / "m").string(), "--timeout", "3s"});
     EXPECT_EQ(t.run.exit_code, 1) << describe(t.run);
@@ -482,6 +495,151 @@ TEST(KpkgApplyTimeLimit, WatchesThatEndAtOnceAreReopenedWithABackOff) {
     const std::size_t n = watches(s);
     EXPECT_LE(n, 12u);
     EXPECT_GE(n, 3u);
+}
+
+// --- signals while an exec credential plugin runs -------------------------------------------
+
+bool process_gone(pid_t pid) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat;
+    if (!f || !std::getline(f, stat)) return true;
+    const auto close = stat.rfind(')');
+    return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z';
+}
+
+// kpkg apply of a ConfigMap whose credentials come from a plugin that never answers: it
+// starts a child, writes both pids and waits. `signals` are sent to kpkg once the plugin runs,
+// `gap` apart. Returns kpkg's wait status (-1: still running 10 s after the last signal, then
+// killed) and the plugin's and its child's pids; kills whatever is left at the end.
+struct Interrupted {
+    int status = -1;
+    double seconds = 0; // from the first signal to kpkg's end
+    pid_t plugin = 0, child = 0;
+    std::string out, err;
+    bool plugin_gone = false;
+};
+
+Interrupted interrupt_kpkg(KubeServer& s, const std::vector<int>& signals,
+                           std::vector<std::string> extra = {},
+                           std::chrono::milliseconds gap = std::chrono::milliseconds(300)) {
+    Interrupted r;
+    const fs::path pids = s.dir() / "pids";
+    auto plugin = s.dir().write("plugin.sh", "#!/bin/sh\nsleep 600 &\necho \"$$ $!\" > " +
+                                                 pids.string() + ".tmp\nmv " + pids.string() +
+                                                 ".tmp " + pids.string() + "\nwait\n");
+    ::chmod(plugin.c_str(), 0755);
+    auto kc = exec_kubeconfig(s, plugin);
+    s.dir().write("m/cm.yaml", kConfigMap);
+    const char* bin = std::getenv("KPKG_BIN");
+    EXPECT_NE(bin, nullptr);
+    if (bin == nullptr) return r;
+    std::vector<std::string> args{bin, "apply", "--kubeconfig", kc.string(),
+                                  (s.dir() / "m").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (auto& a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const fs::path out = s.dir() / "out", err = s.dir() / "err";
+    const pid_t pid = ::fork();
+    if (pid < 0) return r;
+    if (pid == 0) {
+        ::setpgid(0, 0);
+        for (int sig : {SIGINT, SIGTERM, SIGHUP})
+            ::signal(sig, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        ::sigprocmask(SIG_SETMASK, &none, nullptr);
+        const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ::dup2(o, 1);
+        ::dup2(e, 2);
+        ::execv(argv[0], argv.data());
+        ::_exit(127);
+    }
+    const auto wait_for = [](const std::function<bool()>& done, std::chrono::seconds limit) {
+        const auto until = std::chrono::steady_clock::now() + limit;
+        while (!done() && std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        return done();
+    };
+    int status = 0;
+    bool ended = false;
+    const auto kpkg_ended = [&] {
+        return ended || (ended = ::waitpid(pid, &status, WNOHANG) == pid);
+    };
+    if (wait_for([&] { return fs::exists(pids) || kpkg_ended(); }, std::chrono::seconds(20))) {
+        std::istringstream in(test::read_file(pids));
+        in >> r.plugin >> r.child;
+    }
+    EXPECT_GT(r.plugin, 0) << "the plugin did not start";
+    const auto start = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < signals.size() && !kpkg_ended(); ++i) {
+        if (i > 0) std::this_thread::sleep_for(gap);
+        ::kill(pid, signals[i]);
+    }
+    if (wait_for(kpkg_ended, std::chrono::seconds(10))) r.status = status;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (r.plugin > 0)
+        r.plugin_gone = wait_for([&] { return process_gone(r.plugin) && process_gone(r.child); },
+                                 std::chrono::seconds(3));
+    // Whatever is left (the code before killed neither).
+    if (!ended) {
+        ::kill(-pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+    }
+    if (r.plugin > 0 && !r.plugin_gone) ::kill(-r.plugin, SIGKILL);
+    r.out = test::read_file(out);
+    r.err = test::read_file(err);
+    return r;
+}
+
+std::string describe(const Interrupted& r) {
+    return "status " + std::to_string(r.status) + " after " + std::to_string(r.seconds) +
+           " s\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
+}
+
+TEST(KpkgApplyInterrupt, AFirstInterruptStopsARunningExecPluginAtOnce) {
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    // It used to go on waiting for the plugin (its own 120 s), which Ctrl-C no longer reached.
+    auto r = interrupt_kpkg(s, {SIGINT}, {"-o", "json"});
+    ASSERT_NE(r.status, -1) << "kpkg still ran 10 s after SIGINT\n" << describe(r);
+    ASSERT_TRUE(WIFEXITED(r.status)) << describe(r);
+    EXPECT_EQ(WEXITSTATUS(r.status), 1) << describe(r);
+    EXPECT_TRUE(r.plugin_gone) << "the plugin (" << r.plugin << ") or its child (" << r.child
+                               << ") outlived the interrupt";
+    EXPECT_TRUE(contains(r.err, "interrupted: exec credential plugin")) << r.err;
+    io::Node rep = json_of(r.out);
+    ASSERT_NE(rep.get("interrupted"), nullptr) << r.out;
+    EXPECT_EQ(rep.get("interrupted")->text, "true") << r.out;
+    EXPECT_EQ(s.write_count(), 0u);
+}
+
+TEST(KpkgApplyInterrupt, ASecondInterruptLeavesNoPluginBehind) {
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    // kpkg ends on the first (exit 1) or dies of the second; either way the plugin goes too. It
+    // used to be left running when the second ended kpkg.
+    auto r = interrupt_kpkg(s, {SIGINT, SIGINT}, {}, std::chrono::milliseconds(50));
+    ASSERT_NE(r.status, -1) << "kpkg still ran 10 s after SIGINT\n" << describe(r);
+    EXPECT_TRUE((WIFEXITED(r.status) && WEXITSTATUS(r.status) == 1) ||
+                (WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGINT))
+        << describe(r);
+    EXPECT_TRUE(r.plugin_gone) << "the plugin (" << r.plugin << ") or its child (" << r.child
+                               << ") outlived kpkg";
+}
+
+TEST(KpkgApplyInterrupt, TermAndHangupLeaveNoPluginBehind) {
+    for (int sig : {SIGTERM, SIGHUP}) {
+        SCOPED_TRACE(strsignal(sig));
+        KPKG_REQUIRE_KUBE_SERVER(s);
+        auto r = interrupt_kpkg(s, {sig});
+        ASSERT_NE(r.status, -1) << "kpkg still ran 10 s after the signal\n" << describe(r);
+        // It dies of the signal, as before, but no longer leaves the plugin running.
+        ASSERT_TRUE(WIFSIGNALED(r.status)) << describe(r);
+        EXPECT_EQ(WTERMSIG(r.status), sig);
+        EXPECT_TRUE(r.plugin_gone)
+            << "the plugin (" << r.plugin << ") or its child (" << r.child << ") outlived kpkg";
+    }
 }
 
 } // namespace

@@ -3,10 +3,14 @@
 // (tokenFile re-read, exec credential plugins: run, cached until expiry, re-run, failures).
 #include <sys/stat.h>
 
+#include <atomic>
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <optional>
+#include <sstream>
 #include <thread>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -461,6 +465,85 @@ TEST(Kubeconfig, ExecPluginThatNeverAnswersIsKilledAtTheDeadlineWithWhatItStarte
     ASSERT_FALSE(late.ok());
     EXPECT_TRUE(contains(late.error().message, "time limit")) << late.error().message;
     EXPECT_EQ(auth.exec_runs(), 1);
+}
+
+// A plugin that starts a child holding its output open, writes "PLUGIN CHILD" (the pids) to
+// dir/pids, and waits; the pids once the file is there (0 0 if it never comes).
+std::filesystem::path waiting_plugin(const TempDir& dir) {
+    const std::string pids = (dir / "pids").string();
+    return script(dir, "plugin.sh",
+                  "sleep 600 &\necho \"$$ $!\" > " + pids + ".tmp\nmv " + pids + ".tmp " + pids +
+                      "\nwait\n");
+}
+
+std::pair<std::string, std::string> plugin_pids(const TempDir& dir) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!std::filesystem::exists(dir / "pids") && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::istringstream in(test::read_file(dir / "pids"));
+    std::string plugin = "0", child = "0";
+    in >> plugin >> child;
+    return {plugin, child};
+}
+
+bool all_gone(const std::pair<std::string, std::string>& pids) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!(process_gone(pids.first) && process_gone(pids.second)) &&
+           std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return process_gone(pids.first) && process_gone(pids.second);
+}
+
+TEST(Kubeconfig, ExecPluginIsStoppedAtOnceWithWhatItStartedWhenInterrupted) {
+    TempDir dir;
+    auto plugin = waiting_plugin(dir);
+    auto p = dir.write("config", config(exec_user(plugin, "client.authentication.k8s.io/v1",
+                                                  "      interactiveMode: Never\n")));
+    auto kc = load_path(p);
+    ASSERT_TRUE(kc.ok()) << kc.error().str();
+    Authenticator auth(*kc);
+    std::atomic<bool> interrupted{false};
+    std::thread interrupter([&] {
+        plugin_pids(dir);
+        interrupted.store(true);
+    });
+    const auto start = std::chrono::steady_clock::now();
+    auto c = auth.credentials(std::nullopt, &interrupted);
+    const auto took = std::chrono::steady_clock::now() - start;
+    interrupter.join();
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.error().code, ExitCode::error);
+    EXPECT_TRUE(contains(c.error().message, "interrupted: exec credential plugin"))
+        << c.error().message;
+    // Not its own 120 s.
+    EXPECT_LT(took, std::chrono::seconds(20));
+    EXPECT_TRUE(all_gone(plugin_pids(dir))) << "the plugin or its child outlived the interrupt";
+    // Once interrupted, the plugin is not started again.
+    auto again = auth.credentials(std::nullopt, &interrupted);
+    ASSERT_FALSE(again.ok());
+    EXPECT_TRUE(contains(again.error().message, "interrupted")) << again.error().message;
+    EXPECT_EQ(auth.exec_runs(), 1);
+}
+
+TEST(Kubeconfig, KillRunningPluginsKillsTheirProcessGroups) {
+    TempDir dir;
+    auto plugin = waiting_plugin(dir);
+    auto p = dir.write("config", config(exec_user(plugin, "client.authentication.k8s.io/v1",
+                                                  "      interactiveMode: Never\n")));
+    auto kc = load_path(p);
+    ASSERT_TRUE(kc.ok()) << kc.error().str();
+    Authenticator auth(*kc);
+    std::optional<Result<Credentials>> c;
+    std::thread runner([&] { c.emplace(auth.credentials()); });
+    const auto pids = plugin_pids(dir);
+    kill_running_plugins();
+    runner.join();
+    ASSERT_TRUE(c.has_value());
+    ASSERT_FALSE(c->ok());
+    EXPECT_TRUE(contains(c->error().message, "killed by signal 9")) << c->error().message;
+    EXPECT_TRUE(all_gone(pids)) << "the plugin or its child outlived kill_running_plugins";
+    // None is running now: nothing to kill.
+    kill_running_plugins();
 }
 
 // --- errors ---------------------------------------------------------------------------------

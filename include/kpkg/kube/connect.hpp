@@ -3,6 +3,7 @@
 // libcurl is loaded by connect(), never by commands that do not call it.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -29,6 +30,10 @@ struct ConnectOptions {
     int concurrency = 8;
     // A reply (or one watch event) larger than this is an error rather than an out-of-memory.
     std::uint64_t max_reply_bytes = std::uint64_t{128} << 20;
+    // Set (by a signal handler) to interrupt: an exec credential plugin running is killed at
+    // once (with what it started) and its request fails, and no plugin is started again.
+    // Requests in flight are not cut short.
+    const std::atomic<bool>* interrupted = nullptr;
 };
 
 // Reads the kubeconfig and returns a client for its context. Errors: a kubeconfig that does

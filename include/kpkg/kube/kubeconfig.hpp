@@ -6,6 +6,7 @@
 // credential plugin (client.authentication.k8s.io v1 and v1beta1), cached until it expires.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -100,15 +101,17 @@ public:
     // The credentials now: the static ones, the tokenFile read again (exit 1 when it cannot
     // be), the plugin's (exit 1 when it fails, with its stderr; exit 3 when its output is not
     // an ExecCredential of the configured apiVersion). A plugin that has not answered after
-    // 120 s, or by `deadline`, is killed with what it started (exit 1).
-    Result<Credentials> credentials(std::optional<Deadline> deadline = std::nullopt);
+    // 120 s, or by `deadline`, or when `interrupted` is set (checked at least every 100 ms), is
+    // killed with what it started (exit 1); once `interrupted` is set no plugin is started.
+    Result<Credentials> credentials(std::optional<Deadline> deadline = std::nullopt,
+                                    const std::atomic<bool>* interrupted = nullptr);
     // Forgets the plugin's cached credentials; true when there is a plugin to run again.
     bool invalidate();
     // How many times the plugin ran (tests).
     int exec_runs() const;
 
 private:
-    Result<void> run_plugin(std::optional<Deadline> deadline);
+    Result<void> run_plugin(std::optional<Deadline> deadline, const std::atomic<bool>* interrupted);
 
     KubeConfig config_;
     mutable std::mutex mu_;
@@ -116,5 +119,11 @@ private:
     std::optional<std::chrono::system_clock::time_point> expiry_;
     int runs_ = 0;
 };
+
+// Kills (SIGKILL) the process groups of the exec credential plugins running now, with what
+// they started. Each plugin runs in a process group of its own, which a terminal's Ctrl-C does
+// not reach: a handler of a signal that ends the process calls this first, so that no plugin
+// outlives it. Async-signal-safe.
+void kill_running_plugins() noexcept;
 
 } // namespace kpkg::kube

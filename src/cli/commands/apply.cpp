@@ -18,6 +18,7 @@
 #include "kpkg/io/tree.hpp"
 #include "kpkg/kube/apply.hpp"
 #include "kpkg/kube/connect.hpp"
+#include "kpkg/kube/kubeconfig.hpp"
 #include "kpkg/plan/tree.hpp"
 #include "kpkg/version.hpp"
 #include "planning.hpp"
@@ -41,17 +42,30 @@ struct ApplyCliOptions {
 
 std::atomic<bool> g_interrupted{false};
 
-extern "C" void on_sigint(int) {
-    g_interrupted.store(true);
+// A first SIGINT stops the run after the requests in flight (a credential plugin at once); a
+// second one, SIGTERM and SIGHUP end the process as they would have, but first kill the
+// credential plugins running (each in a process group of its own, which Ctrl-C does not reach).
+extern "C" void on_signal(int sig) {
+    if (sig == SIGINT && !g_interrupted.exchange(true)) return;
+    kube::kill_running_plugins();
+    ::signal(sig, SIG_DFL);
+    ::raise(sig); // delivered when the handler returns
 }
 
-// SIGINT stops the run after the requests in flight; a second one ends the process.
 void catch_interrupts() {
     struct sigaction sa {};
-    sa.sa_handler = on_sigint;
+    sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESETHAND;
-    sigaction(SIGINT, &sa, nullptr);
+    const int signals[] = {SIGINT, SIGTERM, SIGHUP};
+    for (int sig : signals)
+        sigaddset(&sa.sa_mask, sig);
+    for (int sig : signals) {
+        struct sigaction old {};
+        // SIGTERM or SIGHUP ignored (nohup) stays ignored; SIGINT is caught as it always was.
+        if (sig != SIGINT && sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaction(sig, &sa, nullptr);
+    }
 }
 
 // Progress on stderr: on a terminal the current wait is one line rewritten in place; otherwise
@@ -120,6 +134,7 @@ std::unique_ptr<kube::Api> connect(const ApplyCliOptions& o) {
     co.namespace_ = o.ns;
     co.user_agent = "kpkg/" KPKG_VERSION;
     co.concurrency = o.concurrency;
+    co.interrupted = &g_interrupted;
     return kube::connect(co).take();
 }
 
