@@ -177,7 +177,7 @@ plan::InstallPlan make_plan(const Globals& g, const PlanFlags& o,
     popts.namespace_name = o.namespace_name;
     popts.approval = plan::parse_approval(o.approval).take();
     popts.catalog_namespace = o.catalog_namespace;
-    plan::ContentOptions copts;
+    plan::GatherOptions copts;
     std::vector<InputPath> inputs = request_inputs(f);
     for (const auto& spec : o.bundle_dirs) {
         const auto eq = spec.find('=');

@@ -113,7 +113,7 @@ std::string csv_name_of(const BundleContents& c) {
 
 Result<GatheredContents> gather_contents(const std::vector<resolve::CatalogSource>& catalogs,
                                          const resolve::Resolution& resolution,
-                                         const ContentOptions& opts) {
+                                         const GatherOptions& opts) {
     GatheredContents out;
     std::set<std::string> selected;
     for (const auto& s : resolution.selected)

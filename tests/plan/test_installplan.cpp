@@ -480,7 +480,7 @@ void resolve_vault(SampleWorld& w) {
 TEST(GatherContents, ImagesAreReadThroughTheCallback) {
     SampleWorld w;
     resolve_vault(w);
-    ContentOptions opts;
+    GatherOptions opts;
     opts.bundle_dirs["vault-operator.v1.2.0"] =
         testdata("plan/bundles/vault-operator.v1.2.0").string();
     std::vector<std::string> asked;
@@ -527,7 +527,7 @@ TEST(GatherContents, ImagesAreReadThroughTheCallback) {
 TEST(GatherContents, ImageErrorsAreNamedWhenNothingElseHasTheContents) {
     SampleWorld w;
     resolve_vault(w);
-    ContentOptions opts;
+    GatherOptions opts;
     opts.open_image = [](const std::string& image) -> Result<std::unique_ptr<io::Tree>> {
         return Error::io("cannot reach the registry of " + image);
     };

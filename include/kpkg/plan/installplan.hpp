@@ -85,7 +85,7 @@ Result<std::optional<BundleContents>> contents_from_catalog(const model::Catalog
 //     image, or fails: a pull error, an image not in the cache when offline);
 //  3. the catalog's olm.bundle.object properties, with a warning that the image is
 //     authoritative.
-struct ContentOptions {
+struct GatherOptions {
     std::map<std::string, std::string> bundle_dirs;
     std::function<Result<std::unique_ptr<io::Tree>>(const std::string& image)> open_image;
 };
@@ -101,7 +101,7 @@ struct GatheredContents {
 // (exit 1) naming each with why (never are manifests made up).
 Result<GatheredContents> gather_contents(const std::vector<resolve::CatalogSource>& catalogs,
                                          const resolve::Resolution& resolution,
-                                         const ContentOptions& opts);
+                                         const GatherOptions& opts);
 
 // --- the plan ----------------------------------------------------------------------------------
 
