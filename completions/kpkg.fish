@@ -73,7 +73,7 @@ complete -c kpkg -l no-cache -d 'Do not read or write the catalog cache'
 complete -c kpkg -l platform -x -a 'linux/amd64 linux/arm64 linux/ppc64le linux/s390x' -d 'Platform of image inputs (build: to build for)'
 complete -c kpkg -l offline -d 'Images from the cache only, no network'
 complete -c kpkg -l insecure -d 'Plain http to the registries named'
-complete -c kpkg -l request-timeout -x -d 'Registry requests: deadline of small documents, window of the blob rate (30s)'
+complete -c kpkg -l request-timeout -x -d 'Registry and API requests: deadline of small documents, window of the blob rate (30s)'
 complete -c kpkg -s h -l help -d 'Show help and exit'
 complete -c kpkg -n __kpkg_no_subcommand -l version -d 'Print the version and exit'
 

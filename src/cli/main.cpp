@@ -294,9 +294,9 @@ int run(int argc, char** argv) {
                   "always may)");
     std::string request_timeout;
     root.add_option("--request-timeout", request_timeout,
-                    "Registry requests: how long a manifest, token or other small document may "
-                    "take, and how long a blob may move under 10 KiB/s (default 30s; 0: no "
-                    "limit)")
+                    "Registry and Kubernetes API requests: how long a manifest, token, API "
+                    "object or other small document may take, and how long a blob may move "
+                    "under 10 KiB/s (default 30s; 0: no limit)")
         ->option_text("DURATION");
 
     auto& regs = registry();

@@ -436,6 +436,21 @@ TEST(KpkgApplyTimeLimit, APatchNeverAnsweredEndsAtTheTimeout) {
     EXPECT_EQ(patches, 1u);
 }
 
+// The global --request-timeout sets the per-request limit of the cluster's requests too (it was
+// the registry's alone: a PATCH never answered took the fixed 30 s).
+TEST(KpkgApplyTimeLimit, RequestTimeoutFlagBoundsEachRequest) {
+    KPKG_REQUIRE_KUBE_SERVER(s);
+    ASSERT_TRUE(s.control(R"({"faults": [{"method": "PATCH", "count": -1, "hang": true}]})"));
+    s.dir().write("m/cm.yaml", kConfigMap);
+    auto t = timed_kpkg(s.kubeconfig_path(),
+                        {"apply", (s.dir() / "m").string(), "--request-timeout", "2s"});
+    EXPECT_EQ(t.run.exit_code, 1) << describe(t.run);
+    EXPECT_LT(t.seconds, 12.0) << describe(t.run);
+    EXPECT_TRUE(contains(t.run.err, "apply configmap/settings in namespace default: PATCH "))
+        << t.run.err;
+    EXPECT_TRUE(contains(t.run.err, "no answer within 2s")) << t.run.err;
+}
+
 // A kubeconfig for the server whose user's credentials come from this exec plugin.
 fs::path exec_kubeconfig(const KubeServer& s, const fs::path& plugin) {
     return s.dir().write(

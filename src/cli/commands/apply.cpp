@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "command.hpp"
+#include "images.hpp"
 #include "input.hpp"
 #include "kpkg/core/log.hpp"
 #include "kpkg/core/text.hpp"
@@ -135,6 +136,8 @@ std::unique_ptr<kube::Api> connect(const ApplyCliOptions& o) {
     co.user_agent = "kpkg/" KPKG_VERSION;
     co.concurrency = o.concurrency;
     co.interrupted = &g_interrupted;
+    // The global --request-timeout bounds each API request as it bounds registry requests.
+    if (const auto& t = image_flags().request_timeout) co.request_timeout = *t;
     return kube::connect(co).take();
 }
 
