@@ -1,7 +1,20 @@
 // Regular expressions in the syntax of Go's regexp (RE2), for Sprig's regex functions and
 // Package Operator's getFileGlob. Matching is leftmost-first (Perl-like, as Go's), over UTF-8
 // runes, by a Pike VM: time linear in the input for a given expression, no recursion over the
-// input, so a hostile expression cannot hang or exhaust the stack.
+// input, so a hostile expression cannot hang or exhaust the stack. Time linear in the input is
+// still input x program size (an expression of 20,000 instructions against 1 MB is 2e10 steps):
+// every search draws its steps from a Budget, which the caller shares between the searches of
+// one piece of work (a template render, a validation), so that no sequence of searches can
+// take more than that budget in all.
+//
+// Why an engine of our own rather than the RE2 library (libre2, measured by
+// bench/regex_bench.cpp): RE2's DFA is faster on simple expressions, but the hostile cases
+// (large counted repetitions) overflow its DFA cache and fall back to an NFA that is as
+// quadratic in practice as this one, so the shared budget is needed either way and RE2 has no
+// way to count or stop its work; RE2 is a C++ library (no C ABI to dlopen on demand), so it would
+// be linked into every command and loaded at start-up; and Go's layer (expansion of $1 and
+// ${name}, FindAll's empty-match rule, Split) would still be ours. What RE2 would add, Unicode
+// classes and full case folding, is refused here with a clear error instead.
 //
 // Supported: literals, . [...] [^...] [[:alpha:]] \d \D \s \S \w \W, groups ( ) (?: ) (?P<n> )
 // (?<n> ), flags (?imsU) and (?imsU: ), alternation, * + ? {n} {n,} {n,m} (at most 1000) and
@@ -25,10 +38,20 @@ struct SyntaxError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-// Matching refused for its cost: more steps than a linear scan of the input would need several
-// times over (repeated searches going quadratic), or a result beyond the given size.
+// Matching refused for its cost: its Budget spent, or a result beyond the given size.
 struct LimitError : std::runtime_error {
     using std::runtime_error::runtime_error;
+};
+
+// The matching work that several searches may do together. A search takes one step for each
+// instruction of the program it follows at each position of the text it scans (1 + captures/16
+// while it tracks capture groups), plus the program's size to start; LimitError once the steps
+// are spent. At about 50 million steps a second, the default allows some 2 seconds of matching.
+struct Budget {
+    static constexpr std::uint64_t kDefaultSteps = 100'000'000;
+    explicit Budget(std::uint64_t steps = kDefaultSteps) : limit(steps), left(steps) {}
+    std::uint64_t limit; // the steps given
+    std::uint64_t left;  // the steps not used yet
 };
 
 struct Program;
@@ -46,23 +69,26 @@ public:
     // The name of each group ("" when unnamed), index 0 for the whole match.
     const std::vector<std::string>& names() const;
 
-    // All matching throws LimitError past its step budget (see LimitError).
+    // All matching draws on `budget` and throws LimitError when it is spent; without one
+    // (nullptr), the call has a Budget of its own of the default size.
     // The leftmost-first match starting at or after byte `from`: caps gets 2*groups() offsets
     // (-1 for a group that did not take part). False when there is none.
-    bool search(std::string_view s, std::size_t from, std::vector<std::ptrdiff_t>& caps) const;
-    // `max_steps` (0: the default budget) lowers the budget of this call.
-    bool matches(std::string_view s, std::uint64_t max_steps = 0) const;
+    bool search(std::string_view s, std::size_t from, std::vector<std::ptrdiff_t>& caps,
+                Budget* budget = nullptr) const;
+    bool matches(std::string_view s, Budget* budget = nullptr) const;
 
     // Go's FindAllStringIndex(s, n) (n < 0: all): the [begin, end) offsets of successive
     // non-overlapping matches, an empty match right after a previous one skipped. With caps, each
     // entry is a full capture vector.
-    std::vector<std::vector<std::ptrdiff_t>> find_all(std::string_view s, std::int64_t n) const;
+    std::vector<std::vector<std::ptrdiff_t>> find_all(std::string_view s, std::int64_t n,
+                                                      Budget* budget = nullptr) const;
     // ReplaceAllString (with $1 ${name} expansion) or ReplaceAllLiteralString; LimitError when
     // the result grows beyond max_bytes.
     std::string replace_all(std::string_view s, std::string_view repl, bool literal,
-                            std::size_t max_bytes = SIZE_MAX) const;
+                            std::size_t max_bytes = SIZE_MAX, Budget* budget = nullptr) const;
     // Split(s, n).
-    std::vector<std::string> split(std::string_view s, std::int64_t n) const;
+    std::vector<std::string> split(std::string_view s, std::int64_t n,
+                                   Budget* budget = nullptr) const;
 
 private:
     std::unique_ptr<Program> prog_;
@@ -81,7 +107,7 @@ std::string quote_meta(std::string_view s);
 class Glob {
 public:
     explicit Glob(std::string_view pattern);
-    bool match(std::string_view path) const;
+    bool match(std::string_view path, Budget* budget = nullptr) const;
 
 private:
     Regex re_;
