@@ -8,23 +8,21 @@
 // take more than that budget in all.
 //
 // Why an engine of our own rather than the RE2 library (libre2-dev), measured by
-// bench/regex_bench.cpp (kpkg-bench-regex, built with -Dbench=true; one run on a 2-core Xeon
-// 2.5 GHz under a load average of about 12, so absolute times are several times an idle
-// machine's):
-// - ordinary expressions over 1 MB: RE2's DFA takes 1-7 ms, this engine 0.2-0.5 s (10-20 million
-//   steps a second under that load). Templates and configuration values are small, so this
-//   matters little, but it is RE2's real advantage, with Unicode classes and full case folding
-//   (refused here with a clear error rather than matched differently);
-// - the hostile cases: RE2's DFA gives up on large counted repetitions and its NFA is as slow as
-//   this one: a{1000}x20 then b took RE2 48.6 s on a quarter (50 KB) of the 200 KB text, a{1000}x3
-//   then b 7.6 s on 25 KB; RE2 has no way to count or stop its work, so the one budget per render
-//   or validation could only be guessed up front (text size x program size), refusing inputs its
-//   DFA would finish at once; here every step is counted and the budget ends each case at 100
-//   million steps (8-16 s under that load; about 2 s at the 52 million steps a second implied
-//   by the 73 s that a{1000}x20 then b on 200 KB, 3.8e9 steps, took on an idle machine);
+// bench/regex_bench.cpp (kpkg-bench-regex, built with -Dbench=true; a 2-core Xeon 2.5 GHz shared
+// with other work, load average about 9, so absolute times are above an idle machine's):
+// - ordinary expressions over 1 MB: RE2's DFA takes 2-5 ms, this engine 0.05-0.22 s (35-100
+//   million steps a second). Templates and configuration values are small, so this matters
+//   little, but it is RE2's real advantage, with Unicode classes and full case folding (refused
+//   here with a clear error rather than matched differently);
+// - the hostile cases: RE2's DFA gives up on large counted repetitions and its NFA is no faster
+//   than this engine: a{1000}x20 then b took RE2 20.3 s on a quarter (50 KB) of the 200 KB text,
+//   a{1000}x3 then b 1.5 s on 25 KB; RE2 has no way to count or stop its work, so one budget per
+//   render or validation could only be guessed up front (text size x program size), refusing
+//   inputs its DFA would finish at once. Here every step is counted, and the budget ends each of
+//   these cases after 100 million steps: 2.7-3.9 s in the same run;
 // - start-up: RE2 has a C++ ABI only, so it cannot be dlopen()ed on demand as libcurl is
 //   (core/dynlib) without a C shim library of our own; linked, it is loaded by every command:
-//   kpkg version took 4.0 ms median as built, 8.3 ms with libre2 preloaded (same run);
+//   kpkg version took 1.69 ms median as built, 4.66 ms with libre2 preloaded (same run);
 // - Go's layer (expansion of $1 and ${name}, FindAll's empty-match rule, Split) would still be
 //   ours.
 // So the own engine stays, with the shared budget; RE2 remains the way to go should Unicode
