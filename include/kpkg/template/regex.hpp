@@ -8,21 +8,21 @@
 // take more than that budget in all.
 //
 // Why an engine of our own rather than the RE2 library (libre2-dev), measured by
-// bench/regex_bench.cpp (kpkg-bench-regex, built with -Dbench=true; a 2-core Xeon 2.5 GHz shared
-// with other work, load average about 9, so absolute times are above an idle machine's):
-// - ordinary expressions over 1 MB: RE2's DFA takes 2-5 ms, this engine 0.05-0.22 s (35-100
+// bench/regex_bench.cpp (kpkg-bench-regex --full, built with -Dbench=true; a 2-core Xeon
+// 2.5 GHz shared with other work, load average 6 to 10, so times are above an idle machine's):
+// - ordinary expressions over 1 MB: RE2's DFA takes 1-2 ms, this engine 35-85 ms (57-130
 //   million steps a second). Templates and configuration values are small, so this matters
 //   little, but it is RE2's real advantage, with Unicode classes and full case folding (refused
 //   here with a clear error rather than matched differently);
 // - the hostile cases: RE2's DFA gives up on large counted repetitions and its NFA is no faster
-//   than this engine: a{1000}x20 then b took RE2 20.3 s on a quarter (50 KB) of the 200 KB text,
-//   a{1000}x3 then b 1.5 s on 25 KB; RE2 has no way to count or stop its work, so one budget per
-//   render or validation could only be guessed up front (text size x program size), refusing
-//   inputs its DFA would finish at once. Here every step is counted, and the budget ends each of
-//   these cases after 100 million steps: 2.7-3.9 s in the same run;
+//   than this engine, and RE2 has no way to count or stop its work: a{1000}x3 then b on 100 KB
+//   took it 5.7 s, a{1000}x20 then b on 200 KB 86.7 s, a{1000}x150 on 1 MB 346 s. One budget per
+//   render or validation could only be guessed before the call (text size x program size),
+//   refusing inputs its DFA would finish at once. Here every step is counted, and the budget
+//   (100 million steps) ends each of those cases in 2.7-3.4 s in the same run;
 // - start-up: RE2 has a C++ ABI only, so it cannot be dlopen()ed on demand as libcurl is
 //   (core/dynlib) without a C shim library of our own; linked, it is loaded by every command:
-//   kpkg version took 1.69 ms median as built, 4.66 ms with libre2 preloaded (same run);
+//   kpkg version took 1.53 ms median as built, 4.14 ms with libre2 preloaded (same run);
 // - Go's layer (expansion of $1 and ${name}, FindAll's empty-match rule, Split) would still be
 //   ours.
 // So the own engine stays, with the shared budget; RE2 remains the way to go should Unicode
