@@ -22,12 +22,15 @@ Result<Regex> Regex::compile(std::string_view pattern) {
     }
 }
 
-Regex::Outcome Regex::search(std::string_view text, std::uint64_t budget) const {
+Regex::Outcome Regex::search(std::string_view text, std::uint64_t& steps_left) const {
+    tmpl::re::Budget budget(steps_left);
+    Outcome o = Outcome::too_costly;
     try {
-        return prog_->re.matches(text, budget) ? Outcome::match : Outcome::no_match;
+        o = prog_->re.matches(text, &budget) ? Outcome::match : Outcome::no_match;
     } catch (const tmpl::re::LimitError&) {
-        return Outcome::too_costly;
     }
+    steps_left = budget.left;
+    return o;
 }
 
 Regex::Regex(Regex&&) noexcept = default;

@@ -13,6 +13,7 @@
 #include <string>
 #include <utility>
 
+#include "kpkg/core/text.hpp"
 #include "kpkg/io/emit.hpp"
 #include "kpkg/io/go.hpp"
 #include "kpkg/pko/regex.hpp"
@@ -83,6 +84,21 @@ std::string quote(std::string_view s) {
     }
     out += '"';
     return out;
+}
+
+// A value from the configuration in a message: quote()d whole when short; a longer one as its
+// first text::max_shown bytes (whole characters), "..." and its size, as text::quote shows one.
+std::string quote_value(std::string_view s) {
+    if (s.size() <= text::max_shown) return quote(s);
+    std::size_t cut = 0;
+    while (cut < text::max_shown) {
+        const std::size_t n = std::max<std::size_t>(1, text::utf8_length(s, cut));
+        if (cut + n > text::max_shown) break;
+        cut += n;
+    }
+    std::string q = quote(s.substr(0, cut));
+    q.insert(q.size() - 1, "...");
+    return q + " (" + std::to_string(s.size()) + " bytes)";
 }
 
 std::string go_float(double v) {
@@ -170,7 +186,7 @@ std::string value_text(const Node& n) {
     case JType::number:
         return go_float(s.num);
     case JType::string:
-        return quote(n.text);
+        return quote_value(n.text);
     default: {
         io::JsonStyle st;
         st.indent = 0;
@@ -178,7 +194,7 @@ std::string value_text(const Node& n) {
         std::string j = io::to_json(n, st);
         while (!j.empty() && j.back() == '\n')
             j.pop_back();
-        return j;
+        return j.size() <= text::max_shown ? j : text::shown(j);
     }
     }
 }
@@ -1113,11 +1129,14 @@ bool check_format(std::string_view format, std::string_view v) {
     return true; // formats kpkg does not check
 }
 
-// The checks one validation has made and may make, shared by the validators of its junctors.
+// The checks one validation has made and may make, shared by the validators of its junctors,
+// and the steps of pattern matching it has left.
 struct Budget {
     std::uint64_t used = 0;
     std::uint64_t max = 0;
     std::optional<FieldError> stopped; // where the budget ran out
+    std::uint64_t regex_max = 0;
+    std::uint64_t regex_left = 0;
 };
 
 class Validator {
@@ -1126,7 +1145,11 @@ public:
               std::shared_ptr<Budget> budget = nullptr)
         : out_(out), fld_(std::move(fld)), max_depth_(limits.max_depth), limits_(limits),
           budget_(budget ? std::move(budget)
-                         : std::make_shared<Budget>(Budget{0, limits.max_checks, {}})) {}
+                         : std::make_shared<Budget>(Budget{0,
+                                                           limits.max_checks,
+                                                           {},
+                                                           limits.max_regex_steps,
+                                                           limits.max_regex_steps})) {}
 
     // The field path of an error named `name` (kube-openapi's dotted path) under fld.
     Path path_of(const std::string& name) const {
@@ -1140,6 +1163,7 @@ public:
 
     void validate(const Node& s, const Node& data, const std::string& name, std::size_t depth) {
         Errors e(out_);
+        if (budget_->stopped) return;
         if (budget_->used >= budget_->max) {
             if (!budget_->stopped) {
                 const Path p = path_of(name);
@@ -1279,33 +1303,40 @@ private:
             e.add(path_of(name), "Too long: may not be longer than " + std::to_string(*mx),
                   data.mark);
         if (auto mn = kw_int(s, "minLength"); mn && static_cast<std::int64_t>(len) < *mn)
-            e.invalid(path_of(name), quote(v),
+            e.invalid(path_of(name), quote_value(v),
                       body(name, "should be at least " + std::to_string(*mn) + " chars long"),
                       data.mark);
         if (const std::string pat = kw_string(s, "pattern"); !pat.empty()) {
             auto re = Regex::compile(pat);
             if (!re) {
-                e.invalid(path_of(name), quote(v), re.error().message, data.mark);
+                e.invalid(path_of(name), quote_value(v), re.error().message, data.mark);
             } else {
-                switch (re->search(v)) {
+                switch (re->search(v, budget_->regex_left)) {
                 case Regex::Outcome::match:
                     break;
                 case Regex::Outcome::no_match:
-                    e.invalid(path_of(name), quote(v), body(name, "should match '" + pat + "'"),
-                              data.mark);
+                    e.invalid(path_of(name), quote_value(v),
+                              body(name, "should match '" + text::shown(pat) + "'"), data.mark);
                     break;
                 case Regex::Outcome::too_costly:
-                    e.invalid(path_of(name), quote(v),
-                              body(name, "could not be matched against '" + pat +
-                                             "' within kpkg's work limit"),
-                              data.mark);
+                    // The validation's matching budget is spent: it stops here, saying so once.
+                    if (!budget_->stopped) {
+                        const Path p = path_of(name);
+                        budget_->stopped = FieldError{
+                            p.s,
+                            p.s + ": Invalid value: " + quote_value(v) +
+                                ": validation stopped: the schema's patterns need more than " +
+                                std::to_string(budget_->regex_max) +
+                                " steps of regular-expression matching",
+                            data.mark};
+                    }
                     break;
                 }
             }
         }
         if (const std::string f = kw_string(s, "format"); !f.empty() && !check_format(f, v))
-            e.invalid(path_of(name), quote(v), body(name, "must be of type " + f + ": " + quote(v)),
-                      data.mark);
+            e.invalid(path_of(name), quote_value(v),
+                      body(name, "must be of type " + f + ": " + quote_value(v)), data.mark);
     }
 
     void numbers(const Node& s, double v, const Node& data, const std::string& name) {
@@ -1532,8 +1563,9 @@ class JsonValidator {
 public:
     JsonValidator(std::vector<JsonSchemaError>& out, const SchemaLoader& load,
                   const JsonSchemaLimits& limits, std::uint64_t& used,
-                  std::set<std::string>& loaded, std::size_t& frames)
-        : out_(out), load_(load), limits_(limits), used_(used), loaded_(loaded), frames_(frames) {}
+                  std::set<std::string>& loaded, std::size_t& frames, std::uint64_t& regex_left)
+        : out_(out), load_(load), limits_(limits), used_(used), loaded_(loaded), frames_(frames),
+          regex_left_(regex_left) {}
 
     std::optional<Error> failure; // a schema problem: the validation is abandoned
 
@@ -1719,7 +1751,7 @@ private:
                   const std::string& kwp, std::size_t depth, std::size_t nest) {
         auto attempt = [&](const Node& sub, const std::string& where,
                            std::vector<JsonSchemaError>& errs) {
-            JsonValidator v(errs, load_, limits_, used_, loaded_, frames_);
+            JsonValidator v(errs, load_, limits_, used_, loaded_, frames_, regex_left_);
             v.validate(sub, doc, data, at, where, depth, nest);
             if (v.failure && !failure) failure = v.failure;
         };
@@ -1788,13 +1820,11 @@ private:
                 fail("pattern " + quote(pat) + ": " + re.error().message);
                 return;
             }
-            const Regex::Outcome o = re->search(v);
+            const Regex::Outcome o = re->search(v, regex_left_);
             if (o == Regex::Outcome::no_match)
                 add(at, kwp + "/pattern", "does not match pattern " + display(pat), data.mark);
             else if (o == Regex::Outcome::too_costly)
-                add(at, kwp + "/pattern",
-                    "could not be matched against " + display(pat) + " within kpkg's work limit",
-                    data.mark);
+                too_costly();
         }
     }
 
@@ -1912,7 +1942,12 @@ private:
                         fail("patternProperties " + quote(p.key) + ": " + re.error().message);
                         return;
                     }
-                    if (re->search(f.key) == Regex::Outcome::match) {
+                    const Regex::Outcome o = re->search(f.key, regex_left_);
+                    if (o == Regex::Outcome::too_costly) {
+                        too_costly();
+                        return;
+                    }
+                    if (o == Regex::Outcome::match) {
                         matched = true;
                         validate(p.value, doc, f.value, child(at, f.key),
                                  kwp + "/patternProperties/" + pointer_token(p.key), depth + 1);
@@ -1937,7 +1972,14 @@ private:
     const JsonSchemaLimits& limits_;
     std::uint64_t& used_;
     std::set<std::string>& loaded_;
-    std::size_t& frames_; // validate() calls active, junctors' included
+    std::size_t& frames_;       // validate() calls active, junctors' included
+    std::uint64_t& regex_left_; // steps of pattern matching left to the validation
+
+    // The validation's matching budget is spent: it is abandoned.
+    void too_costly() {
+        fail("matching the schema's patterns needs more than " +
+             std::to_string(limits_.max_regex_steps) + " steps of regular-expression matching");
+    }
 };
 
 // ValidateDefaults: each default carries nothing pruning drops and validates against its own
@@ -2032,7 +2074,8 @@ Admission admit_config(const io::Node* schema, const io::Node& config, std::stri
 std::vector<FieldError> validate_config(const io::Node& schema, const io::Node& config,
                                         std::string_view path, const AdmissionLimits& limits) {
     std::vector<FieldError> out;
-    auto budget = std::make_shared<Budget>(Budget{0, limits.max_checks, {}});
+    auto budget = std::make_shared<Budget>(
+        Budget{0, limits.max_checks, {}, limits.max_regex_steps, limits.max_regex_steps});
     Validator v(out, std::string(path), limits, budget);
     v.validate(schema, config, "", 0);
     // Wherever it happened (inside a junctor's alternative too), running out is reported.
@@ -2052,7 +2095,8 @@ Result<std::vector<JsonSchemaError>> validate_json_schema(const io::Node& schema
     std::uint64_t used = 0;
     std::set<std::string> loaded;
     std::size_t frames = 0;
-    JsonValidator v(out, load, limits, used, loaded, frames);
+    std::uint64_t regex_left = limits.max_regex_steps;
+    JsonValidator v(out, load, limits, used, loaded, frames, regex_left);
     v.validate(schema, &schema, value, "", "", 0);
     if (v.failure) return fail(std::move(*v.failure));
     return out;

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "internal.hpp"
+#include "kpkg/template/regex.hpp"
 
 namespace kpkg::tmpl {
 
@@ -169,6 +170,7 @@ public:
         return sub;
     }
     const Options& options() const override { return set_.options(); }
+    re::Budget* regex_budget() override { return set_.regex_budget(); }
 
 private:
     const Set& set_;
@@ -606,7 +608,8 @@ private:
 // Set
 
 Set::Set(std::shared_ptr<const Funcs> funcs, Options options)
-    : funcs_(std::move(funcs)), options_(options) {
+    : funcs_(std::move(funcs)), options_(options),
+      regex_budget_(std::make_shared<re::Budget>(options.max_regex_steps)) {
     if (!funcs_) {
         auto f = std::make_shared<Funcs>();
         add_builtins(*f);

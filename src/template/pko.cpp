@@ -113,7 +113,7 @@ void add_package_operator(Funcs& f, PackageHooks hooks) {
             for (const auto& p : shared->paths()) {
                 bool hit = false;
                 try {
-                    hit = glob->match(p);
+                    hit = glob->match(p, c.regex_budget());
                 } catch (const re::LimitError& e) {
                     throw FuncError(e.what());
                 }

@@ -779,16 +779,20 @@ struct ThreadList {
 class Vm {
 public:
     // ncap: the capture slots to track (2: the match's bounds only; 0: none).
-    Vm(const Program& p, std::string_view s, std::size_t ncap)
-        : p_(p), s_(s), ncap_(std::min(ncap, 2 * p.names.size())) {
+    // Draws on `budget` (or on one of its own, of the default size, when it is nullptr); what
+    // the machine used is taken from it when the machine goes, LimitError or not.
+    Vm(const Program& p, std::string_view s, std::size_t ncap, Budget* budget)
+        : p_(p), s_(s), ncap_(std::min(ncap, 2 * p.names.size())), budget_(budget ? *budget : own_),
+          left_(budget_.left),
+          // copying capture slots is work too: a thread's copy counts for 1/16 step per slot
+          cost_(1 + ncap_ / 16) {
+        // starting (the compilation behind it, the marks below) costs the program's size
+        charge(p.code.size());
         mark_.assign(p.code.size(), 0);
-        // One search costs at most (input + 1) x program steps; a call gets 8 times that plus a
-        // fixed allowance, so that repeated searches (FindAll) cannot go quadratic without end.
-        budget_ = 10'000'000 + 8 * (static_cast<std::uint64_t>(s.size()) + 1) * p.code.size();
     }
-
-    // A smaller step budget than the default (never a larger one).
-    void limit(std::uint64_t max_steps) { budget_ = std::min(budget_, max_steps); }
+    ~Vm() { budget_.left = left_; }
+    Vm(const Vm&) = delete;
+    Vm& operator=(const Vm&) = delete;
 
     // The leftmost-first match at or after `from`; with `first`, any match will do (stops at the
     // first thread that reaches Match).
@@ -840,6 +844,17 @@ public:
     }
 
 private:
+    void charge(std::uint64_t steps) {
+        if (left_ < steps) {
+            left_ = budget_.left = 0; // (written here too: a constructor that throws has no ~Vm)
+            throw LimitError("regexp: matching takes too many steps: more than " +
+                             std::to_string(budget_.limit) +
+                             " in all (kpkg's limit on the regular-expression work of one "
+                             "template render or one validation)");
+        }
+        left_ -= steps;
+    }
+
     bool assert_holds(Assert a, std::size_t pos) const {
         auto before = [&]() -> char32_t {
             if (pos == 0) return static_cast<char32_t>(-1);
@@ -888,8 +903,7 @@ private:
                 if (m == gen_) break;
                 m = gen_;
                 const Inst& in = p_.code[static_cast<std::size_t>(pc)];
-                if (budget_-- == 0)
-                    throw LimitError("regexp: matching takes too many steps for this input");
+                charge(cost_);
                 if (in.op == I::jmp) {
                     pc = in.x;
                 } else if (in.op == I::split) {
@@ -918,7 +932,10 @@ private:
     std::size_t ncap_;
     std::vector<std::uint32_t> mark_;
     std::uint32_t gen_ = 0;
-    std::uint64_t budget_ = 0;
+    Budget own_;
+    Budget& budget_;
+    std::uint64_t left_; // budget_.left while running (written back by the destructor)
+    std::uint64_t cost_; // steps per instruction followed
     struct StackFrame {
         int pc;
         int slot; // >= 0: restores caps[slot] = old
@@ -957,25 +974,26 @@ const std::vector<std::string>& Regex::names() const {
     return prog_->names;
 }
 
-bool Regex::search(std::string_view s, std::size_t from, std::vector<std::ptrdiff_t>& caps) const {
-    Vm vm(*prog_, s, SIZE_MAX);
+bool Regex::search(std::string_view s, std::size_t from, std::vector<std::ptrdiff_t>& caps,
+                   Budget* budget) const {
+    Vm vm(*prog_, s, SIZE_MAX, budget);
     return vm.run(from, caps, false);
 }
 
-bool Regex::matches(std::string_view s, std::uint64_t max_steps) const {
+bool Regex::matches(std::string_view s, Budget* budget) const {
     std::vector<std::ptrdiff_t> caps;
-    Vm vm(*prog_, s, 0);
-    if (max_steps != 0) vm.limit(max_steps);
+    Vm vm(*prog_, s, 0, budget);
     return vm.run(0, caps, true);
 }
 
-std::vector<std::vector<std::ptrdiff_t>> Regex::find_all(std::string_view s, std::int64_t n) const {
+std::vector<std::vector<std::ptrdiff_t>> Regex::find_all(std::string_view s, std::int64_t n,
+                                                         Budget* budget) const {
     std::vector<std::vector<std::ptrdiff_t>> out;
     if (n < 0) n = static_cast<std::int64_t>(s.size()) + 1;
     std::size_t pos = 0;
     std::ptrdiff_t prev_end = -1;
     std::vector<std::ptrdiff_t> caps;
-    Vm vm(*prog_, s, 2);
+    Vm vm(*prog_, s, 2, budget);
     while (static_cast<std::int64_t>(out.size()) < n && pos <= s.size()) {
         if (!vm.run(pos, caps, false)) break;
         bool accept = true;
@@ -994,12 +1012,12 @@ std::vector<std::vector<std::ptrdiff_t>> Regex::find_all(std::string_view s, std
 }
 
 std::string Regex::replace_all(std::string_view s, std::string_view repl, bool literal,
-                               std::size_t max_bytes) const {
+                               std::size_t max_bytes, Budget* budget) const {
     std::string out;
     std::size_t last = 0, pos = 0;
     std::vector<std::ptrdiff_t> caps;
     const bool groups = !literal && repl.find('$') != std::string_view::npos;
-    Vm vm(*prog_, s, groups ? SIZE_MAX : 2);
+    Vm vm(*prog_, s, groups ? SIZE_MAX : 2, budget);
     const auto& names = prog_->names;
     auto group = [&](std::size_t g) -> std::string_view {
         if (2 * g + 1 >= caps.size() || caps[2 * g] < 0) return {};
@@ -1073,7 +1091,7 @@ std::string Regex::replace_all(std::string_view s, std::string_view repl, bool l
     return out;
 }
 
-std::vector<std::string> Regex::split(std::string_view s, std::int64_t n) const {
+std::vector<std::string> Regex::split(std::string_view s, std::int64_t n, Budget* budget) const {
     std::vector<std::string> out;
     if (n == 0) return out;
     if (s.empty() && !prog_->empty_expr) {
@@ -1081,7 +1099,7 @@ std::vector<std::string> Regex::split(std::string_view s, std::int64_t n) const 
         out.emplace_back();
         return out;
     }
-    auto matches = find_all(s, n);
+    auto matches = find_all(s, n, budget);
     std::size_t beg = 0, end = 0;
     for (const auto& m : matches) {
         if (n > 0 && static_cast<std::int64_t>(out.size()) == n - 1) break;
@@ -1190,8 +1208,8 @@ std::string glob_to_regex(std::string_view g) {
 
 Glob::Glob(std::string_view pattern) : re_(glob_to_regex(pattern)) {}
 
-bool Glob::match(std::string_view path) const {
-    return re_.matches(path);
+bool Glob::match(std::string_view path, Budget* budget) const {
+    return re_.matches(path, budget);
 }
 
 } // namespace kpkg::tmpl::re

@@ -1430,18 +1430,20 @@ void add_sprig_more(Funcs& f) {
             throw FuncError("regexp: Compile(" + backquoted(p) + "): " + e.what());
         }
     };
-    f.add("regexMatch", 2, 2, [](Context&, Args a) {
+    f.add("regexMatch", 2, 2, [](Context& c, Args a) {
         try {
-            return Value::boolean(re::Regex(arg_string(a, 0)).matches(arg_string(a, 1)));
+            return Value::boolean(
+                re::Regex(arg_string(a, 0)).matches(arg_string(a, 1), c.regex_budget()));
         } catch (const re::SyntaxError&) {
             return Value::boolean(false);
         } catch (const re::LimitError& e) {
             throw FuncError(e.what());
         }
     });
-    f.add("mustRegexMatch", 2, 2, [rx](Context&, Args a) {
+    f.add("mustRegexMatch", 2, 2, [rx](Context& c, Args a) {
         const re::Regex r = rx(arg_string(a, 0), true);
-        return Value::boolean(limited([&] { return r.matches(arg_string(a, 1)); }));
+        return Value::boolean(
+            limited([&] { return r.matches(arg_string(a, 1), c.regex_budget()); }));
     });
     auto find_all = [rx](bool must) {
         return [rx, must](Context& c, Args a) {
@@ -1449,7 +1451,7 @@ void add_sprig_more(Funcs& f) {
             const std::int64_t n = capped_count(c, arg_int(a, 2), "regexFindAll");
             const re::Regex r = rx(arg_string(a, 0), must);
             std::vector<std::string> out;
-            auto all = limited([&] { return r.find_all(s, n); });
+            auto all = limited([&] { return r.find_all(s, n, c.regex_budget()); });
             check_count(c, all.size(), "regexFindAll");
             for (const auto& m : all)
                 out.push_back(s.substr(static_cast<std::size_t>(m[0]),
@@ -1460,11 +1462,11 @@ void add_sprig_more(Funcs& f) {
     f.add("regexFindAll", 3, 3, find_all(false));
     f.add("mustRegexFindAll", 3, 3, find_all(true));
     auto find = [rx](bool must) {
-        return [rx, must](Context&, Args a) {
+        return [rx, must](Context& c, Args a) {
             const std::string& s = arg_string(a, 1);
             const re::Regex r = rx(arg_string(a, 0), must);
             std::vector<std::ptrdiff_t> caps;
-            if (!limited([&] { return r.search(s, 0, caps); })) return str("");
+            if (!limited([&] { return r.search(s, 0, caps, c.regex_budget()); })) return str("");
             return str(s.substr(static_cast<std::size_t>(caps[0]),
                                 static_cast<std::size_t>(caps[1] - caps[0])));
         };
@@ -1476,7 +1478,7 @@ void add_sprig_more(Funcs& f) {
             const re::Regex r = rx(arg_string(a, 0), must);
             return str(limited([&] {
                 return r.replace_all(arg_string(a, 1), arg_string(a, 2), literal,
-                                     c.options().max_output);
+                                     c.options().max_output, c.regex_budget());
             }));
         };
     };
@@ -1488,7 +1490,7 @@ void add_sprig_more(Funcs& f) {
         return [rx, must](Context& c, Args a) {
             const re::Regex r = rx(arg_string(a, 0), must);
             const std::int64_t n = capped_count(c, arg_int(a, 2), "regexSplit");
-            auto parts = limited([&] { return r.split(arg_string(a, 1), n); });
+            auto parts = limited([&] { return r.split(arg_string(a, 1), n, c.regex_budget()); });
             check_count(c, parts.size(), "regexSplit");
             return string_list(std::move(parts));
         };

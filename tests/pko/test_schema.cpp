@@ -1,6 +1,7 @@
 // pko/schema and pko/regex: the config schema's checks, admission (prune, default, validate) with
 // apiextensions' messages, and patterns that cannot hang.
 #include <chrono>
+#include <cstdint>
 
 #include <gtest/gtest.h>
 
@@ -41,7 +42,8 @@ std::string json(const Node& n) {
 bool matches(const std::string& pattern, const std::string& text) {
     auto re = Regex::compile(pattern);
     EXPECT_TRUE(re.ok()) << pattern << ": " << (re.ok() ? "" : re.error().message);
-    return re.ok() && re->search(text) == Regex::Outcome::match;
+    std::uint64_t steps = 100'000'000;
+    return re.ok() && re->search(text, steps) == Regex::Outcome::match;
 }
 
 TEST(PkoRegex, MatchesAnywhereLikeGo) {
@@ -90,7 +92,8 @@ TEST(PkoRegex, HostilePatternsStayLinear) {
     ASSERT_TRUE(re.ok());
     const std::string text = std::string(100000, 'a') + "b";
     const auto t0 = std::chrono::steady_clock::now();
-    EXPECT_EQ(re->search(text), Regex::Outcome::no_match);
+    std::uint64_t steps = 100'000'000;
+    EXPECT_EQ(re->search(text, steps), Regex::Outcome::no_match);
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
     // Nested counted repetition grows the program: refused, not compiled into millions of steps.
     auto big = Regex::compile("((a{1000}){1000}){1000}");
@@ -99,7 +102,25 @@ TEST(PkoRegex, HostilePatternsStayLinear) {
     // A work budget bounds what a large program times a large input may cost.
     auto wide = Regex::compile("(x|y|z){0,500}q");
     ASSERT_TRUE(wide.ok());
-    EXPECT_EQ(wide->search(std::string(200000, 'x'), 1'000'000), Regex::Outcome::too_costly);
+    std::uint64_t few = 1'000'000;
+    EXPECT_EQ(wide->search(std::string(200000, 'x'), few), Regex::Outcome::too_costly);
+    EXPECT_EQ(few, 0u);
+}
+
+TEST(PkoRegex, SearchesShareTheCallersSteps) {
+    auto re = Regex::compile("^(a|b)*c$");
+    ASSERT_TRUE(re.ok());
+    const std::string text(1000, 'a');
+    std::uint64_t left = 50'000;
+    EXPECT_EQ(re->search(text, left), Regex::Outcome::no_match);
+    const std::uint64_t one = 50'000 - left;
+    EXPECT_GT(one, 1000u);
+    int n = 1;
+    while (re->search(text, left) == Regex::Outcome::no_match)
+        ++n;
+    EXPECT_EQ(n, static_cast<int>(50'000 / one));
+    EXPECT_EQ(left, 0u);
+    EXPECT_EQ(re->search("c", left), Regex::Outcome::too_costly);
 }
 
 // --- check_schema -----------------------------------------------------------------------------
@@ -459,14 +480,15 @@ properties:
     type: object
     x-kubernetes-preserve-unknown-fields: true
 )");
-    // 10000 items of 1000 characters each: linear work, no hang.
+    // 10000 items of 1000 characters each: linear work, no hang (some 110 million steps of
+    // matching, more than the default budget allows one validation).
     Node cfg = Node::map();
     Node& list = cfg.set("list", Node::seq());
     for (int i = 0; i < 10000; ++i)
         list.push(Node::string(std::string(1000, 'a')));
     list.push(Node::string(std::string(1000, 'a') + "b"));
     const auto t0 = std::chrono::steady_clock::now();
-    auto a = admit_config(&schema, cfg);
+    auto a = admit_config(&schema, cfg, "spec.config", {.max_regex_steps = 1'000'000'000});
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
     ASSERT_EQ(a.violations.size(), 1u);
     EXPECT_NE(a.violations[0].message.find("spec.config.list.10000: Invalid value:"),
@@ -493,6 +515,66 @@ properties:
     auto d = admit_config(&deep_schema, deep, "spec.config", {.max_depth = 2});
     ASSERT_FALSE(d.violations.empty());
     EXPECT_NE(d.violations[0].message.find("nesting deeper than 2 levels"), std::string::npos);
+}
+
+// The patterns of one validation share one budget of matching steps; values are quoted by a
+// bounded prefix.
+TEST(PkoAdmission, PatternWorkIsBoundedPerValidation) {
+    const Node schema = yaml(R"(
+type: object
+properties:
+  l:
+    type: array
+    items: {type: string, pattern: "^(a|b)*c$", minLength: 1}
+  n:
+    type: string
+    pattern: "^x"
+)");
+    Node cfg = Node::map();
+    Node& l = cfg.set("l", Node::seq());
+    for (int i = 0; i < 50; ++i)
+        l.push(Node::string(std::string(10000, 'a')));
+    cfg.set("n", Node::string("y"));
+    auto v = validate_config(schema, cfg, "spec.config", {.max_regex_steps = 1'000'000});
+    ASSERT_GE(v.size(), 2u);
+    // Some values were matched (and did not match), then the budget ran out: one violation says
+    // so, and nothing is checked after it.
+    const std::string shown = "\"" + std::string(256, 'a') + "...\" (10000 bytes)";
+    EXPECT_EQ(v[0].message, "spec.config.l.0: Invalid value: " + shown +
+                                ": l.0 in body should match '^(a|b)*c$'");
+    EXPECT_EQ(v.back().message.substr(0, 14), "spec.config.l.");
+    EXPECT_NE(v.back().message.find(": Invalid value: " + shown +
+                                    ": validation stopped: the schema's patterns need more than "
+                                    "1000000 steps of regular-expression matching"),
+              std::string::npos)
+        << v.back().message;
+    EXPECT_LT(v.size(), 50u);
+    for (const auto& e : v) {
+        EXPECT_LT(e.message.size(), 450u);
+        EXPECT_EQ(e.message.find("spec.config.n"), std::string::npos) << e.message;
+    }
+    // The default budget is enough for them all: 50 violations, then the one of n.
+    auto all = validate_config(schema, cfg, "spec.config");
+    EXPECT_EQ(all.size(), 51u);
+
+    // JSON Schema mode (kubeconform): running out abandons the validation with an error.
+    const Node js = yaml(R"(
+type: object
+properties:
+  l: {type: array, items: {type: string, pattern: "^(a|b)*c$"}}
+)");
+    auto j = validate_json_schema(js, cfg, {}, {.max_regex_steps = 1'000'000});
+    ASSERT_FALSE(j.ok());
+    EXPECT_EQ(j.error().message, "matching the schema's patterns needs more than 1000000 steps "
+                                 "of regular-expression matching");
+    EXPECT_TRUE(validate_json_schema(js, cfg).ok());
+    const Node pp = yaml("type: object\npatternProperties:\n  \"^(a|b)*c$\": {type: string}\n");
+    Node keys = Node::map();
+    for (int i = 0; i < 50; ++i)
+        keys.set(std::string(10000, 'a') + std::to_string(i), Node::string("v"));
+    auto k = validate_json_schema(pp, keys, {}, {.max_regex_steps = 1'000'000});
+    ASSERT_FALSE(k.ok());
+    EXPECT_NE(k.error().message.find("needs more than 1000000 steps"), std::string::npos);
 }
 
 TEST(PkoAdmission, WorkIsBounded) {

@@ -9,6 +9,7 @@
 #include "kpkg/template/template.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <sstream>
@@ -398,6 +399,71 @@ TEST(TemplatePkoFuncs, RegexHostileInputStaysLinear) {
     EXPECT_THROW(t::re::Regex("a{1001}"), t::re::SyntaxError);
     EXPECT_TRUE(
         has_error(run(R"({{mustRegexFind "((a{100}){100}){100}" "a"}})"), "expression too large"));
+}
+
+// One budget for the regular-expression work of a set's executions (one package render).
+TEST(TemplatePkoFuncs, RegexBudgetIsSharedBySearchesAndExecutions) {
+    // The engine: each search draws on the budget it is given; once spent, LimitError, at once.
+    t::re::Budget b(10'000);
+    const t::re::Regex r("^(a|b)*c$");
+    const std::string text(500, 'a');
+    EXPECT_FALSE(r.matches(text, &b));
+    const std::uint64_t one = 10'000 - b.left;
+    EXPECT_GT(one, 500u); // at least a step per character
+    int searches = 1;
+    try {
+        for (; searches < 100; ++searches)
+            r.matches(text, &b);
+    } catch (const t::re::LimitError& e) {
+        EXPECT_NE(std::string(e.what()).find("more than 10000 in all"), std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(searches, static_cast<int>(10'000 / one));
+    EXPECT_EQ(b.left, 0u);
+    EXPECT_THROW(t::re::Regex("a").matches("a", &b), t::re::LimitError);
+    // Without a budget a call has one of its own, of the default size.
+    EXPECT_TRUE(t::re::Regex("a").matches("a"));
+
+    // A template: the searches of every call, in a loop, count together.
+    t::Options o;
+    o.max_regex_steps = 100'000;
+    const std::string loop =
+        R"({{range until (int .n)}}{{if regexMatch "^(a|b)*c$" (repeat 2000 "a")}}x{{end}}{{end}}ok)";
+    EXPECT_EQ(run(loop, R"({"n": 2})", o), "ok");
+    const std::string many = run(loop, R"({"n": 1000})", o);
+    EXPECT_TRUE(has_error(many, "template: t:1:")) << many;
+    EXPECT_TRUE(has_error(many, "error calling regexMatch: regexp: matching takes too many steps: "
+                                "more than 100000 in all"))
+        << many;
+
+    // Every execution of one set draws on the same budget (one render of a package's files).
+    t::Set set(funcs(), o);
+    ASSERT_TRUE(set.parse("a", R"({{regexReplaceAll "(a|b)*c" (repeat 8000 "a") "x" | len}})"));
+    ASSERT_TRUE(set.parse("b", R"({{regexFind "(a|b)*c" (repeat 8000 "a")}})"));
+    auto a = set.execute("a", t::Value());
+    ASSERT_TRUE(a.ok()) << a.error().message;
+    EXPECT_EQ(*a, "8000");
+    auto second = set.execute("b", t::Value());
+    ASSERT_FALSE(second.ok());
+    EXPECT_TRUE(second.error().message.starts_with("template: b:1:")) << second.error().message;
+    EXPECT_NE(second.error().message.find("at <regexFind"), std::string::npos)
+        << second.error().message;
+    EXPECT_LT(set.regex_budget()->left, 100'000u);
+
+    // Each function that matches draws on it.
+    t::Options tiny;
+    tiny.max_regex_steps = 20;
+    const std::string s40(40, 'b');
+    for (const std::string& call :
+         {"regexMatch \"a\" \"" + s40 + "\"", "mustRegexMatch \"a\" \"" + s40 + "\"",
+          "regexFind \"a\" \"" + s40 + "\"", "regexFindAll \"a\" \"" + s40 + "\" -1",
+          "regexReplaceAll \"a\" \"" + s40 + "\" \"x\"",
+          "regexReplaceAllLiteral \"a\" \"" + s40 + "\" \"x\"",
+          "regexSplit \"a\" \"" + s40 + "\" -1", std::string("getFileGlob \"files/**/c.yaml\"")}) {
+        const std::string out = run("{{" + call + "}}", "null", tiny);
+        EXPECT_TRUE(has_error(out, "regexp: matching takes too many steps: more than 20 in all"))
+            << call << ": " << out;
+    }
 }
 
 TEST(TemplatePkoFuncs, Urls) {

@@ -22,10 +22,10 @@ public:
     static Result<Regex> compile(std::string_view pattern);
 
     // Whether the pattern matches anywhere in `text` (Go's MatchString). Runs in
-    // O(text size x program size); too_costly when that work exceeds `budget` steps (or the
-    // engine's own budget of a few linear scans, when smaller).
+    // O(text size x program size) steps (tmpl::re::Budget), taken from `steps_left`, which the
+    // caller shares between the searches of one validation; too_costly when they run out.
     enum class Outcome { match, no_match, too_costly };
-    Outcome search(std::string_view text, std::uint64_t budget = 200'000'000) const;
+    Outcome search(std::string_view text, std::uint64_t& steps_left) const;
 
     Regex(Regex&&) noexcept;
     Regex& operator=(Regex&&) noexcept;

@@ -43,6 +43,9 @@ struct AdmissionLimits {
     // Schema-value checks (a junctor checks a value once per alternative, a list schema once per
     // item); past this the validation stops with a violation saying so.
     std::uint64_t max_checks = 10'000'000;
+    // Steps of pattern matching (tmpl::re::Budget), every pattern of the validation together;
+    // past this the validation stops with a violation saying so.
+    std::uint64_t max_regex_steps = 100'000'000;
 };
 
 struct Admission {
@@ -55,7 +58,8 @@ struct Admission {
 // metadata stay), defaults are filled in, and the result is validated. `path` prefixes the field
 // paths ("spec.config" in the cluster; empty for kubectl-package's template tests). The schema
 // should have passed check_schema; keywords of the wrong kind are ignored here. Patterns run in
-// linear time (pko/regex); `limits` bound the rest of the work.
+// linear time (pko/regex); `limits` bound the work, the patterns' included. A violation shows at
+// most text::max_shown bytes of a value.
 Admission admit_config(const io::Node* schema, const io::Node& config,
                        std::string_view path = "spec.config", const AdmissionLimits& limits = {});
 
@@ -76,7 +80,8 @@ std::vector<FieldError> validate_config(const io::Node& schema, const io::Node& 
 // A $ref is "#/json/pointer" into the document it appears in, or "file.json#/pointer" into
 // another document, which `load` returns (its argument: the part before '#'; the node must
 // outlive the validation). The error (exit 3) names the schema: a $ref that cannot be resolved,
-// a chain of $refs that never reaches a schema (a cycle), more work than the limits allow.
+// a chain of $refs that never reaches a schema (a cycle), more work than the limits allow (the
+// matching of patterns and patternProperties included).
 struct JsonSchemaError {
     std::string instance; // JSON pointer of the value
     std::string keyword;  // keyword location from the root schema
@@ -92,6 +97,7 @@ struct JsonSchemaLimits {
     std::size_t max_ref_hops = 64;         // $refs and junctors without descending into the value
     std::size_t max_documents = 256;       // distinct documents a $ref may load
     std::size_t max_frames = 1024;         // schema and value nesting together (stack used)
+    std::uint64_t max_regex_steps = 100'000'000; // pattern matching, every pattern together
 };
 
 Result<std::vector<JsonSchemaError>> validate_json_schema(const io::Node& schema,

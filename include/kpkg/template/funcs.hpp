@@ -19,6 +19,9 @@
 namespace kpkg::tmpl {
 
 struct Options;
+namespace re {
+struct Budget;
+}
 
 // What a function sees of the execution that calls it (for include and the limits).
 class Context {
@@ -27,6 +30,9 @@ public:
     // Executes the template `name` with `dot` into a string, one level deeper.
     virtual std::string run(const std::string& name, const Value& dot) = 0;
     virtual const Options& options() const = 0;
+    // The regular-expression work left to the execution (Options::max_regex_steps), for every
+    // search of the regex functions and getFileGlob; nullptr: each search has a budget of its own.
+    virtual re::Budget* regex_budget() { return nullptr; }
 };
 
 // Thrown by a function: the executor reports "error calling NAME: <message>".
@@ -109,9 +115,9 @@ void add_builtins(Funcs& f);
 // title, swapcase, the *case functions) changes ASCII letters only. Functions that build large
 // strings (indent, nindent, repeat, wrapWith, regexReplaceAll) refuse a result larger than the
 // output limit; until, untilStep and seq stop at a million items (or the step limit); regex
-// matching has a step budget of a few linear scans of its input per call (Go's FindAll can go
-// quadratic). Values are kpkg's: every list is a []interface {} to typeOf (Go's regexFindAll,
-// splitList, keys... give []string), integers are int (Sprig's arithmetic gives int64).
+// matching draws on the execution's regex budget (Options::max_regex_steps), an error once spent.
+// Values are kpkg's: every list is a []interface {} to typeOf (Go's regexFindAll, splitList,
+// keys... give []string), integers are int (Sprig's arithmetic gives int64).
 void add_sprig(Funcs& f);
 
 // Package Operator's include NAME DATA: the template's output as a string (to pipe into indent and

@@ -41,6 +41,10 @@ struct Options {
     std::uint64_t max_steps = 50'000'000;
     // Bytes of output of one execution.
     std::size_t max_output = std::size_t{64} << 20;
+    // Steps of regular-expression matching (the regex functions, getFileGlob) of every execution
+    // of the Set together, so of one package render (re::Budget says what a step is); past it the
+    // calling function fails.
+    std::uint64_t max_regex_steps = 100'000'000;
     // Nesting of parentheses and control structures when parsing.
     std::size_t max_parse_depth = 1000;
 };
@@ -69,12 +73,16 @@ public:
     const Funcs& funcs() const { return *funcs_; }
     const Tree* find(std::string_view name) const;
     const std::string& first_name() const { return first_; }
+    // What is left of Options::max_regex_steps to the executions of this set (shared by them:
+    // execute one set from one thread at a time).
+    re::Budget* regex_budget() const { return regex_budget_.get(); }
 
 private:
     std::shared_ptr<const Funcs> funcs_;
     Options options_;
     std::map<std::string, std::shared_ptr<const Tree>, std::less<>> trees_;
     std::string first_; // the first file parsed: the set's name in messages
+    std::shared_ptr<re::Budget> regex_budget_;
 };
 
 } // namespace kpkg::tmpl
