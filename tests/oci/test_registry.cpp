@@ -24,7 +24,7 @@ oci::RegistryOptions quick(const TempDir& d) {
 
 #define KPKG_REQUIRE_REGISTRY(var, ...)                                                            \
     if (RegistryProcess::binary().empty())                                                         \
-        GTEST_SKIP() << "docker-registry is not installed (Debian package docker-registry)";       \
+        GTEST_SKIP() << missing_tool("docker-registry", "Debian package docker-registry");         \
     RegistryProcess var{__VA_ARGS__};                                                              \
     if (!var.running()) GTEST_SKIP() << var.error()
 
@@ -260,7 +260,7 @@ TEST(OciRegistry, AWarmPullOfADigestNeedsNoRegistry) {
 }
 
 TEST(OciRegistry, SkopeoReadsWhatWePushed) {
-    if (::access("/usr/bin/skopeo", X_OK) != 0) GTEST_SKIP() << "skopeo is not installed";
+    if (::access("/usr/bin/skopeo", X_OK) != 0) GTEST_SKIP() << missing_tool("skopeo");
     KPKG_REQUIRE_REGISTRY(reg);
     TempDir d;
     oci::Registry client(quick(d));
@@ -281,7 +281,7 @@ TEST(OciRegistry, SkopeoReadsWhatWePushed) {
 }
 
 TEST(OciRegistry, PullsWhatSkopeoPushed) {
-    if (::access("/usr/bin/skopeo", X_OK) != 0) GTEST_SKIP() << "skopeo is not installed";
+    if (::access("/usr/bin/skopeo", X_OK) != 0) GTEST_SKIP() << missing_tool("skopeo");
     KPKG_REQUIRE_REGISTRY(reg);
     TempDir d;
     // An OCI layout written by hand, copied into the registry by skopeo.
