@@ -12,7 +12,7 @@
 //     warm (the image read back), medians;
 //   - `kpkg catalog list packages` and `kpkg catalog validate` end to end (spawned, stdout to
 //     /dev/null): median wall time and peak RSS, list both without the cache and with a warm one.
-// Then the same validate figures against opm's, as issue 4 quotes them for this machine.
+// It prints only what it measured in this run: no figures of other tools.
 #include <fcntl.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -24,7 +24,6 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -86,17 +85,6 @@ struct Row {
     Run list, list_warm, validate;
     bool invalid = false; // validate exited 3
     bool failed = false;
-};
-
-// opm v1.26.5 on these machines, median of 3 (issue 4): validate wall seconds and peak MB.
-struct Opm {
-    double seconds, mb;
-};
-const std::map<std::string, Opm> kOpmValidate = {
-    {"catalog-valid", {4.4, 120}},
-    {"certified-v4.22", {2.1, 75}},
-    {"community-v4.21", {3.5, 93}},
-    {"generated-100k", {21.0, 482}},
 };
 
 } // namespace
@@ -220,16 +208,6 @@ int main(int argc, char** argv) {
                     : r.invalid ? "  (validate: invalid)"
                                 : "");
 
-    std::printf("\nagainst opm validate (issue 4's figures for these machines):\n");
-    std::printf("%-18s %12s %10s | %14s %12s\n", "catalog", "opm s", "opm MB", "kpkg validate",
-                "kpkg list");
-    for (const auto& r : rows) {
-        auto it = kOpmValidate.find(r.name);
-        if (it == kOpmValidate.end()) continue;
-        std::printf("%-18s %12.1f %10.0f | %13.1fx %11.1fx\n", r.name.c_str(), it->second.seconds,
-                    it->second.mb, it->second.seconds / r.validate.seconds,
-                    it->second.seconds / r.list.seconds);
-    }
     fs::remove_all(tmp);
     return rc;
 }

@@ -10,8 +10,7 @@
 //   stdout to /dev/null;
 // - in process (one child per run, median): prepare_render (read and check every blob), and
 //   writing the result as JSON and as YAML into a sink that only counts bytes.
-// For the catalogs issue 4 measured opm on, the opm figures it quotes (same machines, opm v1.26.5,
-// median of 3) are printed beside kpkg's with the ratio.
+// It prints only what it measured in this run: no figures of other tools.
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -134,14 +133,7 @@ int main(int argc, char** argv) {
     std::printf("%-20s %7s %7s %7s %7s %7s %7s | %9s %9s %9s %8s %8s\n", "catalog", "json s",
                 "(min)", "json MB", "yaml s", "(min)", "yaml MB", "prepare s", "write j s",
                 "write y s", "out MB j", "out MB y");
-    struct Opm {
-        const char* name;
-        double seconds, mb;
-    };
-    // opm render figures quoted by issue 4 (opm v1.26.5, these 2-core machines, median of 3).
-    const Opm opm[] = {{"catalog-valid", 4.1, 105}};
     int rc = 0;
-    std::vector<std::string> notes;
     for (const auto& c : cats) {
         kpkg_render(c, false); // warm-up: page cache
         std::vector<Run> js, ys;
@@ -168,25 +160,7 @@ int main(int argc, char** argv) {
                     fastest(ys), y.max_rss_kb / 1024.0, bench::median(prep), bench::median(wj),
                     bench::median(wy), bytes[0] / 1e6, bytes[1] / 1e6,
                     (j.status != 0 || y.status != 0) ? "  (FAILED)" : "");
-        for (const auto& o : opm)
-            if (name == o.name)
-                notes.push_back(
-                    name + ": opm render " + std::to_string(o.seconds).substr(0, 4) + " s / " +
-                    std::to_string(static_cast<int>(o.mb)) + " MB (issue 4); kpkg json " +
-                    std::to_string(o.seconds / j.seconds).substr(0, 5) + "x faster, " +
-                    std::to_string(static_cast<int>(j.max_rss_kb / 1024)) + " MB; yaml " +
-                    std::to_string(o.seconds / y.seconds).substr(0, 5) + "x faster, " +
-                    std::to_string(static_cast<int>(y.max_rss_kb / 1024)) + " MB");
-        if (name == "generated-100k")
-            notes.push_back(
-                "generated-100k: opm render of that size 21 s / 482 MB (issue 4); kpkg json " +
-                std::to_string(21.0 / j.seconds).substr(0, 5) + "x faster, " +
-                std::to_string(static_cast<int>(j.max_rss_kb / 1024)) + " MB; yaml " +
-                std::to_string(21.0 / y.seconds).substr(0, 5) + "x faster, " +
-                std::to_string(static_cast<int>(y.max_rss_kb / 1024)) + " MB");
     }
-    for (const auto& n : notes)
-        std::printf("%s\n", n.c_str());
     if (remove_gen) fs::remove_all(gen_dir);
     return rc;
 }

@@ -429,7 +429,7 @@ TEST(Docs, ManPageListsEveryExitCode) {
 }
 
 TEST(Docs, ManPagesRenderWithoutWarnings) {
-    if (!have_program("groff")) GTEST_SKIP() << "groff is not installed";
+    if (!have_program("groff")) GTEST_SKIP() << ::kpkg::test::missing_tool("groff");
     std::vector<std::string> pages;
     for (const auto& e : std::filesystem::directory_iterator(source_root() / "man"))
         if (e.path().extension() == ".1") pages.push_back("man/" + e.path().filename().string());
@@ -447,7 +447,7 @@ TEST(Docs, ManPagesRenderWithoutWarnings) {
 // The bash completion offers each subcommand after its parent, and each flag of a command
 // (the global ones too) after it.
 TEST(Docs, BashCompletionCompletesTheTree) {
-    if (!have_program("bash")) GTEST_SKIP() << "bash is not installed";
+    if (!have_program("bash")) GTEST_SKIP() << ::kpkg::test::missing_tool("bash");
     auto cmds = load_spec();
     ASSERT_FALSE(cmds.empty());
     auto globals = global_flags(cmds);
@@ -477,7 +477,7 @@ TEST(Docs, BashCompletionCompletesTheTree) {
 }
 
 TEST(Docs, BashCompletionCompletesValues) {
-    if (!have_program("bash")) GTEST_SKIP() << "bash is not installed";
+    if (!have_program("bash")) GTEST_SKIP() << ::kpkg::test::missing_tool("bash");
     std::string bin = std::getenv("KPKG_BIN") != nullptr ? std::getenv("KPKG_BIN") : "kpkg";
     std::string catalog = (source_root() / "testdata/catalog").string();
     struct Case {
@@ -529,14 +529,14 @@ TEST(Docs, BashCompletionCompletesValues) {
 }
 
 TEST(Docs, ZshCompletionParses) {
-    if (!have_program("zsh")) GTEST_SKIP() << "zsh is not installed";
+    if (!have_program("zsh")) GTEST_SKIP() << ::kpkg::test::missing_tool("zsh");
     auto r = run_shell("zsh -n " + shell_quote((source_root() / "completions/_kpkg").string()));
     EXPECT_EQ(r.exit_code, 0) << r.out;
     EXPECT_EQ(r.out, "");
 }
 
 TEST(Docs, FishCompletionParses) {
-    if (!have_program("fish")) GTEST_SKIP() << "fish is not installed";
+    if (!have_program("fish")) GTEST_SKIP() << ::kpkg::test::missing_tool("fish");
     auto r = run_shell("fish --no-execute " +
                        shell_quote((source_root() / "completions/kpkg.fish").string()));
     EXPECT_EQ(r.exit_code, 0) << r.out;
@@ -545,7 +545,7 @@ TEST(Docs, FishCompletionParses) {
 
 // `source <(kpkg completion zsh)` registers the completion instead of running it.
 TEST(Docs, ZshCompletionCanBeSourced) {
-    if (!have_program("zsh")) GTEST_SKIP() << "zsh is not installed";
+    if (!have_program("zsh")) GTEST_SKIP() << ::kpkg::test::missing_tool("zsh");
     auto r =
         run_shell("zsh -fc 'autoload -U compinit && compinit -D -u && source " +
                   (source_root() / "completions/_kpkg").string() + " && print -- $_comps[kpkg]'");

@@ -307,7 +307,8 @@ TEST(Build, InvalidPackageBuildsNothing) {
 // ---- the independent tools read what kpkg writes ----
 
 TEST(Interop, SkopeoAndUmociReadKpkgImages) {
-    if (!have("skopeo") || !have("umoci")) GTEST_SKIP() << "skopeo or umoci is not installed";
+    if (!have("skopeo") || !have("umoci"))
+        GTEST_SKIP() << ::kpkg::test::missing_tool(have("skopeo") ? "umoci" : "skopeo");
     Env e;
     auto r = e.run({"build", bundle_dir(), "-t", "example.com/op/sample:v1", "--save",
                     "oci:" + (e / "layout").string() + ":v1", "--save",
@@ -345,7 +346,8 @@ TEST(Interop, SkopeoAndUmociReadKpkgImages) {
 // A package image (Docker schema 2, as kubectl-package's) read by skopeo; copied by skopeo into
 // an OCI layout, unpacked by umoci and read back by kpkg.
 TEST(Interop, SkopeoAndUmociReadPackageImages) {
-    if (!have("skopeo") || !have("umoci")) GTEST_SKIP() << "skopeo or umoci is not installed";
+    if (!have("skopeo") || !have("umoci"))
+        GTEST_SKIP() << ::kpkg::test::missing_tool(have("skopeo") ? "umoci" : "skopeo");
     Env e;
     auto r = e.run({"build", package_dir(), "--save", "oci:" + (e / "layout").string(), "--save",
                     "oci-archive:" + (e / "o.tar").string(), "--save",
@@ -504,7 +506,8 @@ TEST(Cache, LsShowsUrlRecordsAndPruneRemovesThem) {
 // ---- a registry: push, pull, inputs, the cache, offline ----
 
 TEST(Registry, PushPullRenderAndOfflineFromTheCache) {
-    if (kpkg::test::RegistryProcess::binary().empty()) GTEST_SKIP() << "no docker-registry";
+    if (kpkg::test::RegistryProcess::binary().empty())
+        GTEST_SKIP() << ::kpkg::test::missing_tool("docker-registry");
     kpkg::test::RegistryProcess reg;
     ASSERT_TRUE(reg.running()) << reg.error();
     Env e;
@@ -570,7 +573,8 @@ TEST(Registry, PushPullRenderAndOfflineFromTheCache) {
 }
 
 TEST(Registry, PushOfABuiltImageAndOfAnImageOnDisk) {
-    if (kpkg::test::RegistryProcess::binary().empty()) GTEST_SKIP() << "no docker-registry";
+    if (kpkg::test::RegistryProcess::binary().empty())
+        GTEST_SKIP() << ::kpkg::test::missing_tool("docker-registry");
     kpkg::test::RegistryProcess reg;
     ASSERT_TRUE(reg.running()) << reg.error();
     Env e;
@@ -596,7 +600,8 @@ TEST(Registry, PushOfABuiltImageAndOfAnImageOnDisk) {
 }
 
 TEST(Registry, PackageImagePushedAndReadBack) {
-    if (kpkg::test::RegistryProcess::binary().empty()) GTEST_SKIP() << "no docker-registry";
+    if (kpkg::test::RegistryProcess::binary().empty())
+        GTEST_SKIP() << ::kpkg::test::missing_tool("docker-registry");
     kpkg::test::RegistryProcess reg;
     ASSERT_TRUE(reg.running()) << reg.error();
     Env e;

@@ -15,7 +15,7 @@
 namespace kpkg::test {
 namespace {
 
-const char* const kKubectl = "/usr/lib/google-cloud-sdk/bin/kubectl.1.32";
+const char* const kKubectl = kubectl_1_32_path;
 
 // kubectl with its own HOME and discovery cache, talking to one server.
 class Kubectl {
@@ -53,8 +53,7 @@ private:
 };
 
 #define REQUIRE_KUBECTL()                                                                          \
-    if (access(kKubectl, X_OK) != 0)                                                               \
-    GTEST_SKIP() << kKubectl << " is not installed: the kubectl fidelity tests need it"
+    if (access(kKubectl, X_OK) != 0) GTEST_SKIP() << missing_tool(kubectl_1_32, kKubectl)
 
 KubeUser token_user(const std::string& t) {
     KubeUser u;

@@ -23,7 +23,7 @@
 namespace kpkg::test {
 namespace {
 
-const char* const kKubectl = "/usr/lib/google-cloud-sdk/bin/kubectl.1.32";
+const char* const kKubectl = kubectl_1_32_path;
 
 const char* const kManifests = R"(apiVersion: example.com/v1
 kind: Widget
@@ -98,7 +98,7 @@ private:
 };
 
 #define REQUIRE_KUBECTL()                                                                          \
-    if (access(kKubectl, X_OK) != 0) GTEST_SKIP() << kKubectl << " is not installed"
+    if (access(kKubectl, X_OK) != 0) GTEST_SKIP() << missing_tool(kubectl_1_32, kKubectl)
 
 TEST(KpkgApply, CustomResourceBesideItsCrdInPhasesThenPruneAndDelete) {
     KPKG_REQUIRE_KUBE_SERVER(s);

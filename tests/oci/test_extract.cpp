@@ -102,7 +102,8 @@ TEST(OciExtract, CompressedLayersByMagic) {
     auto id = oci::apply_layer(fs, *gz, "sha256:gz");
     ASSERT_TRUE(id) << id.error().str();
     EXPECT_EQ(*id, sha256_digest(layer({file("a", "1")})));
-    if (!std::filesystem::exists("/usr/bin/zstd")) GTEST_SKIP() << "zstd is not installed";
+    if (!std::filesystem::exists("/usr/bin/zstd"))
+        GTEST_SKIP() << ::kpkg::test::missing_tool("zstd");
     kpkg::test::TempDir t;
     const auto tar = t.write("l.tar", layer({file("b", "2")}));
     ASSERT_EQ(std::system(("zstd -q " + tar.string() + " -o " + tar.string() + ".zst").c_str()), 0);

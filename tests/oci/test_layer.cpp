@@ -171,7 +171,8 @@ TEST(OciLayer, GoldenBundleLayer) {
 // GNU tar and gzip read the layer without a complaint and list what was written.
 TEST(OciLayer, GnuTarAndGzipReadIt) {
     if (!std::filesystem::exists("/bin/tar") || !std::filesystem::exists("/bin/gzip"))
-        GTEST_SKIP() << "GNU tar or gzip is not installed";
+        GTEST_SKIP() << ::kpkg::test::missing_tool(std::filesystem::exists("/bin/tar") ? "gzip"
+                                                                                       : "tar");
     kpkg::test::TempDir dir;
     auto l = oci::build_layer(sample());
     ASSERT_TRUE(l);

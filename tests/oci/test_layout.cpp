@@ -698,7 +698,7 @@ std::string skopeo(const TempDir& t) {
 } // namespace
 
 TEST(OciLayoutInterop, SkopeoInspectsWhatKpkgWrites) {
-    if (!have("skopeo")) GTEST_SKIP() << "skopeo is not installed";
+    if (!have("skopeo")) GTEST_SKIP() << ::kpkg::test::missing_tool("skopeo");
     TempDir t;
     const oci::Content c = bundle_image("etcd");
     ASSERT_TRUE(oci::write_oci_dir(t / "dir", c, "v1"));
@@ -719,7 +719,7 @@ TEST(OciLayoutInterop, SkopeoInspectsWhatKpkgWrites) {
 }
 
 TEST(OciLayoutInterop, KpkgReadsWhatSkopeoCopies) {
-    if (!have("skopeo")) GTEST_SKIP() << "skopeo is not installed";
+    if (!have("skopeo")) GTEST_SKIP() << ::kpkg::test::missing_tool("skopeo");
     TempDir t;
     const oci::Content c = multi_arch_image();
     ASSERT_TRUE(oci::write_oci_dir(t / "ours", c, "v1"));
@@ -758,7 +758,7 @@ TEST(OciLayoutInterop, KpkgReadsWhatSkopeoCopies) {
 }
 
 TEST(OciLayoutInterop, UmociUnpacksWhatKpkgWrites) {
-    if (!have("umoci")) GTEST_SKIP() << "umoci is not installed";
+    if (!have("umoci")) GTEST_SKIP() << ::kpkg::test::missing_tool("umoci");
     TempDir t;
     ASSERT_TRUE(oci::write_oci_dir(t / "img", bundle_image("etcd"), "v1"));
     auto r = run("cd " + t.path().string() + " && umoci unpack --rootless --image img:v1 bundle");
@@ -771,7 +771,7 @@ TEST(OciLayoutInterop, UmociUnpacksWhatKpkgWrites) {
 // Layers umoci writes (pax headers with times, symbolic links, whiteouts of deleted files) read
 // back as the file system umoci had unpacked.
 TEST(OciLayoutInterop, KpkgReadsLayersUmociWrites) {
-    if (!have("umoci")) GTEST_SKIP() << "umoci is not installed";
+    if (!have("umoci")) GTEST_SKIP() << ::kpkg::test::missing_tool("umoci");
     TempDir t;
     const std::string cd = "cd " + t.path().string() + " && ";
     auto r = run(
@@ -851,7 +851,7 @@ TEST(OciLayout, AssembleImageOnBaseAndIndex) {
     EXPECT_TRUE(contains(dup.error().message, "a second image for linux/amd64"))
         << dup.error().message;
     // What skopeo makes of it.
-    if (!have("skopeo")) GTEST_SKIP() << "skopeo is not installed";
+    if (!have("skopeo")) GTEST_SKIP() << ::kpkg::test::missing_tool("skopeo");
     TempDir t;
     ASSERT_TRUE(oci::write_oci_dir(t / "ix", *ix, "v1"));
     auto r = run(skopeo(t) + " inspect --raw oci:" + (t / "ix").string() + ":v1");

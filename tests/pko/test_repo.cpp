@@ -401,7 +401,8 @@ spec:
 }
 
 TEST(PkoRepoCli, AddAndRemoveFromARegistry) {
-    if (kpkg::test::RegistryProcess::binary().empty()) GTEST_SKIP() << "no docker-registry";
+    if (kpkg::test::RegistryProcess::binary().empty())
+        GTEST_SKIP() << ::kpkg::test::missing_tool("docker-registry");
     kpkg::test::RegistryProcess reg;
     ASSERT_TRUE(reg.running()) << reg.error();
     TempDir dir;

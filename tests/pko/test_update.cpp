@@ -105,7 +105,8 @@ protected:
     }
 
     void SetUp() override {
-        if (kpkg::test::RegistryProcess::binary().empty()) GTEST_SKIP() << "no docker-registry";
+        if (kpkg::test::RegistryProcess::binary().empty())
+            GTEST_SKIP() << ::kpkg::test::missing_tool("docker-registry");
         ASSERT_TRUE(reg_->running()) << reg_->error();
         ASSERT_TRUE(ok_) << "the packages could not be published";
     }

@@ -227,7 +227,7 @@ TEST(PlanTree, AllNamespacesPromotesPermissions) {
 
 // --- kubectl kustomize ---------------------------------------------------------------------------
 
-const char* kubectl_path = "/usr/lib/google-cloud-sdk/bin/kubectl.1.32";
+const char* kubectl_path = kpkg::test::kubectl_1_32_path;
 
 // The objects `kubectl kustomize dir` prints, as "Kind ns/name", in order.
 std::vector<std::string> kustomized(const fs::path& dir, std::string* err) {
@@ -276,7 +276,8 @@ void expect_kustomize_keeps_order(const fs::path& dir) {
 }
 
 TEST(PlanTree, KubectlKustomizeKeepsTheOrder) {
-    if (!fs::exists(kubectl_path)) GTEST_SKIP() << kubectl_path << " is absent on this machine";
+    if (!fs::exists(kubectl_path))
+        GTEST_SKIP() << kpkg::test::missing_tool(kpkg::test::kubectl_1_32, kubectl_path);
     test::TempDir tmp;
     ASSERT_EQ(run_kpkg(manifests_args(tmp / "m")).exit_code, 0);
     ASSERT_EQ(run_kpkg(olm_args(tmp / "o")).exit_code, 0);
@@ -323,7 +324,9 @@ TEST(PlanTree, CorpusTreesGoldenAndKustomized) {
         expect_same_tree(out, testdata("plan/expected/tree-kiali-" + format));
         if (kubectl) expect_kustomize_keeps_order(out);
     }
-    if (!kubectl) GTEST_SKIP() << kubectl_path << " is absent: the trees were not kustomized";
+    if (!kubectl)
+        GTEST_SKIP() << kpkg::test::missing_tool(kpkg::test::kubectl_1_32,
+                                                 "the trees were not kustomized");
 }
 
 TEST(PlanTree, RolesPerTargetNamespace) {

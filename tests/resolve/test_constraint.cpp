@@ -598,7 +598,8 @@ TEST(ConstraintCorpus, EtcdBundleCelRule) {
 TEST(ConstraintCorpus, EveryCatalogConstraintParsesAndSelects) {
     KPKG_REQUIRE_CORPUS(corpus);
     const auto dir = corpus / "olm/large/derived-community/catalog-valid";
-    if (!std::filesystem::exists(dir)) GTEST_SKIP() << dir << " is absent";
+    if (!std::filesystem::exists(dir))
+        GTEST_SKIP() << ::kpkg::test::corpus_absent() << " (" << dir.string() << " is absent)";
     struct Bundle {
         std::string name;
         std::vector<PropertyValue> props;

@@ -300,8 +300,8 @@ TEST(ResolveCli, AllPackagesCorpus) {
 
 TEST(ResolveCli, DebugTestcaseReplaysWithTestsolv) {
     if (!have_program("testsolv"))
-        GTEST_SKIP() << "testsolv is not installed (Debian libsolv-tools; scripts/bootstrap "
-                        "installs it)";
+        GTEST_SKIP() << ::kpkg::test::missing_tool(
+            "testsolv", "Debian libsolv-tools; scripts/bootstrap installs it");
     TempDir dir;
     auto ok = run_kpkg(
         {"resolve", "vault", "--catalog", sample(), "--debug-testcase", (dir / "ok").string()});

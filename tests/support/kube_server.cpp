@@ -147,7 +147,7 @@ std::string KubeRequest::param(const std::string& name) const {
 }
 
 std::string KubeServer::unavailable_reason() {
-    if (find_on_path("python3").empty()) return "python3 is not installed: no test API server";
+    if (find_on_path("python3").empty()) return missing_tool("python3", "no test API server");
     fs::path s = script_path();
     if (s.empty()) return "KPKG_SOURCE_ROOT is not set: run the tests with meson test";
     std::error_code ec;

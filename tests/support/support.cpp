@@ -39,6 +39,18 @@ std::optional<fs::path> corpus_dir() {
     return std::nullopt;
 }
 
+std::string missing_tool(const std::string& name, const std::string& detail) {
+    return "missing tool: " + name + (detail.empty() ? std::string() : " (" + detail + ")");
+}
+
+std::string corpus_absent() {
+    return "corpus absent: ../shared/corpus is not beside this checkout";
+}
+
+std::string running_as_root(const std::string& detail) {
+    return "running as root" + (detail.empty() ? std::string() : ": " + detail);
+}
+
 TempDir::TempDir() {
     std::random_device rd;
     for (int i = 0; i < 100; ++i) {

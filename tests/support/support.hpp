@@ -19,10 +19,26 @@ fs::path testdata(const std::string& rel);
 // ../shared/corpus beside the project, or nothing when this checkout has none.
 std::optional<fs::path> corpus_dir();
 
+// Why a test skips. CI (.ci/run) counts the skipped tests by these reasons, so every test that
+// skips says one of them, from here:
+// - missing_tool(NAME): a program the test needs is not installed ("missing tool: NAME", then
+//   `detail` in parentheses); counted by NAME, so each program is named the same way everywhere.
+// - corpus_absent(): ../shared/corpus is not beside this checkout.
+// - running_as_root(detail): the test only means something where file permissions apply.
+// Anything else a test skips for is counted as "other".
+std::string missing_tool(const std::string& name, const std::string& detail = {});
+std::string corpus_absent();
+std::string running_as_root(const std::string& detail = {});
+
+// The real kubectl 1.32 that the kubectl tests run (Google Cloud SDK's): missing_tool(kubectl_1_32)
+// names it as CI counts it.
+inline constexpr const char* kubectl_1_32_path = "/usr/lib/google-cloud-sdk/bin/kubectl.1.32";
+inline constexpr const char* kubectl_1_32 = "kubectl 1.32";
+
 // Skips the current test with a reason when the corpus is absent; otherwise yields its path.
 #define KPKG_REQUIRE_CORPUS(var)                                                                   \
     auto var##_opt_ = ::kpkg::test::corpus_dir();                                                  \
-    if (!var##_opt_) GTEST_SKIP() << "../shared/corpus is absent in this checkout";                \
+    if (!var##_opt_) GTEST_SKIP() << ::kpkg::test::corpus_absent();                                \
     const ::std::filesystem::path var = *var##_opt_
 
 // A fresh directory removed with everything in it when the object goes away.

@@ -1,10 +1,12 @@
-// Running kpkg as an unprivileged user, for tests of what happens when a file or directory cannot
-// be read: root reads everything, so when the tests run as root they drop to nobody (uid and gid
-// 65534) for the one command instead of skipping.
+// Running kpkg, or a part of a test, as an unprivileged user, for tests of what happens when a file
+// or directory cannot be read: root reads everything, so when the tests run as root they drop to
+// nobody (uid and gid 65534) for the one command or check instead of skipping.
 #pragma once
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,11 +18,60 @@
 
 #include "support/support.hpp"
 
-
 namespace kpkg::test {
 
 // The user the unprivileged runs use.
 inline constexpr unsigned unprivileged_id = 65534;
+
+// In a child process: gives up root for user and group 65534 (no supplementary groups).
+inline bool drop_to_unprivileged() {
+    return ::setgroups(0, nullptr) == 0 && ::setgid(unprivileged_id) == 0 &&
+           ::setuid(unprivileged_id) == 0 && ::geteuid() == unprivileged_id;
+}
+
+// Runs `check` where file permissions apply and returns what it returns: in this process when it
+// is not root, else in a child process running as user and group 65534 (the string comes back
+// through a pipe). Nothing when the child could not be started, could not switch users or did
+// not exit normally. `check` must not use gtest assertions (a child's failures are lost): it
+// returns what the test then asserts on. Whatever it reads must be reachable by user 65534.
+inline std::optional<std::string> run_unprivileged(const std::function<std::string()>& check) {
+    if (::geteuid() != 0) return check();
+    int fds[2];
+    if (::pipe(fds) != 0) return std::nullopt;
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        ::close(fds[0]);
+        ::close(fds[1]);
+        return std::nullopt;
+    }
+    if (pid == 0) {
+        ::close(fds[0]);
+        if (!drop_to_unprivileged()) ::_exit(126);
+        const std::string out = check();
+        for (std::size_t done = 0; done < out.size();) {
+            const ssize_t n = ::write(fds[1], out.data() + done, out.size() - done);
+            if (n <= 0) ::_exit(1);
+            done += static_cast<std::size_t>(n);
+        }
+        ::_exit(0);
+    }
+    ::close(fds[1]);
+    std::string out;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) != 0;) {
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        out.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fds[0]);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+    return out;
+}
 
 // Runs KPKG_BIN with `args` as user and group 65534, with stdin from /dev/null and `extra_env`
 // ("NAME=value") over the inherited environment. Nothing when this process cannot switch users
@@ -54,9 +105,7 @@ run_kpkg_unprivileged(const std::vector<std::string>& args,
         ::dup2(null_fd, 0);
         ::dup2(::fileno(out), 1);
         ::dup2(::fileno(err), 2);
-        if (::setgroups(0, nullptr) != 0 || ::setgid(unprivileged_id) != 0 ||
-            ::setuid(unprivileged_id) != 0)
-            ::_exit(126);
+        if (!drop_to_unprivileged()) ::_exit(126);
         ::execve(bin.c_str(), argv.data(), envp.data());
         ::_exit(127);
     }
