@@ -399,7 +399,8 @@ TEST(Interop, SkopeoAndUmociReadPackageImages) {
 // skopeo writes them), for one platform and for two. umoci unpacks each single-platform image
 // (umoci 0.4 does not unpack an index, whoever wrote it).
 TEST(Interop, SkopeoAndUmociFindEverySavedImageByTag) {
-    if (!have("skopeo") || !have("umoci")) GTEST_SKIP() << "skopeo or umoci is not installed";
+    if (!have("skopeo") || !have("umoci"))
+        GTEST_SKIP() << ::kpkg::test::missing_tool(have("skopeo") ? "umoci" : "skopeo");
     Env e;
     struct Case {
         const char* name;
@@ -627,8 +628,9 @@ TEST(Registry, PackageImagePushedAndReadBack) {
 // for byte: the same OCI manifests and configs, so the same digest. For one platform and two (a
 // manifest list, the arm64 image with a variant).
 TEST(Registry, PackageImageSavedInALayoutIsWhatSkopeoCopyWrites) {
-    if (kpkg::test::RegistryProcess::binary().empty()) GTEST_SKIP() << "no docker-registry";
-    if (!have("skopeo")) GTEST_SKIP() << "skopeo is not installed";
+    if (kpkg::test::RegistryProcess::binary().empty())
+        GTEST_SKIP() << ::kpkg::test::missing_tool("docker-registry");
+    if (!have("skopeo")) GTEST_SKIP() << ::kpkg::test::missing_tool("skopeo");
     kpkg::test::RegistryProcess reg;
     ASSERT_TRUE(reg.running()) << reg.error();
     Env e;
