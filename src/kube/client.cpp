@@ -35,6 +35,8 @@ namespace {
 constexpr auto kFirstBackoff = std::chrono::milliseconds(250);
 constexpr auto kMaxBackoff = std::chrono::milliseconds(8000);
 constexpr auto kMaxRetryAfter = std::chrono::seconds(60);
+// How often a pause before a retry looks at the run's interrupt flag.
+constexpr auto kInterruptPoll = std::chrono::milliseconds(100);
 
 template <class... A>
 std::string cat(const A&... parts) {
@@ -260,6 +262,8 @@ private:
     };
 
     Result<http::Response> send(const Call& call);
+    // Sleeps `wait`; false, at once, when the run is interrupted (ConnectOptions::interrupted).
+    bool pause_unless_interrupted(std::chrono::milliseconds wait) const;
     Result<io::Node> parse(const Call& call, const http::Response& r);
     Result<std::string> path_of(const Resource& r, const std::string& ns,
                                 const std::string& name) const;
@@ -476,7 +480,25 @@ Result<http::Response> HttpApi::send(const Call& call) {
             last_error = resp.error;
         }
         ++attempt;
-        std::this_thread::sleep_for(wait);
+        // The pause before the next attempt, cut short when the run is interrupted: then the
+        // server's last answer stands, or the failure, and nothing is sent again.
+        if (!pause_unless_interrupted(wait)) {
+            release(std::move(handle));
+            if (resp.outcome == http::Response::Outcome::ok) return resp;
+            return fail(Error::io(cat("interrupted: ", call.method, " ", url, " (context ",
+                                      kc_.context, ") failed: ", resp.error, "; not tried again")));
+        }
+    }
+}
+
+bool HttpApi::pause_unless_interrupted(std::chrono::milliseconds wait) const {
+    const auto until = std::chrono::steady_clock::now() + wait;
+    for (;;) {
+        if (opts_.interrupted && opts_.interrupted->load()) return false;
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= until) return true;
+        std::this_thread::sleep_for(
+            std::min<std::chrono::steady_clock::duration>(until - now, kInterruptPoll));
     }
 }
 

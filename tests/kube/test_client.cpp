@@ -765,6 +765,34 @@ TEST(KubeClient, TheDeadlineBoundsRequestsRetriesAndBackOffs) {
     EXPECT_EQ(requests_to(server, "/api/v1/namespaces/default", 1).size(), 1u);
 }
 
+// An interrupted run does not wait out a retry's pause (a Retry-After of 60 s here): the server's
+// last answer stands and nothing is sent again.
+TEST(KubeClient, AnInterruptCutsThePauseBeforeARetryShort) {
+    KPKG_REQUIRE_KUBE_SERVER(server);
+    std::atomic<bool> interrupted{false};
+    ConnectOptions o;
+    o.kubeconfig = server.kubeconfig_path().string();
+    o.retries = 5;
+    o.interrupted = &interrupted;
+    auto api = connect(o);
+    ASSERT_TRUE(api.ok()) << api.error().str();
+    ASSERT_TRUE(server.control(
+        R"({"faults": [{"method": "GET", "count": -1, "status": 503, "retry_after": 60}]})"));
+    server.clear_requests();
+    std::jthread ctrl_c([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        interrupted.store(true);
+    });
+    const auto start = std::chrono::steady_clock::now();
+    auto got = (*api)->get(namespaces(), "", "default");
+    const auto took = std::chrono::steady_clock::now() - start;
+    ASSERT_TRUE(got.ok()) << got.error().str();
+    ASSERT_FALSE(got->ok());
+    EXPECT_EQ(got->api->status, 503);
+    EXPECT_LT(took, std::chrono::milliseconds(5000)); // it used to sleep the whole minute
+    EXPECT_EQ(requests_to(server, "/api/v1/namespaces/default", 1).size(), 1u);
+}
+
 TEST(KubeClient, AReplyOverTheLimitIsAnError) {
     KPKG_REQUIRE_KUBE_SERVER(server);
     auto api = open(server.kubeconfig_path());
