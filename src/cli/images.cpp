@@ -133,6 +133,20 @@ std::string saved_line(const std::string& dest, const std::string& digest) {
     return "saved: " + dest + " (with OCI media types: " + digest + ")\n";
 }
 
+io::Node saved_images_node(const std::vector<std::string>& saved,
+                           const std::vector<std::string>& digests,
+                           const std::string& root_digest) {
+    io::Node out = io::Node::seq();
+    for (std::size_t i = 0; i < saved.size(); ++i) {
+        io::Node e = io::Node::map();
+        e.set("destination", io::Node::string(saved[i]));
+        const bool other = i < digests.size() && !digests[i].empty();
+        e.set("digest", io::Node::string(other ? digests[i] : root_digest));
+        out.push(std::move(e));
+    }
+    return out;
+}
+
 ImageView view_image(const oci::Content& image, const oci::Platform& platform,
                      const std::string& name) {
     auto info = oci::image_info(image, platform);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kpkg/io/node.hpp"
 #include "kpkg/io/tree.hpp"
 #include "kpkg/oci/content.hpp"
 #include "kpkg/oci/extract.hpp"
@@ -66,6 +67,10 @@ std::string save_image(const oci::Location& dest, const oci::Content& image,
 
 // "saved: DEST" for the text output of build and pull, with the digest when it is another.
 std::string saved_line(const std::string& dest, const std::string& digest);
+// The -o json|yaml "savedImages" of build and pull: [{destination, digest}], the digest each
+// destination holds the image under (`digests[i]`, or `root_digest` when that is empty).
+io::Node saved_images_node(const std::vector<std::string>& saved,
+                           const std::vector<std::string>& digests, const std::string& root_digest);
 
 // One platform's image of `image`: its manifest, config and files.
 struct ImageView {

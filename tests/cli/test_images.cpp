@@ -8,6 +8,7 @@
 #include <set>
 
 #include "kpkg/core/digest.hpp"
+#include "kpkg/io/load.hpp"
 #include "kpkg/oci/image.hpp"
 #include "kpkg/oci/layout.hpp"
 #include "registry_fixture.hpp"
@@ -688,6 +689,35 @@ TEST(Registry, PackageImageSavedInALayoutIsWhatSkopeoCopyWrites) {
             << out;
         EXPECT_TRUE(contains(out, "\"Digest\": \"" + saved + "\"")) << out;
     }
+}
+
+// -o json names the digest each --save destination holds the image under: in an OCI layout the
+// converted manifest's (the one index.json records), in a docker archive the build's own.
+TEST(Images, JsonOutputGivesTheDigestOfEachSavedImage) {
+    Env e;
+    const std::string layout = (e / "l").string(), archive = (e / "d.tar").string();
+    auto b = e.run({"build", testdata("packages/greeter").string(), "--save",
+                    "oci:" + layout + ":v1", "--save", "docker-archive:" + archive, "-o", "json"});
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    auto docs = kpkg::io::parse_json(b.out, "stdout");
+    ASSERT_TRUE(docs && docs->size() == 1) << b.out;
+    const auto& doc = (*docs)[0].root;
+    const auto* built = doc.get("digest");
+    const auto* saved = doc.get("savedImages");
+    ASSERT_TRUE(built && saved) << b.out;
+    ASSERT_EQ(saved->items.size(), 2u) << b.out;
+    std::ifstream in(layout + "/index.json");
+    const std::string index((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto idx = kpkg::io::parse_json(index, "index.json");
+    ASSERT_TRUE(idx && idx->size() == 1) << index;
+    const auto* manifests = (*idx)[0].root.get("manifests");
+    ASSERT_TRUE(manifests && manifests->items.size() == 1) << index;
+    const std::string in_layout = manifests->items[0].get("digest")->text;
+    EXPECT_NE(in_layout, built->text);
+    EXPECT_EQ(saved->items[0].get("destination")->text, "oci:" + layout + ":v1");
+    EXPECT_EQ(saved->items[0].get("digest")->text, in_layout);
+    EXPECT_EQ(saved->items[1].get("destination")->text, "docker-archive:" + archive);
+    EXPECT_EQ(saved->items[1].get("digest")->text, built->text);
 }
 
 TEST(Images, BadReferencesAndUnknownImages) {

@@ -14,6 +14,7 @@
 // Output: what was built, its digest, where it went. -o json|yaml:
 //   {"kind": "bundle"|"catalog"|"package", "package": "...", "digest": "sha256:...",
 //    "mediaType": "...", "platforms": ["linux/amd64"], "tags": [...], "saved": [...],
+//    "savedImages": [{"destination": "...", "digest": "sha256:..."}],
 //    "pushed": [{"reference": "...", "digest": "sha256:..."}]}
 #include <chrono>
 #include <cstdio>
@@ -184,6 +185,7 @@ int run_build(const Globals& g, const BuildCliOptions& o) {
     for (const auto& s : saved)
         ss.push(io::Node::string(s));
     doc.set("saved", std::move(ss));
+    doc.set("savedImages", saved_images_node(saved, saved_digests, image.root_digest));
     io::Node pu = io::Node::seq();
     for (const auto& [ref, digest] : pushed) {
         io::Node e = io::Node::map();

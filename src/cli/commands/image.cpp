@@ -114,6 +114,7 @@ int run_pull(const Globals& g, const PullCliOptions& o) {
     for (const auto& s : saved)
         ss.push(io::Node::string(s));
     doc.set("saved", std::move(ss));
+    doc.set("savedImages", saved_images_node(saved, saved_digests, image.root_digest));
     print_structured(g, doc);
     return 0;
 }
