@@ -1,6 +1,7 @@
 // End-to-end runs of the kpkg binary: global flags, exit codes, usage hints, catalog list.
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -631,11 +632,22 @@ TEST(CiFormats, OnlyForTheValidateCommands) {
 
 namespace {
 
-// The output the README shows under "$ COMMAND" (up to the next "$ " line or the block's end).
+// The output README.md or a user guide of docs/ shows under "$ COMMAND" (up to the next "$ " line
+// or the block's end).
 std::string readme_output(const std::string& command) {
-    std::string readme = kpkg::test::read_file(kpkg::test::source_root() / "README.md");
-    auto at = readme.find("\n$ " + command + "\n");
-    if (at == std::string::npos) return "<not in README.md>";
+    namespace fs = std::filesystem;
+    std::vector<fs::path> files{kpkg::test::source_root() / "README.md"};
+    for (const auto& e : fs::directory_iterator(kpkg::test::source_root() / "docs"))
+        if (e.path().extension() == ".md") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    std::string readme;
+    auto at = std::string::npos;
+    for (const auto& f : files) {
+        readme = kpkg::test::read_file(f);
+        at = readme.find("\n$ " + command + "\n");
+        if (at != std::string::npos) break;
+    }
+    if (at == std::string::npos) return "<not in README.md or docs/>";
     at += command.size() + 4;
     auto end = readme.find("```", at);
     auto next = readme.find("\n$ ", at - 1);
@@ -651,7 +663,7 @@ std::vector<std::string> argv_of(const std::string& command) {
 
 } // namespace
 
-// README examples run on testdata/ and show what kpkg prints, byte for byte.
+// README and docs/ examples run on testdata/ and show what kpkg prints, byte for byte.
 TEST(Readme, ExamplesShowWhatKpkgPrints) {
     for (const std::string command :
          {"kpkg resolve dashboard --catalog index=testdata/catalogs/resolve-no-solution",

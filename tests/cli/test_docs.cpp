@@ -1,8 +1,10 @@
 // The man pages and shell completions against the command tree of the binary (`kpkg __spec`):
 // every command and flag must be documented and completed, so the docs cannot drift from the code.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -551,4 +553,238 @@ TEST(Docs, ZshCompletionCanBeSourced) {
                   (source_root() / "completions/_kpkg").string() + " && print -- $_comps[kpkg]'");
     EXPECT_EQ(r.exit_code, 0) << r.out;
     EXPECT_EQ(r.out, "_kpkg\n");
+}
+
+// --- README and the user guides --------------------------------------------------------------
+
+namespace {
+
+// README.md, the user guides and the other pages of docs/, and bench/RESULTS.md, by path
+// relative to the source root.
+std::vector<std::string> markdown_files() {
+    std::vector<std::string> out{"README.md", "bench/RESULTS.md"};
+    std::vector<std::string> docs;
+    for (const auto& e : fs::directory_iterator(source_root() / "docs"))
+        if (e.path().extension() == ".md") docs.push_back("docs/" + e.path().filename().string());
+    std::sort(docs.begin(), docs.end());
+    out.insert(out.end(), docs.begin(), docs.end());
+    return out;
+}
+
+// The text outside fenced code blocks, line by line.
+std::vector<std::string> prose_lines(const std::string& text) {
+    std::istringstream in(text);
+    std::vector<std::string> out;
+    bool fenced = false;
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind("```", 0) == 0) {
+            fenced = !fenced;
+            continue;
+        }
+        if (!fenced) out.push_back(line);
+    }
+    return out;
+}
+
+// The anchor GitHub gives a heading: lower case, spaces as hyphens, other punctuation dropped.
+std::string heading_anchor(const std::string& heading) {
+    std::string out;
+    for (unsigned char c : heading) {
+        if (std::isalnum(c) != 0)
+            out += static_cast<char>(std::tolower(c));
+        else if (c == ' ' || c == '-')
+            out += '-';
+        else if (c == '_' || c >= 0x80)
+            out += static_cast<char>(c);
+    }
+    return out;
+}
+
+std::vector<std::string> anchors_of(const std::string& text) {
+    std::vector<std::string> out;
+    for (const auto& line : prose_lines(text)) {
+        auto hashes = line.find_first_not_of('#');
+        if (hashes == 0 || hashes == std::string::npos || line[hashes] != ' ') continue;
+        out.push_back(heading_anchor(line.substr(hashes + 1)));
+    }
+    return out;
+}
+
+// The commands of README's command table that can run as they are in a test: those on the
+// sample data of testdata/, and those that name no file at all.
+std::vector<std::string> readme_table_examples() {
+    std::vector<std::string> out;
+    for (const auto& line : prose_lines(read_file(source_root() / "README.md"))) {
+        if (line.rfind("| `kpkg ", 0) != 0) continue;
+        auto end = line.rfind("` |");
+        auto start = line.rfind("| `", end);
+        if (end == std::string::npos || start == std::string::npos) continue;
+        out.push_back(line.substr(start + 3, end - start - 3));
+    }
+    return out;
+}
+
+} // namespace
+
+// README is a front page; the two commands of its install section are there as CI runs them.
+TEST(Docs, ReadmeIsAFrontPageWithTheInstallCommands) {
+    std::string readme = read_file(source_root() / "README.md");
+    EXPECT_LE(readme.size(), 25u * 1000u) << "README.md is no front page any more";
+    EXPECT_LE(std::count(readme.begin(), readme.end(), '\n'), 300);
+    const std::string build =
+        "scripts/bootstrap && build/kpkg resolve vault --catalog testdata/catalog";
+    EXPECT_NE(readme.find("\n```sh\n" + build + "\n```\n"), std::string::npos)
+        << "README.md does not show: " << build;
+    // CI (.ci/run) runs README's test command verbatim.
+    std::string ci = read_file(source_root() / ".ci/run");
+    auto at = ci.find("\nscripts/bootstrap --tests");
+    ASSERT_NE(at, std::string::npos) << ".ci/run does not run scripts/bootstrap --tests";
+    std::string test_command = ci.substr(at + 1, ci.find('\n', at + 1) - at - 1);
+    EXPECT_NE(readme.find("\n```sh\n" + test_command + "\n```\n"), std::string::npos)
+        << "README.md does not show the command .ci/run runs: " << test_command;
+    // The output shown after the first command is what kpkg prints.
+    auto shown = readme.find(build + "\n```\n");
+    ASSERT_NE(shown, std::string::npos);
+    shown = readme.find("```\n", shown + build.size() + 5);
+    ASSERT_NE(shown, std::string::npos);
+    shown += 4;
+    std::string expected = readme.substr(shown, readme.find("```", shown) - shown);
+    auto r =
+        run_kpkg({"resolve", "vault", "--catalog", (source_root() / "testdata/catalog").string()});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, expected);
+}
+
+// README's table of commands names every command and every command of a group; the overview of
+// docs/commands.md names every command word.
+TEST(Docs, ReadmeTableNamesEveryCommand) {
+    auto cmds = load_spec();
+    ASSERT_FALSE(cmds.empty());
+    std::string table;
+    for (const auto& line : prose_lines(read_file(source_root() / "README.md")))
+        if (line.rfind("| `kpkg ", 0) == 0) table += line + "\n";
+    std::string overview = read_file(source_root() / "docs/commands.md");
+    for (const auto& c : cmds) {
+        if ((c.words.size() == 2 || c.words.size() == 3) && !mentions(table, c.path))
+            ADD_FAILURE() << "README.md's table of commands does not name '" << c.path << "'";
+        if (c.words.size() == 2 && !mentions(overview, c.path))
+            ADD_FAILURE() << "docs/commands.md does not name '" << c.path << "'";
+    }
+}
+
+// The examples of README's table that run on testdata/ (or name no file) are commands kpkg
+// accepts: each exits with success or with the verdict on its input (3, 4, 5), never with a
+// usage error or a failure.
+TEST(Docs, ReadmeTableExamplesRun) {
+    auto examples = readme_table_examples();
+    EXPECT_GE(examples.size(), 25u);
+    std::size_t ran = 0;
+    static const std::regex plain_word("[a-z][a-z-]*|--?[a-z][a-z-]*");
+    for (const auto& example : examples) {
+        auto words = split_words(example);
+        if (words.empty() || words[0] != "kpkg") continue;
+        bool on_testdata = example.find("testdata/") != std::string::npos;
+        bool names_no_file = std::all_of(words.begin() + 1, words.end(), [](const std::string& w) {
+            return std::regex_match(w, plain_word) && w != "prune";
+        });
+        // Not those that reach a registry (a reference, a tag, a transport).
+        bool names_an_image = std::any_of(words.begin(), words.end(), [](const std::string& w) {
+            return w.find(':') != std::string::npos;
+        });
+        if ((!on_testdata && !names_no_file) || names_an_image) continue;
+        std::vector<std::string> args(words.begin() + 1, words.end());
+        const std::string root = (source_root() / "testdata").string() + "/";
+        for (auto& a : args) {
+            if (a.rfind("testdata/", 0) == 0)
+                a.replace(0, 9, root);
+            else if (auto eq = a.find("=testdata/"); eq != std::string::npos)
+                a.replace(eq + 1, 9, root);
+        }
+        auto r = run_kpkg(args);
+        ++ran;
+        EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3 || r.exit_code == 4 || r.exit_code == 5)
+            << "README.md's example '" << example << "' exits " << r.exit_code << ": " << r.err;
+        EXPECT_FALSE(r.out.empty() && r.err.empty()) << example << " prints nothing";
+    }
+    EXPECT_GE(ran, 15u);
+}
+
+// Every relative link of README, docs/ and bench/RESULTS.md leads to a file of the repository, and
+// an anchor to a heading of it.
+TEST(Docs, LinksLeadToFilesAndHeadings) {
+    static const std::regex link(R"(\]\(([^)\s]+)\))");
+    for (const auto& rel : markdown_files()) {
+        fs::path dir = (source_root() / rel).parent_path();
+        for (const auto& line : prose_lines(read_file(source_root() / rel))) {
+            for (std::sregex_iterator it(line.begin(), line.end(), link), end; it != end; ++it) {
+                std::string target = (*it)[1];
+                if (target.find("://") != std::string::npos || target.rfind("mailto:", 0) == 0)
+                    continue;
+                auto hash = target.find('#');
+                std::string file = target.substr(0, hash);
+                fs::path path = file.empty() ? source_root() / rel : dir / file;
+                if (!fs::exists(path)) {
+                    ADD_FAILURE() << rel << ": link to " << target << ": no such file";
+                    continue;
+                }
+                if (hash == std::string::npos) continue;
+                auto anchors = anchors_of(read_file(path));
+                if (!has(anchors, target.substr(hash + 1)))
+                    ADD_FAILURE() << rel << ": link to " << target << ": no such heading";
+            }
+        }
+    }
+}
+
+// docs/ARCHITECTURE.md's table of areas has a row for every area of src/ and none for an area
+// that does not exist.
+TEST(Docs, ArchitectureListsTheAreasOfTheCode) {
+    std::string arch = read_file(source_root() / "docs/ARCHITECTURE.md");
+    ASSERT_NE(arch, "");
+    std::vector<std::string> areas;
+    for (const auto& e : fs::directory_iterator(source_root() / "src"))
+        if (e.is_directory() && e.path().filename() != "cli")
+            areas.push_back(e.path().filename().string());
+    ASSERT_GE(areas.size(), 10u);
+    for (const auto& a : areas)
+        EXPECT_NE(arch.find("\n| " + a + " | "), std::string::npos)
+            << "docs/ARCHITECTURE.md has no row for the area " << a;
+    auto table = arch.find("\n| area |");
+    ASSERT_NE(table, std::string::npos) << "docs/ARCHITECTURE.md has no table of areas";
+    std::istringstream in(arch.substr(table + 1));
+    std::string line;
+    std::getline(in, line); // header
+    std::getline(in, line); // |---|
+    while (std::getline(in, line) && line.rfind("| ", 0) == 0) {
+        std::string area = line.substr(2, line.find(' ', 2) - 2);
+        EXPECT_TRUE(has(areas, area))
+            << "docs/ARCHITECTURE.md lists an area src/ does not have: " << area;
+    }
+}
+
+// The exit codes are listed where a user looks them up, and in the architecture.
+TEST(Docs, GuidesListEveryExitCode) {
+    using kpkg::ExitCode;
+    for (const std::string rel : {"docs/commands.md", "docs/ARCHITECTURE.md"}) {
+        std::string text = read_file(source_root() / rel);
+        for (ExitCode c : {ExitCode::ok, ExitCode::error, ExitCode::usage, ExitCode::invalid,
+                           ExitCode::unsatisfiable, ExitCode::differs})
+            EXPECT_NE(text.find("| " + std::to_string(static_cast<int>(c)) + " | "),
+                      std::string::npos)
+                << rel << " does not list exit code " << static_cast<int>(c);
+    }
+}
+
+// The docs speak to users: no issue or pull-request numbers, no paths outside the repository.
+TEST(Docs, GuidesSpeakToUsers) {
+    static const std::regex tracker(R"(\b(issue|pull request|PR)\s*#?[0-9]+)", std::regex::icase);
+    for (const auto& rel : markdown_files()) {
+        std::istringstream in(read_file(source_root() / rel));
+        int n = 0;
+        for (std::string line; std::getline(in, line);) {
+            ++n;
+            EXPECT_FALSE(std::regex_search(line, tracker)) << rel << ":" << n << ": " << line;
+            EXPECT_EQ(line.find("../shared"), std::string::npos) << rel << ":" << n << ": " << line;
+        }
+    }
 }

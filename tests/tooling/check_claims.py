@@ -3,8 +3,9 @@
 
 - bench/*.cpp: no string a bench prints names opm, operator-sdk or kubectl-package. No bench runs
   those tools, so any figure of theirs in a bench's output would be typed in, not measured.
-- README.md: a section (under a heading) that says kpkg is N times or an order of magnitude
-  faster or slower than something names the bench that measures it (build-bench/bench/kpkg-bench-*).
+- README.md, the user guides of docs/ and bench/RESULTS.md: a section (under a heading) that says
+  kpkg is N times or an order of magnitude faster or slower than something names the bench that
+  measures it (build-bench/bench/kpkg-bench-*).
 
 Usage: check_claims.py SOURCE_ROOT
 """
@@ -43,16 +44,22 @@ def main(root):
                 if UNMEASURED_TOOLS.search(lit):
                     problems.append("%s: prints a figure of a tool no bench runs: %s"
                                     % (os.path.relpath(path, root), lit))
-    with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
-        readme = f.read()
-    sections = re.split(r"\n(?=#{1,4} )", readme)
-    for section in sections:
-        title = section.splitlines()[0] if section else ""
-        for m in COMPARISON.finditer(section):
-            if "kpkg-bench-" not in section:
-                line = section[:m.start()].count("\n")
-                problems.append("README.md, section %r, line %d of it: %r names no bench that "
-                                "measures it" % (title, line + 1, m.group(0)))
+    docs = [os.path.join(root, "README.md"), os.path.join(root, "bench", "RESULTS.md")]
+    docs += sorted(glob.glob(os.path.join(root, "docs", "*.md")))
+    for path in docs:
+        if not os.path.exists(path):
+            continue
+        rel = os.path.relpath(path, root)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        sections = re.split(r"\n(?=#{1,4} )", text)
+        for section in sections:
+            title = section.splitlines()[0] if section else ""
+            for m in COMPARISON.finditer(section):
+                if "kpkg-bench-" not in section:
+                    line = section[:m.start()].count("\n")
+                    problems.append("%s, section %r, line %d of it: %r names no bench that "
+                                    "measures it" % (rel, title, line + 1, m.group(0)))
     for p in problems:
         print(p)
     return 1 if problems else 0
