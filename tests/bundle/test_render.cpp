@@ -468,7 +468,7 @@ TEST(Render, RefusesValuesWithoutJsonForm) {
 
 // A field of the wrong type after others of the same value were read: an error naming it (and,
 // under the sanitizers, the strings read before it, longer than std::string keeps inline, do not
-// leak; see README "Building").
+// leak; see docs/building.md).
 TEST(Render, RefusesWrongTypeAfterOtherFieldsOfAValue) {
     struct Case {
         const char* file;
