@@ -1,4 +1,4 @@
-// Regular expressions: kpkg's own engine (template/regex, a Pike VM drawing on a step budget)
+// Regular expressions: kpkg's own engine (core/regex, a Pike VM drawing on a step budget)
 // and, when the bench was built with libre2-dev installed, the RE2 library on the same
 // expressions and texts in the same run; then the start-up cost that linking libre2 into kpkg
 // would add to every command (kpkg version with and without libre2 preloaded).
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "kpkg/template/regex.hpp"
+#include "kpkg/core/regex.hpp"
 #include "measure.hpp"
 
 #ifdef KPKG_BENCH_RE2
@@ -27,7 +27,7 @@ extern char** environ;
 
 namespace {
 
-namespace re = kpkg::tmpl::re;
+namespace re = kpkg::re;
 
 struct Case {
     const char* name;
