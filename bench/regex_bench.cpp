@@ -1,4 +1,4 @@
-// Regular expressions: kpkg's own engine (template/regex, a Pike VM drawing on a step budget)
+// Regular expressions: kpkg's own engine (core/regex, a Pike VM drawing on a step budget)
 // and, when the bench was built with libre2-dev installed, the RE2 library on the same
 // expressions and texts in the same run; then the start-up cost that linking libre2 into kpkg
 // would add to every command (kpkg version with and without libre2 preloaded).
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "kpkg/template/regex.hpp"
+#include "kpkg/core/regex.hpp"
 #include "measure.hpp"
 
 #ifdef KPKG_BENCH_RE2
@@ -27,7 +27,7 @@ extern char** environ;
 
 namespace {
 
-namespace re = kpkg::tmpl::re;
+namespace re = kpkg::re;
 
 struct Case {
     const char* name;
@@ -103,7 +103,7 @@ double run_once(const std::vector<std::string>& argv, const std::vector<std::str
 
 int main(int argc, char** argv) {
     bool full = false;
-    int runs = 200;
+    [[maybe_unused]] int runs = 200; // used only by the start-up comparison, with RE2
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--full"))
             full = true;
@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
 
     // The reported cases: kpkg under its default budget (one render's or one validation's),
     // RE2 without any (it has none).
-    const int scale = full ? 1 : 4;
+    [[maybe_unused]] const int scale = full ? 1 : 4;
     std::printf("\nhostile expressions (kpkg: default budget of %llu steps)%s\n",
                 static_cast<unsigned long long>(re::Budget::kDefaultSteps),
                 full ? "" : "; RE2 on a quarter of the text, --full for all of it");

@@ -1,4 +1,4 @@
-// kube::connect: the Api over HTTP (libcurl through src/oci/http). Requests carry the user's
+// kube::connect: the Api over HTTP (libcurl through kpkg/net/http). Requests carry the user's
 // credentials (an exec plugin re-run once on a 401), are retried with exponential backoff on
 // 5xx, 429 (Retry-After honoured), dropped and refused connections (not after a timeout: a
 // request that had its whole time gets no second one), and answer a Reply: the value, or the
@@ -24,11 +24,9 @@
 #include "kpkg/io/load.hpp"
 #include "kpkg/kube/apply.hpp"
 #include "kpkg/kube/kubeconfig.hpp"
-#include "oci/http.hpp"
+#include "kpkg/net/http.hpp"
 
 namespace kpkg::kube {
-
-namespace http = oci::http;
 
 namespace {
 
@@ -89,7 +87,7 @@ std::string scalar(const io::Node* n, std::string_view key) {
 }
 
 // The server's Status (or, for a reply that is none, the HTTP code and the start of the body).
-ApiError api_error(const http::Response& r) {
+ApiError api_error(const net::Response& r) {
     ApiError e;
     e.status = r.status;
     e.transient = r.status >= 500 || r.status == 429;
@@ -127,7 +125,7 @@ bool success(long status) {
 
 // Path escaping of one segment (names are DNS labels in practice; escape anyway).
 std::string seg(std::string_view s) {
-    return http::escape(s);
+    return net::escape(s);
 }
 
 struct ServerUrl {
@@ -261,22 +259,22 @@ private:
         long timeout_ms = -1;                          // -1: the request timeout
     };
 
-    Result<http::Response> send(const Call& call);
+    Result<net::Response> send(const Call& call);
     // Sleeps `wait`; false, at once, when the run is interrupted (ConnectOptions::interrupted).
     bool pause_unless_interrupted(std::chrono::milliseconds wait) const;
-    Result<io::Node> parse(const Call& call, const http::Response& r);
+    Result<io::Node> parse(const Call& call, const net::Response& r);
     Result<std::string> path_of(const Resource& r, const std::string& ns,
                                 const std::string& name) const;
     Result<Discovery> fetch_discovery();
 
-    std::unique_ptr<http::Http> acquire() {
+    std::unique_ptr<net::Http> acquire() {
         std::lock_guard<std::mutex> lock(pool_mu_);
-        if (pool_.empty()) return std::make_unique<http::Http>();
+        if (pool_.empty()) return std::make_unique<net::Http>();
         auto h = std::move(pool_.back());
         pool_.pop_back();
         return h;
     }
-    void release(std::unique_ptr<http::Http> h) {
+    void release(std::unique_ptr<net::Http> h) {
         std::lock_guard<std::mutex> lock(pool_mu_);
         pool_.push_back(std::move(h));
     }
@@ -288,7 +286,7 @@ private:
     std::string connect_to_;
 
     std::mutex pool_mu_;
-    std::vector<std::unique_ptr<http::Http>> pool_;
+    std::vector<std::unique_ptr<net::Http>> pool_;
 
     // Requests in flight (watches are not counted: they last).
     std::mutex gate_mu_;
@@ -302,7 +300,7 @@ private:
     std::optional<Deadline> deadline_;
 };
 
-Result<http::Response> HttpApi::send(const Call& call) {
+Result<net::Response> HttpApi::send(const Call& call) {
     const bool stream = static_cast<bool>(call.on_body);
     if (!stream) {
         std::unique_lock<std::mutex> lock(gate_mu_);
@@ -358,7 +356,7 @@ Result<http::Response> HttpApi::send(const Call& call) {
             release(std::move(handle));
             return fail(std::move(creds).error());
         }
-        http::Request req;
+        net::Request req;
         req.method = call.method;
         req.url = url;
         req.user_agent = opts_.user_agent;
@@ -405,7 +403,7 @@ Result<http::Response> HttpApi::send(const Call& call) {
             }
             req.connect_timeout_ms = std::min(req.connect_timeout_ms, ms);
         }
-        http::Response resp = handle->perform(req);
+        net::Response resp = handle->perform(req);
 
         std::chrono::milliseconds wait =
             std::min(kFirstBackoff * (1 << std::min(attempt, 10)), kMaxBackoff);
@@ -415,7 +413,7 @@ Result<http::Response> HttpApi::send(const Call& call) {
             return !left || wait < *left;
         };
         bool retry = false;
-        if (resp.outcome == http::Response::Outcome::ok) {
+        if (resp.outcome == net::Response::Outcome::ok) {
             if (resp.status == 401 && !reauthenticated && auth_.invalidate()) {
                 reauthenticated = true;
                 continue; // the plugin's credential was refused: run it again, once
@@ -444,20 +442,20 @@ Result<http::Response> HttpApi::send(const Call& call) {
                 release(std::move(handle));
                 return resp;
             }
-            if (resp.outcome == http::Response::Outcome::too_large) {
+            if (resp.outcome == net::Response::Outcome::too_large) {
                 release(std::move(handle));
                 return fail(Error::io(cat(call.method, " ", url, ": the reply is larger than ",
                                           std::to_string(opts_.max_reply_bytes), " bytes")));
             }
             const bool refused = resp.curl_code == CURLE_COULDNT_CONNECT;
             // A request that timed out had its whole time: it is not tried again.
-            const bool may_retry = (resp.outcome == http::Response::Outcome::dropped || refused) &&
+            const bool may_retry = (resp.outcome == net::Response::Outcome::dropped || refused) &&
                                    !resp.timed_out && attempt < opts_.retries;
             retry = may_retry && time_for_another();
             if (!retry) {
                 release(std::move(handle));
                 std::string msg;
-                if (resp.outcome == http::Response::Outcome::connect_failed) {
+                if (resp.outcome == net::Response::Outcome::connect_failed) {
                     msg = cat("cannot connect to ", describe());
                     if (!kc_.cluster.proxy_url.empty())
                         msg.append(cat(" through the proxy ", kc_.cluster.proxy_url));
@@ -484,7 +482,7 @@ Result<http::Response> HttpApi::send(const Call& call) {
         // server's last answer stands, or the failure, and nothing is sent again.
         if (!pause_unless_interrupted(wait)) {
             release(std::move(handle));
-            if (resp.outcome == http::Response::Outcome::ok) return resp;
+            if (resp.outcome == net::Response::Outcome::ok) return resp;
             return fail(Error::io(cat("interrupted: ", call.method, " ", url, " (context ",
                                       kc_.context, ") failed: ", resp.error, "; not tried again")));
         }
@@ -502,7 +500,7 @@ bool HttpApi::pause_unless_interrupted(std::chrono::milliseconds wait) const {
     }
 }
 
-Result<io::Node> HttpApi::parse(const Call& call, const http::Response& r) {
+Result<io::Node> HttpApi::parse(const Call& call, const net::Response& r) {
     auto docs = io::parse_json(r.body, cat(call.method, " ", base_, call.path));
     if (!docs || docs->size() != 1) {
         std::string msg = cat("the reply of ", describe(), " to ", call.method, " ", call.path,
@@ -553,7 +551,7 @@ Result<Discovery> HttpApi::fetch_discovery() {
     // Legacy discovery: one APIResourceList per group version, fetched concurrently.
     struct Job {
         std::string group, version;
-        std::optional<Result<http::Response>> resp;
+        std::optional<Result<net::Response>> resp;
         std::optional<Result<io::Node>> doc;
         Call call;
     };
@@ -625,7 +623,7 @@ Result<Reply<Applied>> HttpApi::apply(const Resource& r, const std::string& ns,
     if (!path) return fail(std::move(path).error());
     Call call;
     call.method = "PATCH";
-    call.path = cat(*path, "?fieldManager=", http::escape(opts.field_manager),
+    call.path = cat(*path, "?fieldManager=", net::escape(opts.field_manager),
                     "&fieldValidation=Strict&force=", opts.force ? "true" : "false");
     if (opts.dry_run) call.path.append("&dryRun=All");
     call.content_type = "application/apply-patch+yaml";
@@ -683,7 +681,7 @@ Result<Reply<ListResult>> HttpApi::list(const Resource& r, const std::string& ns
             if (v.empty()) return;
             call.path.push_back(sep);
             sep = '&';
-            call.path.append(cat(k, "=", http::escape(v)));
+            call.path.append(cat(k, "=", net::escape(v)));
         };
         param("labelSelector", opts.label_selector);
         param("fieldSelector", opts.field_selector);
@@ -726,7 +724,7 @@ Result<Reply<bool>> HttpApi::watch(const Resource& r, const std::string& ns,
     Call call;
     call.path = cat(*path, "?watch=true&allowWatchBookmarks=true");
     const auto param = [&](const char* k, const std::string& v) {
-        if (!v.empty()) call.path.append(cat("&", k, "=", http::escape(v)));
+        if (!v.empty()) call.path.append(cat("&", k, "=", net::escape(v)));
     };
     param("labelSelector", opts.label_selector);
     param("fieldSelector", opts.field_selector);
@@ -811,7 +809,7 @@ Result<std::unique_ptr<Api>> connect(const ConnectOptions& opts) {
     src.path = opts.kubeconfig;
     auto kc = load_kubeconfig(src, opts.context);
     if (!kc) return fail(std::move(kc).error());
-    auto init = http::init();
+    auto init = net::init();
     if (!init) return fail(std::move(init).error());
     return std::unique_ptr<Api>(std::make_unique<HttpApi>(std::move(*kc), opts));
 }

@@ -9,11 +9,11 @@
 #include <thread>
 #include <vector>
 
+#include "kpkg/core/diff.hpp"
 #include "kpkg/core/text.hpp"
 #include "kpkg/core/threads.hpp"
 #include "kpkg/io/go.hpp"
 #include "kpkg/kube/apply.hpp"
-#include "kpkg/pko/render.hpp"
 
 namespace kpkg::kube {
 
@@ -452,7 +452,7 @@ Result<void> Engine::apply_one(Entry& e) {
     }
     if (!e.not_checked.empty()) {
         std::string diff;
-        if (o_.diff) diff = pko::unified_diff("", diff_yaml(e.body), "/dev/null", diff_label(e));
+        if (o_.diff) diff = text::unified_diff("", diff_yaml(e.body), "/dev/null", diff_label(e));
         if (!diff.empty()) diff += '\n';
         set_report([&](ObjectReport& r) {
             r.action = "dry-run";
@@ -496,8 +496,9 @@ Result<void> Engine::apply_one(Entry& e) {
         const std::string after = diff_yaml(stored);
         std::string diff;
         if (o_.diff)
-            diff = pko::unified_diff(before, after, existed ? "live/" + diff_label(e) : "/dev/null",
-                                     "applied/" + diff_label(e));
+            diff =
+                text::unified_diff(before, after, existed ? "live/" + diff_label(e) : "/dev/null",
+                                   "applied/" + diff_label(e));
         if (!diff.empty()) diff += '\n';
         const char* would = !existed          ? "would be created"
                             : before == after ? "would be unchanged"
@@ -1019,8 +1020,8 @@ Result<void> Engine::prune() {
             continue;
         ObjectReport& r = add_report(e, "prune");
         if (o_.diff) {
-            r.diff =
-                pko::unified_diff(diff_yaml(item), "", "live/" + diff_label(e), "/dev/null") + "\n";
+            r.diff = text::unified_diff(diff_yaml(item), "", "live/" + diff_label(e), "/dev/null") +
+                     "\n";
             rep_.differs = true;
         }
         groups[e.phase].push_back(entries_.size());

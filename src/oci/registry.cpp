@@ -10,11 +10,11 @@
 #include <mutex>
 #include <thread>
 
-#include "http.hpp"
 #include "kpkg/core/digest.hpp"
 #include "kpkg/core/threads.hpp"
 #include "kpkg/io/go.hpp"
 #include "kpkg/io/load.hpp"
+#include "kpkg/net/http.hpp"
 #include "kpkg/oci/auth.hpp"
 #include "kpkg/oci/image.hpp"
 #include "kpkg/oci/media_types.hpp"
@@ -261,22 +261,22 @@ struct Registry::Impl {
 
     std::mutex mu; // guards auth, pool
     std::map<std::string, AuthState> auth;
-    std::vector<std::unique_ptr<http::Http>> pool;
+    std::vector<std::unique_ptr<net::Http>> pool;
     std::mutex progress_mu;
 
     // A connection from the pool (returned by the Lease's destructor).
     struct Lease {
         Impl* impl;
-        std::unique_ptr<http::Http> h;
+        std::unique_ptr<net::Http> h;
         ~Lease() {
             std::lock_guard<std::mutex> g(impl->mu);
             impl->pool.push_back(std::move(h));
         }
-        http::Http* operator->() { return h.get(); }
+        net::Http* operator->() { return h.get(); }
     };
     Lease lease() {
         std::lock_guard<std::mutex> g(mu);
-        if (pool.empty()) return Lease{this, std::make_unique<http::Http>()};
+        if (pool.empty()) return Lease{this, std::make_unique<net::Http>()};
         auto h = std::move(pool.back());
         pool.pop_back();
         return Lease{this, std::move(h)};
@@ -361,8 +361,8 @@ struct Registry::Impl {
     }
 
     // A request for a small document (request() gives it its deadline) with the minimum rate.
-    http::Request base_request(std::string method, std::string url) const {
-        http::Request r;
+    net::Request base_request(std::string method, std::string url) const {
+        net::Request r;
         r.method = std::move(method);
         r.url = std::move(url);
         r.connect_timeout_ms = static_cast<long>(opts.connect_timeout.count());
@@ -374,7 +374,7 @@ struct Registry::Impl {
 
     // Makes `r` a blob transfer of `bytes` bytes: each attempt ends after the rate window plus
     // the time the bytes take at the minimum rate (no limit without a minimum rate).
-    void as_transfer(http::Request& r, std::uint64_t bytes) const {
+    void as_transfer(net::Request& r, std::uint64_t bytes) const {
         r.timeout_ms = 0;
         if (const long w = rate_window_s(); w > 0) {
             const double ms =
@@ -386,7 +386,7 @@ struct Registry::Impl {
     }
 
     // `limit_ms`: the attempt's own time limit when it ended by reaching it.
-    Error net_error(const Target& t, const http::Response& r, const std::string& url,
+    Error net_error(const Target& t, const net::Response& r, const std::string& url,
                     long limit_ms = 0) {
         std::string what;
         if (r.too_slow) {
@@ -400,10 +400,10 @@ struct Registry::Impl {
             what = "timed out (" + url + ": " + r.error + ")";
         } else {
             switch (r.outcome) {
-            case http::Response::Outcome::connect_failed:
+            case net::Response::Outcome::connect_failed:
                 what = "cannot connect to " + url + ": " + r.error;
                 break;
-            case http::Response::Outcome::dropped:
+            case net::Response::Outcome::dropped:
                 what = "connection lost (" + r.error + ")";
                 break;
             default:
@@ -415,7 +415,7 @@ struct Registry::Impl {
     }
 
     // A small document that did not arrive in time.
-    Error timeout_error(const Target& t, const http::Request& req, int attempts) const {
+    Error timeout_error(const Target& t, const net::Request& req, int attempts) const {
         Error e = Error::io((t.object.empty() ? "" : t.object + ": ") +
                             "no complete answer within " + duration_text(opts.request_timeout) +
                             ", the request timeout (" + req.method + " " + req.url + ")");
@@ -425,12 +425,12 @@ struct Registry::Impl {
     }
 
     // Whether the attempt `r` ended because the deadline passed.
-    static bool at_deadline(const http::Response& r, const Deadline& deadline) {
+    static bool at_deadline(const net::Response& r, const Deadline& deadline) {
         return deadline && r.timed_out && !r.too_slow &&
                Clock::now() + std::chrono::milliseconds(20) >= *deadline;
     }
 
-    Error status_error(const Target& t, const http::Response& r) {
+    Error status_error(const Target& t, const net::Response& r) {
         std::string msg = (t.object.empty() ? "" : t.object + ": ") + status_text(r.status) +
                           " (HTTP " + std::to_string(r.status);
         const std::string says = registry_says(r.body);
@@ -454,7 +454,7 @@ struct Registry::Impl {
 
     // Answers a 401: learns the scheme, fetches a token or picks the basic credentials. False
     // when nothing more can be tried (the 401 stands).
-    Result<bool> authenticate(const Target& t, const http::Response& r, Deadline deadline) {
+    Result<bool> authenticate(const Target& t, const net::Response& r, Deadline deadline) {
         const auto challenges = parse_challenges(r.header("www-authenticate"));
         const Challenge* bearer = nullptr;
         const Challenge* basic_ch = nullptr;
@@ -481,7 +481,7 @@ struct Registry::Impl {
             std::string url = realm + (realm.find('?') == std::string::npos ? "?" : "&");
             std::string sep;
             if (!bearer->param("service").empty()) {
-                url += "service=" + http::escape(bearer->param("service"));
+                url += "service=" + net::escape(bearer->param("service"));
                 sep = "&";
             }
             std::vector<std::string> scopes;
@@ -494,10 +494,10 @@ struct Registry::Impl {
                 !cs.empty() && std::find(scopes.begin(), scopes.end(), cs) == scopes.end())
                 scopes.push_back(cs);
             for (const auto& s : scopes) {
-                url += sep + "scope=" + http::escape(s);
+                url += sep + "scope=" + net::escape(s);
                 sep = "&";
             }
-            http::Request req = base_request("GET", url);
+            net::Request req = base_request("GET", url);
             req.follow_redirects = true;
             req.max_body = 1 << 20;
             if (*cred) req.headers.push_back("Authorization: Basic " + basic(**cred));
@@ -507,7 +507,7 @@ struct Registry::Impl {
             // own).
             if (!deadline && opts.request_timeout.count() > 0)
                 deadline = Clock::now() + opts.request_timeout;
-            http::Response tr;
+            net::Response tr;
             for (int attempt = 0;; ++attempt) {
                 if (deadline) {
                     const long left = ms_left(*deadline);
@@ -516,15 +516,15 @@ struct Registry::Impl {
                 }
                 tr = lease()->perform(req);
                 if (at_deadline(tr, deadline)) return fail(timeout_error(tt, req, attempt + 1));
-                const bool retry = tr.outcome == http::Response::Outcome::dropped ||
-                                   (tr.outcome == http::Response::Outcome::ok &&
+                const bool retry = tr.outcome == net::Response::Outcome::dropped ||
+                                   (tr.outcome == net::Response::Outcome::ok &&
                                     (tr.status >= 500 || tr.status == 429));
                 if (!retry || attempt >= opts.retries) break;
                 const auto delay = opts.backoff * (1 << attempt);
                 if (deadline && Clock::now() + delay >= *deadline) break;
                 std::this_thread::sleep_for(delay);
             }
-            if (tr.outcome != http::Response::Outcome::ok) return fail(net_error(tt, tr, realm));
+            if (tr.outcome != net::Response::Outcome::ok) return fail(net_error(tt, tr, realm));
             if (tr.status != 200) return fail(status_error(tt, tr));
             auto docs = io::parse_json(tr.body, realm);
             std::string token;
@@ -561,8 +561,8 @@ struct Registry::Impl {
     // that a retry might cure (a 5xx, a 429, a dropped or too slow connection). A document's
     // attempts share one deadline (opts.request_timeout); a blob's limits are the request's own
     // (as_transfer).
-    Result<http::Response> request(const Target& t, http::Request req, int retries = -1,
-                                   bool* transient = nullptr, Kind kind = Kind::document) {
+    Result<net::Response> request(const Target& t, net::Request req, int retries = -1,
+                                  bool* transient = nullptr, Kind kind = Kind::document) {
         if (retries < 0) retries = opts.retries;
         if (transient != nullptr) *transient = false;
         Deadline deadline;
@@ -580,7 +580,7 @@ struct Registry::Impl {
                 req.timeout_ms = left;
             }
             const auto started = Clock::now();
-            http::Response r = lease()->perform(req);
+            net::Response r = lease()->perform(req);
             if (at_deadline(r, deadline)) return fail(timeout_error(t, req, attempt + 1));
             // A blob's attempt that reached its own limit (as_transfer).
             const long limit_ms =
@@ -588,8 +588,7 @@ struct Registry::Impl {
                         Clock::now() - started >= std::chrono::milliseconds(req.timeout_ms - 20)
                     ? req.timeout_ms
                     : 0;
-            if (r.outcome == http::Response::Outcome::ok && r.status == 401 &&
-                !authenticated_once) {
+            if (r.outcome == net::Response::Outcome::ok && r.status == 401 && !authenticated_once) {
                 authenticated_once = true;
                 // Another transfer may have authenticated meanwhile: use what it learnt.
                 if (sent.empty() && !authorization(t).empty()) continue;
@@ -599,8 +598,8 @@ struct Registry::Impl {
                 return r;
             }
             bool retry = false;
-            if (r.outcome == http::Response::Outcome::dropped) retry = true;
-            if (r.outcome == http::Response::Outcome::ok && (r.status >= 500 || r.status == 429))
+            if (r.outcome == net::Response::Outcome::dropped) retry = true;
+            if (r.outcome == net::Response::Outcome::ok && (r.status >= 500 || r.status == 429))
                 retry = true;
             bool out_of_time = false;
             if (retry && attempt < retries) {
@@ -622,8 +621,8 @@ struct Registry::Impl {
                 }
             }
             if (retry && transient != nullptr) *transient = true;
-            if (r.outcome != http::Response::Outcome::ok) {
-                if (r.outcome == http::Response::Outcome::too_large)
+            if (r.outcome != net::Response::Outcome::ok) {
+                if (r.outcome == net::Response::Outcome::too_large)
                     return fail(Error::io(t.object + ": larger than " +
                                           std::to_string(req.max_body) + " bytes")
                                     .about(subject_of(t)));
@@ -646,7 +645,7 @@ struct Registry::Impl {
         }
     }
 
-    Result<void> ready() { return http::init(); }
+    Result<void> ready() { return net::init(); }
 
     std::string repo_url(const Reference& r) const { return base_url(r.domain) + "/v2/" + r.path; }
 
@@ -694,7 +693,7 @@ Result<RemoteManifest> Registry::Impl::get_manifest(const Reference& in) {
     if (auto r = ready(); !r) return fail(std::move(r).error());
     const std::string id = !ref.digest.empty() ? ref.digest : ref.tag;
     Target t{ref.domain, ref.path, "manifest " + id, false, {}};
-    http::Request req = base_request("GET", repo_url(ref) + "/manifests/" + id);
+    net::Request req = base_request("GET", repo_url(ref) + "/manifests/" + id);
     req.headers.push_back("Accept: " + std::string(media::manifest_accept));
     req.max_body = opts.max_manifest_bytes;
     auto resp = request(t, std::move(req));
@@ -741,7 +740,7 @@ Result<std::string> Registry::Impl::get_blob(const Reference& in, std::string_vi
                               std::to_string(opts.max_blob_bytes))
                         .about(subject_of(t)));
     if (auto r = ready(); !r) return fail(std::move(r).error());
-    http::Request req = base_request("GET", repo_url(ref) + "/blobs/" + std::string(digest));
+    net::Request req = base_request("GET", repo_url(ref) + "/blobs/" + std::string(digest));
     req.follow_redirects = true;
     req.max_body = size ? *size : opts.max_blob_bytes;
     as_transfer(req, req.max_body);
@@ -776,7 +775,7 @@ Result<std::optional<std::uint64_t>> Registry::Impl::head_blob(const Reference& 
     const Reference ref = normalize(in);
     if (auto r = ready(); !r) return fail(std::move(r).error());
     Target t{ref.domain, ref.path, "blob " + std::string(digest), push, {}};
-    http::Request req = base_request("HEAD", repo_url(ref) + "/blobs/" + std::string(digest));
+    net::Request req = base_request("HEAD", repo_url(ref) + "/blobs/" + std::string(digest));
     req.follow_redirects = true;
     auto resp = request(t, std::move(req));
     if (!resp) return fail(std::move(resp).error());
@@ -794,9 +793,9 @@ Result<bool> Registry::Impl::mount_blob(const Reference& in, std::string_view di
     const Reference ref = normalize(in);
     if (auto r = ready(); !r) return fail(std::move(r).error());
     Target t{ref.domain, ref.path, "blob " + std::string(digest), true, std::string(from)};
-    http::Request req =
-        base_request("POST", repo_url(ref) + "/blobs/uploads/?mount=" + http::escape(digest) +
-                                 "&from=" + http::escape(from));
+    net::Request req =
+        base_request("POST", repo_url(ref) + "/blobs/uploads/?mount=" + net::escape(digest) +
+                                 "&from=" + net::escape(from));
     auto resp = request(t, std::move(req));
     if (!resp) return fail(std::move(resp).error());
     if (resp->status == 201) return true;
@@ -804,7 +803,7 @@ Result<bool> Registry::Impl::mount_blob(const Reference& in, std::string_view di
         // An upload session was opened instead; abandon it (a registry expires it anyway).
         const std::string loc = resp->header("location");
         if (!loc.empty()) {
-            http::Request del = base_request("DELETE", absolute(ref, loc));
+            net::Request del = base_request("DELETE", absolute(ref, loc));
             (void)request(t, std::move(del));
         }
         return false;
@@ -859,7 +858,7 @@ Result<void> Registry::Impl::put_blob(const Reference& in, std::string_view dige
         if (bytes.size() >= opts.chunk_threshold && opts.chunk_size > 0) {
             while (offset < bytes.size()) {
                 const std::size_t n = std::min(opts.chunk_size, bytes.size() - offset);
-                http::Request req = base_request("PATCH", loc);
+                net::Request req = base_request("PATCH", loc);
                 req.body = bytes.substr(offset, n);
                 req.headers.push_back("Content-Type: application/octet-stream");
                 req.headers.push_back("Content-Range: " + std::to_string(offset) + "-" +
@@ -873,9 +872,9 @@ Result<void> Registry::Impl::put_blob(const Reference& in, std::string_view dige
                 if (std::string l = r->header("location"); !l.empty()) loc = absolute(ref, l);
             }
         }
-        http::Request fin =
+        net::Request fin =
             base_request("PUT", loc + (loc.find('?') == std::string::npos ? "?" : "&") +
-                                    "digest=" + http::escape(digest));
+                                    "digest=" + net::escape(digest));
         fin.body = bytes.substr(offset);
         fin.headers.push_back("Content-Type: application/octet-stream");
         fin.progress = progress_from(offset);
@@ -918,7 +917,7 @@ Result<std::string> Registry::Impl::put_manifest(const Reference& in, std::strin
                                    std::to_string(opts.max_manifest_bytes >> 10) +
                                    " KiB a manifest may be")
                         .about(subject_of(t)));
-    http::Request req = base_request("PUT", repo_url(ref) + "/manifests/" + id);
+    net::Request req = base_request("PUT", repo_url(ref) + "/manifests/" + id);
     req.body = bytes;
     req.headers.push_back("Content-Type: " + std::string(media_type));
     auto r = request(t, std::move(req));
@@ -967,7 +966,7 @@ Result<std::optional<RemoteManifest>> Registry::head_manifest(const Reference& i
     if (auto r = impl_->ready(); !r) return fail(std::move(r).error());
     const std::string id = !ref.digest.empty() ? ref.digest : ref.tag;
     Target t{ref.domain, ref.path, "manifest " + id, false, {}};
-    http::Request req = impl_->base_request("HEAD", impl_->repo_url(ref) + "/manifests/" + id);
+    net::Request req = impl_->base_request("HEAD", impl_->repo_url(ref) + "/manifests/" + id);
     req.headers.push_back("Accept: " + std::string(media::manifest_accept));
     auto resp = impl_->request(t, std::move(req));
     if (!resp) return fail(std::move(resp).error());

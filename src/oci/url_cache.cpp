@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <system_error>
 
-#include "http.hpp"
 #include "kpkg/core/atomic_file.hpp"
 #include "kpkg/core/digest.hpp"
 #include "kpkg/io/emit.hpp"
+#include "kpkg/net/http.hpp"
 #include "kpkg/oci/store.hpp"
 
 namespace kpkg::oci {
@@ -68,22 +68,22 @@ Result<UrlFetch> fetch_cached(const Store* store, const std::string& url, bool o
     if (offline)
         return fail(Error::io("schema " + url + " is not in the cache (offline): run once " +
                               "without --offline to fetch it"));
-    if (auto r = http::init(); !r) return fail(std::move(r).error());
-    http::Http h;
-    http::Request req;
+    if (auto r = net::init(); !r) return fail(std::move(r).error());
+    net::Http h;
+    net::Request req;
     req.url = url;
     req.follow_redirects = true;
     req.max_body = max_bytes + 1;
     req.user_agent = "kpkg";
     req.timeout_ms = static_cast<long>(timeout.count());
-    http::Response resp = h.perform(req);
+    net::Response resp = h.perform(req);
     UrlFetch f;
-    if (resp.outcome == http::Response::Outcome::too_large) {
+    if (resp.outcome == net::Response::Outcome::too_large) {
         f.status = 200;
         f.too_large = true;
         return f;
     }
-    if (resp.outcome != http::Response::Outcome::ok)
+    if (resp.outcome != net::Response::Outcome::ok)
         return fail(Error::io("failed downloading schema at " + url + ": " + resp.error));
     f.status = resp.status;
     f.body = std::move(resp.body);

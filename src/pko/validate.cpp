@@ -5,6 +5,7 @@
 #include <memory>
 #include <set>
 
+#include "kpkg/core/diff.hpp"
 #include "kpkg/core/semver.hpp"
 #include "kpkg/core/text.hpp"
 #include "kpkg/pko/schema.hpp"
@@ -368,9 +369,9 @@ void run_case(const Package& pkg, const RenderContext& ctx, const std::string& c
         Violation v;
         v.reason = "File mismatch against fixture";
         v.path = path;
-        v.details =
-            "Testcase \"" + case_name + "\"\n" +
-            shown_diff(unified_diff(it->second->bytes, text, "FIXTURE/" + base, "ACTUAL/" + base));
+        v.details = "Testcase \"" + case_name + "\"\n" +
+                    shown_diff(text::unified_diff(it->second->bytes, text, "FIXTURE/" + base,
+                                                  "ACTUAL/" + base));
         v.pos.file = it->second->display;
         v.component = pkg.component;
         report.violations.push_back(std::move(v));

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "kpkg/core/regex.hpp"
 #include "kpkg/template/funcs.hpp"
-#include "kpkg/template/regex.hpp"
 #include "kpkg/template/template.hpp"
 
 namespace kpkg::tmpl {

@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "internal.hpp"
-#include "kpkg/template/regex.hpp"
+#include "kpkg/core/regex.hpp"
 
 namespace kpkg::tmpl {
 

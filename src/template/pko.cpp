@@ -1,9 +1,9 @@
 // Package Operator's template functions: its Sprig allow-list plus toYAML, fromYAML, b64decMap,
 // include, getFile, getFileGlob and cel (internal/transform and packagerender in PKO).
+#include "kpkg/core/regex.hpp"
 #include "kpkg/io/go.hpp"
 #include "kpkg/io/load.hpp"
 #include "kpkg/template/funcs.hpp"
-#include "kpkg/template/regex.hpp"
 #include "kpkg/template/template.hpp"
 #include "sprig_util.hpp"
 

@@ -7,12 +7,12 @@
 #include <cstring>
 
 #include "kpkg/core/digest.hpp"
+#include "kpkg/core/regex.hpp"
 #include "kpkg/core/semver.hpp"
 #include "kpkg/io/go.hpp"
 #include "kpkg/io/load.hpp"
 #include "kpkg/io/scalars.hpp"
 #include "kpkg/template/funcs.hpp"
-#include "kpkg/template/regex.hpp"
 #include "kpkg/template/template.hpp"
 #include "sprig_util.hpp"
 

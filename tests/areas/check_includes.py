@@ -14,17 +14,19 @@ ALLOWED = {
     "cel": ["core", "io"],
     "template": ["core", "io", "cel"],
     "model": ["core", "io", "cel"],
-    "oci": ["core", "io", "cel", "model"],
+    # The HTTP client (libcurl, loaded on first use), for oci's registries and kube's API server.
+    "net": ["core"],
+    "oci": ["core", "io", "cel", "model", "net"],
     "bundle": ["core", "io", "cel", "model"],
-    "catalog": ["core", "io", "cel", "model", "oci", "bundle"],
+    "catalog": ["core", "io", "cel", "model", "net", "oci", "bundle"],
     "resolve": ["core", "io", "cel", "model"],
     # pko's dependency resolution solves with resolve/versions (resolve brings model along).
     "pko": ["core", "io", "cel", "template", "resolve"],
-    "plan": ["core", "io", "cel", "template", "model", "oci", "bundle", "catalog", "resolve",
-             "pko"],
-    # kube applies what plan and pko render (and reaches the network through oci's HTTP).
-    "kube": ["core", "io", "cel", "template", "model", "oci", "bundle", "catalog", "resolve",
-             "pko", "plan"],
+    "plan": ["core", "io", "cel", "template", "model", "net", "oci", "bundle", "catalog",
+             "resolve", "pko"],
+    # kube applies what plan and pko render, and talks to the API server through net.
+    "kube": ["core", "io", "cel", "template", "model", "net", "oci", "bundle", "catalog",
+             "resolve", "pko", "plan"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(?:kpkg/)?([a-z_]+)/', re.M)
 

@@ -1,5 +1,5 @@
 // pko/regex: the regular expressions of OpenAPI `pattern` (Go's regexp, RE2 syntax), matched in
-// time linear in the input by the template area's engine (template/regex.hpp, a Pike VM: no
+// time linear in the input by core's engine (core/regex.hpp, a Pike VM: no
 // backtracking), so a hostile pattern cannot hang.
 // Differences from Go: (?i) folds ASCII letters only, and Unicode classes (\pL, \p{Greek}) are
 // refused rather than approximated.
@@ -22,7 +22,7 @@ public:
     static Result<Regex> compile(std::string_view pattern);
 
     // Whether the pattern matches anywhere in `text` (Go's MatchString). Runs in
-    // O(text size x program size) steps (tmpl::re::Budget), taken from `steps_left`, which the
+    // O(text size x program size) steps (re::Budget), taken from `steps_left`, which the
     // caller shares between the searches of one validation; too_costly when they run out.
     enum class Outcome { match, no_match, too_costly };
     Outcome search(std::string_view text, std::uint64_t& steps_left) const;

@@ -91,10 +91,6 @@ std::vector<std::pair<std::string_view, std::uint32_t>> split_yaml_documents(std
 // nullopt for a malformed pattern.
 std::optional<bool> glob_match(std::string_view pattern, std::string_view name);
 
-// `diff -u` of two texts labelled a and b, without the trailing newline ("" when equal).
-std::string unified_diff(std::string_view a, std::string_view b, const std::string& label_a,
-                         const std::string& label_b);
-
 } // namespace kpkg::pko
 
 namespace kpkg::pko {

@@ -43,7 +43,7 @@ struct AdmissionLimits {
     // Schema-value checks (a junctor checks a value once per alternative, a list schema once per
     // item); past this the validation stops with a violation saying so.
     std::uint64_t max_checks = 10'000'000;
-    // Steps of pattern matching (tmpl::re::Budget), every pattern of the validation together;
+    // Steps of pattern matching (re::Budget), every pattern of the validation together;
     // past this the validation stops with a violation saying so.
     std::uint64_t max_regex_steps = 100'000'000;
 };

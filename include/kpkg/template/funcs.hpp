@@ -16,12 +16,13 @@
 
 #include "kpkg/template/value.hpp"
 
+namespace kpkg::re {
+struct Budget;
+}
+
 namespace kpkg::tmpl {
 
 struct Options;
-namespace re {
-struct Budget;
-}
 
 // What a function sees of the execution that calls it (for include and the limits).
 class Context {

@@ -1,11 +1,11 @@
 // Regular expressions in the syntax of Go's regexp (RE2), for Sprig's regex functions and
-// Package Operator's getFileGlob. Matching is leftmost-first (Perl-like, as Go's), over UTF-8
-// runes, by a Pike VM: time linear in the input for a given expression, no recursion over the
-// input, so a hostile expression cannot hang or exhaust the stack. Time linear in the input is
-// still input x program size (an expression of 20,000 instructions against 1 MB is 2e10 steps):
-// every search draws its steps from a Budget, which the caller shares between the searches of
-// one piece of work (a template render, a validation), so that no sequence of searches can
-// take more than that budget in all.
+// Package Operator's getFileGlob (template) and OpenAPI `pattern`s (pko). Matching is
+// leftmost-first (Perl-like, as Go's), over UTF-8 runes, by a Pike VM: time linear in the input for
+// a given expression, no recursion over the input, so a hostile expression cannot hang or exhaust
+// the stack. Time linear in the input is still input x program size (an expression of 20,000
+// instructions against 1 MB is 2e10 steps): every search draws its steps from a Budget, which the
+// caller shares between the searches of one piece of work (a template render, a validation), so
+// that no sequence of searches can take more than that budget in all.
 //
 // Why an engine of our own rather than the RE2 library (libre2-dev), measured by
 // bench/regex_bench.cpp (kpkg-bench-regex --full, built with -Dbench=true; a 2-core Xeon
@@ -43,7 +43,7 @@
 #include <string_view>
 #include <vector>
 
-namespace kpkg::tmpl::re {
+namespace kpkg::re {
 
 // A syntax error, worded as Go's: "error parsing regexp: missing closing ): `(a`".
 struct SyntaxError : std::runtime_error {
@@ -125,4 +125,4 @@ private:
     Regex re_;
 };
 
-} // namespace kpkg::tmpl::re
+} // namespace kpkg::re

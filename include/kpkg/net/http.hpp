@@ -1,6 +1,6 @@
 // HTTP over libcurl (loaded on first use), for the registry client and the Kubernetes client:
 // one request at a time per Http object (one per thread), no retries or authentication here
-// (registry.cpp and src/kube/client.cpp add them). TLS material can come from memory, and a
+// (oci's registry client and kube's API client add them). TLS material can come from memory, and a
 // reply body can be streamed to a callback (Kubernetes watches).
 #pragma once
 
@@ -14,7 +14,7 @@
 
 #include "kpkg/core/result.hpp"
 
-namespace kpkg::oci::http {
+namespace kpkg::net {
 
 struct Request {
     std::string method = "GET"; // GET, HEAD, POST, PUT, PATCH, DELETE
@@ -103,4 +103,4 @@ private:
 // Percent-encodes a query parameter value.
 std::string escape(std::string_view s);
 
-} // namespace kpkg::oci::http
+} // namespace kpkg::net

@@ -1,6 +1,6 @@
 // HTTP over libcurl, loaded on first use (kpkg/core/dynlib.hpp): one easy handle per Http
 // object, TLS material from memory, bodies buffered up to a limit or streamed to a callback.
-#include "http.hpp"
+#include "kpkg/net/http.hpp"
 
 #include <curl/curl.h>
 
@@ -12,7 +12,7 @@
 
 #include "kpkg/core/dynlib.hpp"
 
-namespace kpkg::oci::http {
+namespace kpkg::net {
 
 namespace {
 
@@ -324,4 +324,4 @@ std::string escape(std::string_view s) {
     return out;
 }
 
-} // namespace kpkg::oci::http
+} // namespace kpkg::net

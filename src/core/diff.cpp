@@ -1,13 +1,14 @@
 // A unified diff of two texts, in the shape `diff -u --label A --label B` prints it: what
-// kubectl-package shows when a rendered template differs from its test fixture.
+// kubectl-package shows when a rendered template differs from its test fixture, and what
+// kpkg apply --diff shows.
+#include "kpkg/core/diff.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "kpkg/pko/render.hpp"
-
-namespace kpkg::pko {
+namespace kpkg::text {
 namespace {
 
 // Lines with their newline (the last one may lack it), so "a" and "a\n" differ as diff says.
@@ -181,4 +182,4 @@ std::string unified_diff(std::string_view a_text, std::string_view b_text,
     return out;
 }
 
-} // namespace kpkg::pko
+} // namespace kpkg::text

@@ -2,13 +2,13 @@
 // advances in lock step over the input, one list entry per instruction at most, so matching is
 // O(input x program) whatever the expression. Threads are kept in priority order, which gives
 // Go's leftmost-first results (first alternative, greedy or lazy repetition).
-#include "kpkg/template/regex.hpp"
+#include "kpkg/core/regex.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <utility>
 
-namespace kpkg::tmpl::re {
+namespace kpkg::re {
 namespace {
 
 constexpr int kMaxRepeat = 1000;    // Go's limit on {n,m}
@@ -1212,4 +1212,4 @@ bool Glob::match(std::string_view path, Budget* budget) const {
     return re_.matches(path, budget);
 }
 
-} // namespace kpkg::tmpl::re
+} // namespace kpkg::re
