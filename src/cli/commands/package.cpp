@@ -179,7 +179,17 @@ int run_validate(const Globals& g, const ValidateOpts& o) {
     }
 
     const std::size_t errors = report.findings.size();
-    if (g.format == Format::text) {
+    if (g.format == Format::junit || g.format == Format::github) {
+        // The package as one unit; a component's findings name it in their message.
+        std::vector<CiUnit> units{{o.src, {}}};
+        for (const auto& f : report.findings) {
+            model::Finding ci = f;
+            ci.message = f.text();
+            units[0].findings.push_back(std::move(ci));
+        }
+        print(g.format == Format::junit ? format_junit("kpkg package validate", units)
+                                        : format_github(units));
+    } else if (g.format == Format::text) {
         std::string out;
         for (const auto& f : report.findings)
             out += pko::format(f) + "\n";
@@ -518,7 +528,9 @@ void setup(CLI::App& root, Context& ctx) {
     v->add_flag("--update-fixtures", vo->update_fixtures,
                 "Write the fixtures of every test case from what the templates render");
     v->footer("Every problem is printed as [FILE[:LINE]: ]error: MESSAGE.\n"
+              "With -o junit: JUnit XML; with -o github: GitHub workflow annotations.\n"
               "Exit status: 0 valid, 3 problems found, 1 the package could not be read.");
+    accept_ci_formats(v);
     v->callback([&ctx, vo] { ctx.action = [&ctx, vo] { return run_validate(ctx.globals, *vo); }; });
 
     auto add_common = [](CLI::App* c, RenderOpts& o) {
