@@ -1,5 +1,6 @@
 // Findings as CI systems read them: JUnit XML (-o junit) and GitHub Actions workflow commands
-// (-o github), shared by `kpkg bundle validate` and `kpkg catalog validate`.
+// (-o github), shared by `kpkg bundle validate`, `kpkg catalog validate` and
+// `kpkg package validate`.
 #include <cstdint>
 #include <string>
 
@@ -114,25 +115,29 @@ std::string github_property(const std::string& s) {
 }
 
 // FILE:LINE:COL, as much of it as is known.
-std::string where(const CiFinding& f) {
-    std::string w = f.file;
-    if (!w.empty() && f.line > 0) {
-        w += ":" + std::to_string(f.line);
-        if (f.column > 0) w += ":" + std::to_string(f.column);
+std::string where(const model::Finding& f) {
+    std::string w = f.pos.file;
+    if (!w.empty() && f.pos.line > 0) {
+        w += ":" + std::to_string(f.pos.line);
+        if (f.pos.column > 0) w += ":" + std::to_string(f.pos.column);
     }
     return w;
 }
 
-std::string text_of(const CiFinding& f) {
+bool is_error(const model::Finding& f) {
+    return f.severity == model::Severity::error;
+}
+
+std::string text_of(const model::Finding& f) {
     std::string w = where(f);
-    return (w.empty() ? "" : w + ": ") + (f.error ? "error: " : "warning: ") + f.message +
+    return (w.empty() ? "" : w + ": ") + (is_error(f) ? "error: " : "warning: ") + f.message +
            (f.rule.empty() ? "" : " [" + f.rule + "]");
 }
 
 std::size_t errors_of(const CiUnit& u) {
     std::size_t n = 0;
     for (const auto& f : u.findings)
-        n += f.error ? 1 : 0;
+        n += is_error(f) ? 1 : 0;
     return n;
 }
 
@@ -155,7 +160,7 @@ std::string format_junit(const std::string& command, const std::vector<CiUnit>& 
             if (std::string w = where(f); !w.empty()) name += " at " + w;
             body += "    <testcase name=\"" + xml_escape(name) + "\" classname=\"" +
                     xml_escape(u.name) + "\">\n";
-            if (f.error)
+            if (is_error(f))
                 body += "      <failure type=\"" + xml_escape(f.rule) + "\" message=\"" +
                         xml_escape(f.message) + "\">" + xml_escape(text_of(f)) + "</failure>\n";
             else
@@ -177,13 +182,13 @@ std::string format_github(const std::vector<CiUnit>& units) {
             auto add = [&props](const char* key, const std::string& value) {
                 props += (props.empty() ? " " : ",") + std::string(key) + "=" + value;
             };
-            if (!f.file.empty()) {
-                add("file", github_property(f.file));
-                if (f.line > 0) add("line", std::to_string(f.line));
-                if (f.line > 0 && f.column > 0) add("col", std::to_string(f.column));
+            if (!f.pos.file.empty()) {
+                add("file", github_property(f.pos.file));
+                if (f.pos.line > 0) add("line", std::to_string(f.pos.line));
+                if (f.pos.line > 0 && f.pos.column > 0) add("col", std::to_string(f.pos.column));
             }
             if (!f.rule.empty()) add("title", github_property(f.rule));
-            out += std::string(f.error ? "::error" : "::warning") + props +
+            out += std::string(is_error(f) ? "::error" : "::warning") + props +
                    "::" + github_data(f.message) + "\n";
         }
     }

@@ -13,6 +13,7 @@
 #include "kpkg/catalog/load.hpp"
 #include "kpkg/io/node.hpp"
 #include "kpkg/model/catalog.hpp"
+#include "kpkg/model/finding.hpp"
 
 namespace kpkg::resolve {
 struct CatalogSource;
@@ -87,20 +88,11 @@ std::string plural(std::size_t n, const char* word);
 // verdict line ends.
 std::string counts(std::size_t errors, std::size_t warnings);
 
-// A finding as the CI formats write it (ci_output.cpp).
-struct CiFinding {
-    bool error = true; // else a warning
-    std::string rule;
-    std::string message;
-    std::string file; // "" when unknown; line and column 0 when unknown
-    std::uint32_t line = 0;
-    std::uint32_t column = 0;
-};
-
-// What one run checked as a unit: a bundle directory, a catalog.
+// What one run checked as a unit (a bundle directory, a catalog, a package) and its findings,
+// each written by the CI formats (ci_output.cpp) with its severity, rule, message and position.
 struct CiUnit {
     std::string name;
-    std::vector<CiFinding> findings;
+    std::vector<model::Finding> findings;
 };
 
 // JUnit XML for `command` ("kpkg bundle validate"): a <testsuite> per unit, a <testcase> per

@@ -383,8 +383,8 @@ int run(int argc, char** argv) {
     if ((g.format == Format::junit || g.format == Format::github) && ctx.action &&
         ci_format_commands().count(leaf_of(&root)) == 0) {
         print_error_line(g.color_stderr, "-o " + format +
-                                             " is for 'kpkg bundle validate' and 'kpkg catalog "
-                                             "validate'; '" +
+                                             " is for 'kpkg bundle validate', 'kpkg catalog "
+                                             "validate' and 'kpkg package validate'; '" +
                                              command_path(leaf_of(&root)) +
                                              "' writes text, json or yaml");
         return static_cast<int>(ExitCode::usage);

@@ -134,20 +134,20 @@ Result<void> read_kustomization(const io::Tree& tree, const std::string& rel,
     return {};
 }
 
-[[noreturn]] void throw_violations(const std::vector<pko::Violation>& vs, const std::string& what,
-                                   const std::string& where) {
+[[noreturn]] void throw_findings(const std::vector<pko::Finding>& fs, const std::string& what,
+                                 const std::string& where) {
     Error e = Error::invalid(what);
     e.subject = where;
-    for (const auto& v : vs)
-        e.note((v.pos.empty() ? std::string() : v.pos.str() + ": ") + v.text());
+    for (const auto& f : fs)
+        e.note((f.pos.empty() ? std::string() : f.pos.str() + ": ") + f.text());
     throw Exception(std::move(e));
 }
 
 Input::Package read_package(const io::Tree& tree, const SourceOptions& opts) {
     auto loaded = pko::load(tree);
     if (!loaded) throw Exception(std::move(loaded).error());
-    if (!loaded->violations.empty())
-        throw_violations(loaded->violations, "the package is not valid", tree.display_root());
+    if (!loaded->findings.empty())
+        throw_findings(loaded->findings, "the package is not valid", tree.display_root());
     const pko::Package& pkg = loaded->package;
     const pko::Manifest& m = pkg.manifest;
 
@@ -180,13 +180,12 @@ Input::Package read_package(const io::Tree& tree, const SourceOptions& opts) {
     }
     pko::Admitted admitted = pko::admit_package_config(m, config, "spec.config");
     if (!admitted.errors.empty())
-        throw_violations(admitted.errors, "the configuration does not match the package's schema",
-                         m.file);
+        throw_findings(admitted.errors, "the configuration does not match the package's schema",
+                       m.file);
     ctx.config = std::move(admitted.config);
     ctx.images.clear();
     if (!m.images.empty()) {
-        if (!pkg.lock)
-            throw_violations(pko::check_lock(pkg), "the package has no lock file", m.file);
+        if (!pkg.lock) throw_findings(pko::check_lock(pkg), "the package has no lock file", m.file);
         for (const auto& li : pkg.lock->images) {
             std::string ref = li.image;
             if (auto at = ref.find('@'); at != std::string::npos) ref.resize(at);
@@ -203,8 +202,8 @@ Input::Package read_package(const io::Tree& tree, const SourceOptions& opts) {
             ctx.dependencies[d.name] = d.image + "@" + d.digest;
 
     pko::RenderResult r = pko::render(pkg, ctx);
-    if (!r.violations.empty())
-        throw_violations(r.violations, "rendering the package failed", tree.display_root());
+    if (!r.findings.empty())
+        throw_findings(r.findings, "rendering the package failed", tree.display_root());
     auto phases = pko::by_phase(pkg, r.rendered);
     if (!phases) throw Exception(std::move(phases).error());
 

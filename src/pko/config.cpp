@@ -1,4 +1,4 @@
-// A package's configuration admitted with its manifest's schema (pko/schema), as violations.
+// A package's configuration admitted with its manifest's schema (pko/schema), as findings.
 #include "kpkg/pko/schema.hpp"
 #include "kpkg/pko/util.hpp"
 #include "kpkg/pko/validate.hpp"
@@ -11,12 +11,9 @@ Admitted admit_package_config(const Manifest& m, const io::Node& config, const s
     const io::Node cfg = j && j->is_map() ? std::move(*j) : io::Node::map();
     Admission a = admit_config(m.schema(), cfg, path);
     out.config = a.config.is_map() ? std::move(a.config) : io::Node::map();
-    for (FieldError& e : a.violations) {
-        Violation v;
-        v.reason = std::move(e.message);
-        v.pos = io::pos_of(m.file, e.mark);
-        out.errors.push_back(std::move(v));
-    }
+    for (FieldError& e : a.violations)
+        out.errors.push_back(
+            finding("package.config", Problem(std::move(e.message)), io::pos_of(m.file, e.mark)));
     return out;
 }
 

@@ -71,11 +71,15 @@ Result<std::string> kubeconform_schema_path(std::string location, const std::str
     const std::string group_part = api_version.substr(0, slash);
     const std::string version_part =
         slash == std::string::npos ? api_version : api_version.substr(api_version.rfind('/') + 1);
-    std::string kind_suffix = "-" + lower(group_part.substr(0, group_part.find('.')));
-    if (slash != std::string::npos)
+    // Appended piece by piece, not `"-" + lower(...)`: GCC 12 at -O3 warns (-Wrestrict) falsely
+    // about that form.
+    std::string kind_suffix = "-";
+    kind_suffix += lower(group_part.substr(0, group_part.find('.')));
+    if (slash != std::string::npos) {
+        kind_suffix += '-';
         kind_suffix +=
-            "-" +
             lower(api_version.substr(slash + 1, api_version.find('/', slash + 1) - slash - 1));
+    }
     const std::map<std::string, std::string> vars = {
         {"NormalizedKubernetesVersion", version},
         {"StrictSuffix", strict ? "-strict" : ""},
@@ -324,28 +328,23 @@ std::unique_ptr<Kubeconform> Kubeconform::make(const Manifest& m, KubeconformOpt
     return std::unique_ptr<Kubeconform>(new Kubeconform(std::move(impl)));
 }
 
-std::vector<Violation> Kubeconform::check_file(const std::string& path, const std::string& text,
-                                               const std::string& display,
-                                               const std::string& component) {
-    std::vector<Violation> out;
+std::vector<Finding> Kubeconform::check_file(const std::string& path, const std::string& text,
+                                             const std::string& display,
+                                             const std::string& component) {
+    std::vector<Finding> out;
     if (!is_yaml(path)) return out;
     int index = 0;
     for (const auto& [doc, line] : split_yaml_documents(text)) {
         const int at = index++;
         std::string err = impl_->check_document(doc, display);
         if (err.empty()) continue;
-        Violation v;
-        v.reason = kReason;
-        v.path = path;
-        v.index = at;
-        v.details = std::move(err);
-        v.component = component;
-        v.pos.file = display;
+        SourcePos pos{display};
         const bool own_lines =
             !display.empty() &&
             !(display.size() >= 7 && display.compare(display.size() - 7, 7, ".gotmpl") == 0);
-        if (own_lines) v.pos.line = line;
-        out.push_back(std::move(v));
+        if (own_lines) pos.line = line;
+        out.push_back(finding("package.kubeconform", Problem(kReason, std::move(err), path, at),
+                              pos, component));
     }
     return out;
 }

@@ -14,6 +14,8 @@ namespace kpkg::pko {
 namespace {
 
 constexpr std::string_view kManifestApiVersion = "manifests.package-operator.run/v1alpha1";
+// The rule of every problem of a package's structure, found while loading it.
+constexpr const char* kRule = "package.load";
 
 bool starts_with(std::string_view s, std::string_view p) {
     return s.size() >= p.size() && s.compare(0, p.size(), p) == 0;
@@ -85,20 +87,15 @@ std::string idx(const std::string& path, std::size_t i) {
     return path + "[" + std::to_string(i) + "]";
 }
 
-// The first non-empty document of a YAML file, or a violation.
+// The first non-empty document of a YAML file, or a finding.
 std::optional<io::Node> parse_one(std::string_view text, const std::string& display,
                                   const std::string& rel, const char* reason,
-                                  std::vector<Violation>& out) {
+                                  std::vector<Finding>& out) {
     io::Limits lim;
     lim.duplicate_keys_last_wins = true; // as sigs.k8s.io/yaml reads them
     auto docs = io::parse_yaml(text, display, lim);
     if (!docs) {
-        Violation v;
-        v.reason = reason;
-        v.path = rel;
-        v.details = docs.error().message;
-        v.pos = docs.error().pos;
-        out.push_back(std::move(v));
+        out.push_back(finding(kRule, Problem(reason, docs.error().message, rel), docs.error().pos));
         return std::nullopt;
     }
     for (auto& d : *docs)
@@ -108,14 +105,13 @@ std::optional<io::Node> parse_one(std::string_view text, const std::string& disp
 
 // Checks apiVersion and kind of a manifest or lock document.
 bool check_gvk(const io::Node& doc, std::string_view kind, const std::string& display,
-               const std::string& rel, std::vector<Violation>& out) {
+               const std::string& rel, std::vector<Finding>& out) {
     if (!doc.is_map()) {
-        Violation v;
-        v.reason = std::string(kind) + " invalid";
-        v.path = rel;
-        v.details = std::string("expected an object, got ") + kind_word(doc);
-        v.pos = io::pos_of(display, doc.mark);
-        out.push_back(std::move(v));
+        out.push_back(
+            finding(kRule,
+                    Problem(std::string(kind) + " invalid",
+                            std::string("expected an object, got ") + kind_word(doc), rel),
+                    io::pos_of(display, doc.mark)));
         return false;
     }
     const io::Node* av = doc.get("apiVersion");
@@ -123,7 +119,7 @@ bool check_gvk(const io::Node& doc, std::string_view kind, const std::string& di
     const std::string a = av && av->is_string() ? av->text : std::string();
     const std::string kk = k && k->is_string() ? k->text : std::string();
     if (a == kManifestApiVersion && kk == kind) return true;
-    Violation v;
+    Problem v;
     v.reason = "unknown GVK";
     v.path = rel;
     // As apimachinery prints a GroupVersionKind.
@@ -132,25 +128,18 @@ bool check_gvk(const io::Node& doc, std::string_view kind, const std::string& di
     const std::string version = slash == std::string::npos ? a : a.substr(slash + 1);
     v.details = group + "/" + version + ", Kind=" + kk + " (expected " +
                 std::string(kManifestApiVersion) + " " + std::string(kind) + ")";
-    v.pos = io::pos_of(display, (k ? k->mark : doc.mark));
-    out.push_back(std::move(v));
+    out.push_back(finding(kRule, v, io::pos_of(display, (k ? k->mark : doc.mark))));
     return false;
 }
 
-void fields_violation(Fields& f, const char* reason, const std::string& rel,
-                      std::vector<Violation>& out) {
-    for (auto& [msg, mark] : f.errors) {
-        Violation v;
-        v.reason = reason;
-        v.path = rel;
-        v.details = msg;
-        v.pos = io::pos_of(f.file, mark);
-        out.push_back(std::move(v));
-    }
+void field_findings(Fields& f, const char* reason, const std::string& rel,
+                    std::vector<Finding>& out) {
+    for (auto& [msg, mark] : f.errors)
+        out.push_back(finding(kRule, Problem(reason, msg, rel), io::pos_of(f.file, mark)));
 }
 
 std::optional<Manifest> parse_manifest(std::string_view text, const std::string& display,
-                                       const std::string& rel, std::vector<Violation>& out) {
+                                       const std::string& rel, std::vector<Finding>& out) {
     auto doc = parse_one(text, display, rel, "PackageManifest invalid", out);
     if (!doc) return std::nullopt;
     if (!check_gvk(*doc, "PackageManifest", display, rel, out)) return std::nullopt;
@@ -226,7 +215,7 @@ std::optional<Manifest> parse_manifest(std::string_view text, const std::string&
                 }
             }
     if (!f.errors.empty()) {
-        fields_violation(f, "PackageManifest invalid", rel, out);
+        field_findings(f, "PackageManifest invalid", rel, out);
         return std::nullopt;
     }
     m.doc = std::move(*doc);
@@ -254,7 +243,7 @@ void check_lock_digest(const io::Node& entry, const std::string& digest, const s
 }
 
 std::optional<Lock> parse_lock(std::string_view text, const std::string& display,
-                               const std::string& rel, std::vector<Violation>& out) {
+                               const std::string& rel, std::vector<Finding>& out) {
     auto doc = parse_one(text, display, rel, "PackageManifestLock invalid", out);
     if (!doc) return std::nullopt;
     if (!check_gvk(*doc, "PackageManifestLock", display, rel, out)) return std::nullopt;
@@ -286,7 +275,7 @@ std::optional<Lock> parse_lock(std::string_view text, const std::string& display
             }
     }
     if (!f.errors.empty()) {
-        fields_violation(f, "PackageManifestLock invalid", rel, out);
+        field_findings(f, "PackageManifestLock invalid", rel, out);
         return std::nullopt;
     }
     l.doc = std::move(*doc);
@@ -302,7 +291,7 @@ struct Raw {
 
 // Builds the package rooted at `prefix` from `raw`; `component` is its name ("" for the root).
 std::optional<Package> assemble(Raw raw, const std::string& prefix, const std::string& component,
-                                std::vector<Violation>& out) {
+                                std::vector<Finding>& out) {
     Package pkg;
     pkg.component = component;
     pkg.prefix = prefix;
@@ -316,17 +305,13 @@ std::optional<Package> assemble(Raw raw, const std::string& prefix, const std::s
     const bool yaml = raw.files.count("manifest.yaml") != 0;
     const bool yml = raw.files.count("manifest.yml") != 0;
     if (yaml && yml) {
-        Violation v;
-        v.reason = "PackageManifest present multiple times";
-        v.path = "manifest.yaml";
-        v.details = "manifest.yaml and manifest.yml";
-        v.pos.file = raw.files["manifest.yml"].display;
-        out.push_back(std::move(v));
+        out.push_back(finding(kRule,
+                              Problem("PackageManifest present multiple times",
+                                      "manifest.yaml and manifest.yml", "manifest.yaml"),
+                              {raw.files["manifest.yml"].display}));
     } else if (!yaml && !yml) {
-        Violation v;
-        v.reason = "PackageManifest not found";
-        v.details = "searched at manifest.yaml and manifest.yml";
-        out.push_back(std::move(v));
+        out.push_back(finding(kRule, Problem("PackageManifest not found",
+                                             "searched at manifest.yaml and manifest.yml")));
     } else {
         const std::string rel = yaml ? "manifest.yaml" : "manifest.yml";
         const File& f = raw.files[rel];
@@ -335,12 +320,11 @@ std::optional<Package> assemble(Raw raw, const std::string& prefix, const std::s
     const bool lyaml = raw.files.count("manifest.lock.yaml") != 0;
     const bool lyml = raw.files.count("manifest.lock.yml") != 0;
     if (lyaml && lyml) {
-        Violation v;
-        v.reason = "PackageManifestLock present multiple times";
-        v.path = "manifest.lock.yaml";
-        v.details = "manifest.lock.yaml and manifest.lock.yml";
-        v.pos.file = raw.files["manifest.lock.yml"].display;
-        out.push_back(std::move(v));
+        out.push_back(
+            finding(kRule,
+                    Problem("PackageManifestLock present multiple times",
+                            "manifest.lock.yaml and manifest.lock.yml", "manifest.lock.yaml"),
+                    {raw.files["manifest.lock.yml"].display}));
     } else if (lyaml || lyml) {
         const std::string rel = lyaml ? "manifest.lock.yaml" : "manifest.lock.yml";
         const File& f = raw.files[rel];
@@ -358,12 +342,27 @@ std::optional<Package> assemble(Raw raw, const std::string& prefix, const std::s
 
 } // namespace
 
-std::string Violation::text() const {
-    if (component.empty()) return message();
-    return "component \"" + component + "\": " + message();
+std::string Finding::text() const {
+    if (component.empty()) return message;
+    return "component \"" + component + "\": " + message;
 }
 
-std::string Violation::message() const {
+std::string format(const Finding& f) {
+    return (f.pos.empty() ? std::string() : f.pos.str() + ": ") + model::severity_name(f.severity) +
+           ": " + f.text();
+}
+
+Finding finding(std::string rule, const Problem& problem, SourcePos pos, std::string component) {
+    Finding f;
+    f.severity = model::Severity::error;
+    f.rule = std::move(rule);
+    f.message = problem.message();
+    f.pos = std::move(pos);
+    f.component = std::move(component);
+    return f;
+}
+
+std::string Problem::message() const {
     std::string msg = reason.empty() ? std::string("Unknown reason") : reason;
     if (!path.empty()) {
         msg += " in " + path;
@@ -496,12 +495,12 @@ Result<Loaded> load(const io::Tree& tree, const LoadOptions& options) {
         auto c = tree.read(e, ro);
         if (!c) return fail(std::move(c).error());
         if (c->too_large) {
-            Violation v;
-            v.reason = "Invalid file";
-            v.path = e.rel;
-            v.details = "larger than " + std::to_string(options.max_file_bytes >> 20) + " MiB";
-            v.pos.file = e.display;
-            out.violations.push_back(std::move(v));
+            out.findings.push_back(finding(
+                kRule,
+                Problem("Invalid file",
+                        "larger than " + std::to_string(options.max_file_bytes >> 20) + " MiB",
+                        e.rel),
+                {e.display}));
             continue;
         }
         File f{std::string(c->text()), e.display};
@@ -535,7 +534,7 @@ Result<Loaded> load(const io::Tree& tree, const LoadOptions& options) {
     // The root package first, without the component folders.
     // The root package with every file: without components enabled, what is under components/
     // is plain package content; with them, it belongs to the components.
-    auto pkg = assemble(std::move(root), "", "", out.violations);
+    auto pkg = assemble(std::move(root), "", "", out.findings);
     if (!pkg) return out;
     if (!pkg->manifest.components) {
         out.package = std::move(*pkg);
@@ -543,28 +542,24 @@ Result<Loaded> load(const io::Tree& tree, const LoadOptions& options) {
     }
     for (auto it = pkg->files.begin(); it != pkg->files.end();)
         it = starts_with(it->first, "components/") ? pkg->files.erase(it) : std::next(it);
-    for (const auto& [rel, display] : stray) {
-        Violation v;
-        v.reason = "The components directory may only contain folders and dot files";
-        v.path = rel;
-        v.pos.file = display;
-        out.violations.push_back(std::move(v));
-    }
+    for (const auto& [rel, display] : stray)
+        out.findings.push_back(finding(
+            kRule,
+            Problem("The components directory may only contain folders and dot files", {}, rel),
+            {display}));
     for (const std::string& name : comp_dirs) {
         Raw r = comps[name];
         // A component's own components: refused.
         bool nested = false;
         for (const auto& [rel, f] : r.files)
             if (starts_with(rel, "components/")) nested = true;
-        auto c = assemble(std::move(r), "components/" + name + "/", name, out.violations);
+        auto c = assemble(std::move(r), "components/" + name + "/", name, out.findings);
         if (!c) continue;
         if (nested || c->manifest.components) {
-            Violation v;
-            v.reason = "Nesting multi-component packages not allowed";
-            v.path = "components/" + name;
-            v.component = name;
-            v.pos.file = c->manifest.file;
-            out.violations.push_back(std::move(v));
+            out.findings.push_back(finding(
+                kRule,
+                Problem("Nesting multi-component packages not allowed", {}, "components/" + name),
+                {c->manifest.file}, name));
             continue;
         }
         pkg->components.push_back(std::move(*c));

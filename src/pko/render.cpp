@@ -12,14 +12,6 @@
 namespace kpkg::pko {
 namespace {
 
-Violation violation(std::string reason, std::string details, std::string path = {}) {
-    Violation v;
-    v.reason = std::move(reason);
-    v.details = std::move(details);
-    v.path = std::move(path);
-    return v;
-}
-
 // The CEL environment of a package's expressions: every part of the context a map, `cond` the
 // named conditions' results.
 const cel::Env& cel_env(bool with_cond) {
@@ -272,9 +264,9 @@ RenderResult render(const Package& pkg, const RenderContext& rc, const RenderOpt
     RenderResult res;
     const Manifest& m = pkg.manifest;
     const io::Node ctx = context_json(rc);
-    auto stop = [&](Violation v) {
-        v.component = pkg.component;
-        res.violations.push_back(std::move(v));
+    // A problem that stops rendering.
+    auto stop = [&](const Problem& v, SourcePos pos = {}) {
+        res.findings.push_back(finding("package.render", v, std::move(pos), pkg.component));
         res.failed = true;
         return res;
     };
@@ -295,11 +287,8 @@ RenderResult render(const Package& pkg, const RenderContext& rc, const RenderOpt
                 r = cel.eval(c.expression, why);
                 if (!r) problem = "CEL condition evaluation failed: '" + c.name + "': " + why;
             }
-            if (!problem.empty()) {
-                Violation v = violation(std::move(problem), {});
-                v.pos = io::pos_of(m.file, c.mark);
-                return stop(std::move(v));
-            }
+            if (!problem.empty())
+                return stop(Problem(std::move(problem), {}), io::pos_of(m.file, c.mark));
             cond.set(c.name, io::Node::boolean(*r));
         }
         cel.cond = std::move(cond);
@@ -322,9 +311,8 @@ RenderResult render(const Package& pkg, const RenderContext& rc, const RenderOpt
             any = true;
             auto p = set.parse(path, f.bytes);
             if (!p) {
-                Violation v = violation("parsing template from " + path, p.error().message);
-                v.pos.file = f.display;
-                return stop(std::move(v));
+                return stop(Problem("parsing template from " + path, p.error().message),
+                            {f.display});
             }
         }
         tmpl::Value data = any ? tmpl::from_json(ctx) : tmpl::Value();
@@ -342,9 +330,8 @@ RenderResult render(const Package& pkg, const RenderContext& rc, const RenderOpt
             }
             auto out = set.execute(path, data);
             if (!out) {
-                Violation v = violation("executing template from " + path, out.error().message);
-                v.pos.file = f.display;
-                return stop(std::move(v));
+                return stop(Problem("executing template from " + path, out.error().message),
+                            {f.display});
             }
             res.rendered.files.insert_or_assign(std::string(strip_template_suffix(path)),
                                                 std::move(*out));
@@ -378,14 +365,15 @@ RenderResult render(const Package& pkg, const RenderContext& rc, const RenderOpt
             lim.duplicate_keys_last_wins = true;
             auto parsed = io::parse_yaml(doc, display, lim);
             auto invalid = [&](std::string details) {
-                Violation v = violation("Invalid YAML", std::move(details), path);
+                Problem v = Problem("Invalid YAML", std::move(details), path);
                 v.index = at;
                 v.subject = std::string(doc);
+                SourcePos pos;
                 if (plain) {
-                    v.pos.file = display;
-                    v.pos.line = line;
+                    pos.file = display;
+                    pos.line = line;
                 }
-                return stop(std::move(v));
+                return stop(v, std::move(pos));
             };
             if (!parsed) {
                 std::string msg = parsed.error().message;
@@ -436,11 +424,9 @@ RenderResult render(const Package& pkg, const RenderContext& rc, const RenderOpt
         std::set<std::string> seen;
         for (const Object& o : objects) {
             auto add = [&](std::string reason, std::string details = {}) {
-                Violation v = violation(std::move(reason), std::move(details), o.path);
+                Problem v = Problem(std::move(reason), std::move(details), o.path);
                 v.index = o.index;
-                v.component = pkg.component;
-                v.pos = o.pos;
-                res.violations.push_back(std::move(v));
+                res.findings.push_back(finding("package.object", v, o.pos, pkg.component));
             };
             const auto [group, version] = group_version(str_field(o.node, "apiVersion"));
             const std::string kind = str_field(o.node, "kind");
@@ -470,10 +456,9 @@ RenderResult render(const Package& pkg, const RenderContext& rc, const RenderOpt
         std::string why;
         auto r = cel.eval(pf.expression, why);
         if (!r) {
-            Violation v =
-                violation("invalid spec.filter.paths expression: " + pf.glob + ": " + why, {});
-            v.pos = io::pos_of(m.file, pf.mark);
-            return stop(std::move(v));
+            return stop(
+                Problem("invalid spec.filter.paths expression: " + pf.glob + ": " + why, {}),
+                io::pos_of(m.file, pf.mark));
         }
         if (!*r) excluded_globs.push_back(pf.glob);
     }
@@ -481,10 +466,9 @@ RenderResult render(const Package& pkg, const RenderContext& rc, const RenderOpt
         for (const std::string& g : excluded_globs) {
             auto hit = glob_match(g, path);
             if (!hit) {
-                Violation v = violation("invalid spec.filter.paths glob " + go_quote(g),
-                                        "syntax error in pattern");
-                v.pos = m.pos("spec.filter.paths");
-                return stop(std::move(v));
+                return stop(Problem("invalid spec.filter.paths glob " + go_quote(g),
+                                    "syntax error in pattern"),
+                            m.pos("spec.filter.paths"));
             }
             if (*hit) {
                 res.rendered.excluded.insert(path);
@@ -504,14 +488,13 @@ RenderResult render(const Package& pkg, const RenderContext& rc, const RenderOpt
         std::string why;
         auto r = cel.eval(c->is_string() ? c->text : std::string(), why);
         if (!r) {
-            Violation v = violation(
+            Problem v = Problem(
                 "The CEL expression in package-operator.run/condition annotation is invalid.", why,
                 o.path);
             v.index = o.index;
-            v.pos = o.pos;
             const io::Node* md = o.node.get("metadata");
             v.subject = md ? str_field(*md, "name") : std::string();
-            return stop(std::move(v));
+            return stop(v, o.pos);
         }
         if (*r)
             res.rendered.objects.push_back(std::move(o));

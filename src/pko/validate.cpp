@@ -14,18 +14,17 @@
 namespace kpkg::pko {
 namespace {
 
+constexpr const char* kLockRule = "package.lock";
+constexpr const char* kFixtureRule = "package.fixture";
+
 std::string idx(const std::string& path, std::size_t i) {
     return path + "[" + std::to_string(i) + "]";
 }
 
-// A field error as a violation of the manifest (or lock) file.
-Violation field_violation(const std::string& file, std::string message, const io::Mark& mark,
-                          const std::string& component) {
-    Violation v;
-    v.reason = std::move(message);
-    v.pos = io::pos_of(file, mark);
-    v.component = component;
-    return v;
+// A field error as a finding of `rule` in the manifest (or lock) file.
+Finding field_finding(const char* rule, const std::string& file, std::string message,
+                      const io::Mark& mark, const std::string& component) {
+    return finding(rule, Problem(std::move(message)), io::pos_of(file, mark), component);
 }
 
 // apimachinery's IsConfigMapKey.
@@ -65,11 +64,12 @@ const io::Node* at(const io::Node* n, std::string_view key) {
 
 } // namespace
 
-std::vector<Violation> check_manifest(const Package& pkg) {
+std::vector<Finding> check_manifest(const Package& pkg) {
     const Manifest& m = pkg.manifest;
-    std::vector<Violation> out;
+    std::vector<Finding> out;
     auto add = [&](std::string msg, const io::Mark& mark) {
-        out.push_back(field_violation(m.file, std::move(msg), mark, pkg.component));
+        out.push_back(
+            field_finding("package.manifest", m.file, std::move(msg), mark, pkg.component));
     };
     const io::Node* spec = m.doc.get("spec");
     const io::Mark spec_mark = spec ? spec->mark : m.doc.mark;
@@ -185,29 +185,28 @@ std::vector<Violation> check_manifest(const Package& pkg) {
                   {"image", &l.images[i].image},
                   {"digest", &l.images[i].digest}})
                 if (value->empty()) {
-                    out.push_back(field_violation(
-                        l.file, p + "." + field + ": Invalid value: \"\": must be non empty", mark,
-                        pkg.component));
+                    out.push_back(
+                        field_finding("package.lock", l.file,
+                                      p + "." + field + ": Invalid value: \"\": must be non empty",
+                                      mark, pkg.component));
                 }
         }
     }
     return out;
 }
 
-std::vector<Violation> check_lock(const Package& pkg) {
+std::vector<Finding> check_lock(const Package& pkg) {
     const Manifest& m = pkg.manifest;
-    std::vector<Violation> out;
+    std::vector<Finding> out;
     const std::string hint = "Try running: kpkg package update";
     if (!pkg.lock) {
-        if (!m.images.empty()) {
-            Violation v;
-            v.reason =
-                "Missing image in manifest.lock.yaml, but using PackageManifest.spec.images. " +
-                hint;
-            v.path = "manifest.lock.yaml";
-            v.pos = m.pos("spec.images");
-            out.push_back(std::move(v));
-        }
+        if (!m.images.empty())
+            out.push_back(finding(kLockRule,
+                                  Problem("Missing image in manifest.lock.yaml, but using "
+                                          "PackageManifest.spec.images. " +
+                                              hint,
+                                          {}, "manifest.lock.yaml"),
+                                  m.pos("spec.images")));
         return out;
     }
     std::map<std::string, std::string> want, have;
@@ -217,26 +216,25 @@ std::vector<Violation> check_lock(const Package& pkg) {
         have[i.name] = i.image;
     for (const auto& [name, image] : want) {
         const auto it = have.find(name);
-        Violation v;
-        v.pos = io::pos_of(pkg.lock->file, pkg.lock->doc.mark);
-        if (it == have.end()) {
-            v.reason = "Image specified in manifest but missing from lockfile. " + hint;
-            v.details = name;
-            out.push_back(std::move(v));
-        } else if (it->second != image) {
-            v.reason = "Image specified in manifest does not match with lockfile. " + hint;
-            v.details = go_quote(name) + ": " + go_quote(image) + " vs " + go_quote(it->second);
-            out.push_back(std::move(v));
-        }
+        const SourcePos pos = io::pos_of(pkg.lock->file, pkg.lock->doc.mark);
+        if (it == have.end())
+            out.push_back(finding(
+                kLockRule,
+                Problem("Image specified in manifest but missing from lockfile. " + hint, name),
+                pos));
+        else if (it->second != image)
+            out.push_back(finding(
+                kLockRule,
+                Problem("Image specified in manifest does not match with lockfile. " + hint,
+                        go_quote(name) + ": " + go_quote(image) + " vs " + go_quote(it->second)),
+                pos));
     }
     for (const auto& [name, image] : have)
-        if (!want.count(name)) {
-            Violation v;
-            v.reason = "Image specified in manifest does not match with lockfile. " + hint;
-            v.details = name;
-            v.pos = io::pos_of(pkg.lock->file, pkg.lock->doc.mark);
-            out.push_back(std::move(v));
-        }
+        if (!want.count(name))
+            out.push_back(finding(
+                kLockRule,
+                Problem("Image specified in manifest does not match with lockfile. " + hint, name),
+                io::pos_of(pkg.lock->file, pkg.lock->doc.mark)));
     return out;
 }
 
@@ -278,8 +276,8 @@ void check_kubeconform(const Package& pkg, Kubeconform& kc, const Rendered* rend
             display = f->second.display;
         else if (auto t = pkg.files.find(path + ".gotmpl"); t != pkg.files.end())
             display = t->second.display;
-        for (Violation& v : kc.check_file(path, text, display, pkg.component))
-            report.violations.push_back(std::move(v));
+        for (Finding& f : kc.check_file(path, text, display, pkg.component))
+            report.findings.push_back(std::move(f));
     };
     if (!rendered) {
         for (const auto& [path, f] : pkg.files)
@@ -300,11 +298,12 @@ void run_case(const Package& pkg, const RenderContext& ctx, const std::string& c
               Kubeconform* kc = nullptr) {
     ++report.renders;
     RenderResult r = render(pkg, ctx);
-    for (Violation& v : r.violations) {
-        if (v.component.empty()) v.component = pkg.component;
+    for (Finding& f : r.findings) {
+        if (f.component.empty()) f.component = pkg.component;
+        // The reason, which starts the message, said of the test case.
         if (!case_name.empty() && r.failed)
-            v.reason = "Testcase \"" + case_name + "\": " + v.reason;
-        report.violations.push_back(std::move(v));
+            f.message = "Testcase \"" + case_name + "\": " + f.message;
+        report.findings.push_back(std::move(f));
     }
     if (!r.failed && kc) check_kubeconform(pkg, *kc, &r.rendered, report);
     if (r.failed || !compare) return;
@@ -325,11 +324,11 @@ void run_case(const Package& pkg, const RenderContext& ctx, const std::string& c
         if (rel.compare(0, dir.size(), dir) == 0) fixtures[rel.substr(dir.size())] = &f;
 
     if (fixtures.empty() && !opts.update_fixtures) {
-        Violation v;
-        v.reason = "Testcase \"" + case_name + "\": no fixtures in " + where;
-        v.details = "kpkg package validate --update-fixtures writes them";
-        v.component = pkg.component;
-        report.violations.push_back(std::move(v));
+        report.findings.push_back(
+            finding(kFixtureRule,
+                    Problem("Testcase \"" + case_name + "\": no fixtures in " + where,
+                            "kpkg package validate --update-fixtures writes them"),
+                    {}, pkg.component));
         return;
     }
     for (const auto& [path, f] : fixtures)
@@ -338,12 +337,11 @@ void run_case(const Package& pkg, const RenderContext& ctx, const std::string& c
                 report.fixture_changes.push_back({where + path, {}, true});
                 continue;
             }
-            Violation v;
-            v.reason = "file " + where + path +
-                       " should not exist, filtered or empty after template render";
-            v.pos.file = f->display;
-            v.component = pkg.component;
-            report.violations.push_back(std::move(v));
+            report.findings.push_back(
+                finding(kFixtureRule,
+                        Problem("file " + where + path +
+                                " should not exist, filtered or empty after template render"),
+                        {f->display}, pkg.component));
         }
     for (const auto& [path, text] : actual) {
         const auto it = fixtures.find(path);
@@ -352,11 +350,11 @@ void run_case(const Package& pkg, const RenderContext& ctx, const std::string& c
                 report.fixture_changes.push_back({where + path, text, false});
                 continue;
             }
-            Violation v;
-            v.reason = "file " + where + path + " not found in fixtures folder";
-            v.details = "Testcase \"" + case_name + "\"";
-            v.component = pkg.component;
-            report.violations.push_back(std::move(v));
+            report.findings.push_back(
+                finding(kFixtureRule,
+                        Problem("file " + where + path + " not found in fixtures folder",
+                                "Testcase \"" + case_name + "\""),
+                        {}, pkg.component));
             continue;
         }
         if (it->second->bytes == text) continue;
@@ -366,23 +364,22 @@ void run_case(const Package& pkg, const RenderContext& ctx, const std::string& c
         }
         const auto slash = path.rfind('/');
         const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-        Violation v;
-        v.reason = "File mismatch against fixture";
-        v.path = path;
-        v.details = "Testcase \"" + case_name + "\"\n" +
-                    shown_diff(text::unified_diff(it->second->bytes, text, "FIXTURE/" + base,
-                                                  "ACTUAL/" + base));
-        v.pos.file = it->second->display;
-        v.component = pkg.component;
-        report.violations.push_back(std::move(v));
+        report.findings.push_back(
+            finding(kFixtureRule,
+                    Problem("File mismatch against fixture",
+                            "Testcase \"" + case_name + "\"\n" +
+                                shown_diff(text::unified_diff(it->second->bytes, text,
+                                                              "FIXTURE/" + base, "ACTUAL/" + base)),
+                            path),
+                    {it->second->display}, pkg.component));
     }
 }
 
 void validate_package(const Package& pkg, const ValidateOptions& opts, Report& report) {
     // Every check runs, as kubectl-package's validators all run: the templates are rendered
     // even when the manifest has problems.
-    for (Violation& v : check_manifest(pkg))
-        report.violations.push_back(std::move(v));
+    for (Finding& f : check_manifest(pkg))
+        report.findings.push_back(std::move(f));
     const Manifest& m = pkg.manifest;
     const std::unique_ptr<Kubeconform> kc = Kubeconform::make(m, opts.kubeconform);
     if (m.tests.empty()) {
@@ -409,22 +406,22 @@ void validate_package(const Package& pkg, const ValidateOptions& opts, Report& r
 
 Report validate(const Loaded& loaded, const ValidateOptions& options) {
     Report report;
-    report.violations = loaded.violations;
-    if (!loaded.violations.empty()) return report;
+    report.findings = loaded.findings;
+    if (!loaded.findings.empty()) return report;
     const Package& pkg = loaded.package;
     for (const Package& c : pkg.components)
         validate_package(c, options, report);
     validate_package(pkg, options, report);
-    for (Violation& v : check_lock(pkg))
-        report.violations.push_back(std::move(v));
+    for (Finding& f : check_lock(pkg))
+        report.findings.push_back(std::move(f));
     // The same finding from several test cases is reported once.
-    std::vector<Violation> unique;
+    std::vector<Finding> unique;
     std::set<std::string> seen;
-    for (Violation& v : report.violations) {
-        const std::string key = v.text() + "\n" + v.pos.str();
-        if (seen.insert(key).second) unique.push_back(std::move(v));
+    for (Finding& f : report.findings) {
+        const std::string key = f.text() + "\n" + f.pos.str();
+        if (seen.insert(key).second) unique.push_back(std::move(f));
     }
-    report.violations = std::move(unique);
+    report.findings = std::move(unique);
     return report;
 }
 

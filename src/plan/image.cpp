@@ -196,14 +196,11 @@ Result<ImageContent> package_check(const io::Tree& tree) {
     auto loaded = pko::load(tree, lo);
     if (!loaded) return fail(std::move(loaded).error());
     const pko::Report report = pko::validate(*loaded);
-    if (!report.violations.empty()) {
-        const std::size_t errors = report.violations.size();
+    if (!report.findings.empty()) {
+        const std::size_t errors = report.findings.size();
         std::string problems;
-        for (const auto& v : report.violations) {
-            problems += "\n  ";
-            if (!v.pos.empty()) problems += v.pos.str() + ": ";
-            problems += "error: " + v.text();
-        }
+        for (const auto& f : report.findings)
+            problems += "\n  " + pko::format(f);
         return fail(Error::invalid(tree.display_root() +
                                    ": not a valid Package Operator package (" +
                                    std::to_string(errors) + (errors == 1 ? " error" : " errors") +

@@ -20,8 +20,8 @@ ALLOWED = {
     "bundle": ["core", "io", "cel", "model"],
     "catalog": ["core", "io", "cel", "model", "net", "oci", "bundle"],
     "resolve": ["core", "io", "cel", "model"],
-    # pko's dependency resolution solves with resolve/versions (resolve brings model along).
-    "pko": ["core", "io", "cel", "template", "resolve"],
+    # pko's dependency resolution solves with resolve/versions; its findings are model's.
+    "pko": ["core", "io", "cel", "template", "model", "resolve"],
     "plan": ["core", "io", "cel", "template", "model", "net", "oci", "bundle", "catalog",
              "resolve", "pko"],
     # kube applies what plan and pko render, and talks to the API server through net.

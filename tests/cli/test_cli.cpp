@@ -614,8 +614,8 @@ TEST(CiFormats, JunitIsValidXmlWithEscaping) {
 TEST(CiFormats, OnlyForTheValidateCommands) {
     auto r = run_kpkg({"-o", "junit", "catalog", "list", "packages", catalog()});
     EXPECT_EQ(r.exit_code, 2);
-    EXPECT_TRUE(contains(r.err, "-o junit is for 'kpkg bundle validate' and 'kpkg catalog "
-                                "validate'"))
+    EXPECT_TRUE(contains(r.err, "-o junit is for 'kpkg bundle validate', 'kpkg catalog "
+                                "validate' and 'kpkg package validate'"))
         << r.err;
     EXPECT_TRUE(r.out.empty());
     EXPECT_EQ(run_kpkg({"version", "-o", "github"}).exit_code, 2);
@@ -626,6 +626,64 @@ TEST(CiFormats, OnlyForTheValidateCommands) {
     EXPECT_EQ(parsed.out, "{\"name\": \"kpkg catalog validate\", \"tests\": \"1\", \"failures\": "
                           "\"0\", \"cases\": [[\"" +
                               catalog() + "\", \"valid\", null, null]]}\n");
+}
+
+// A Package Operator package's findings as GitHub annotations: file, line and column when known,
+// the rule as the title, then the verdict line; exit 3 as with text output.
+TEST(CiFormats, PackageValidateGithub) {
+    const std::string pkg = testdata("packages/broken").string();
+    auto r = run_kpkg({"package", "validate", "-o", "github", pkg});
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_EQ(r.out, "::error file=" + pkg +
+                         "/manifest.yaml,line=9,col=5,title=package.manifest::spec.phases[1].name: "
+                         "Invalid value: \"deploy\": must be unique\n"
+                         "::error file=" +
+                         pkg +
+                         "/deployment.yaml,line=1,title=package.object::Missing "
+                         "package-operator.run/phase Annotation in deployment.yaml idx 0\n" +
+                         pkg + ": invalid: 2 errors\n");
+    EXPECT_EQ(r.err, "");
+    auto ok =
+        run_kpkg({"-o", "github", "package", "validate", testdata("packages/greeter").string()});
+    EXPECT_EQ(ok.exit_code, 0) << ok.err;
+    EXPECT_EQ(ok.out, testdata("packages/greeter").string() + ": valid\n");
+}
+
+// JUnit XML for `kpkg package validate`: the package a test suite, each finding a failing test
+// case named by its rule and position; a component's findings name the component.
+TEST(CiFormats, PackageValidateJunit) {
+    kpkg::test::TempDir d;
+    const char* manifest = "apiVersion: manifests.package-operator.run/v1alpha1\n"
+                           "kind: PackageManifest\nmetadata:\n  name: %s\nspec:\n"
+                           "  scopes: [Namespaced]\n  phases:\n  - name: deploy\n%s";
+    auto manifest_of = [&](const std::string& name, const std::string& extra) {
+        std::string m = manifest;
+        m.replace(m.find("%s"), 2, name);
+        m.replace(m.find("%s"), 2, extra);
+        return m;
+    };
+    d.write("pkg/manifest.yaml", manifest_of("multi", "  components: {}\n"));
+    d.write("pkg/components/front/manifest.yaml", manifest_of("front", ""));
+    d.write("pkg/components/front/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n");
+    const std::string pkg = (d / "pkg").string();
+    auto r = run_kpkg({"package", "validate", "-o", "junit", pkg});
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    auto parsed = parse_junit(r.out);
+    ASSERT_EQ(parsed.exit_code, 0) << parsed.out << "\n" << r.out;
+    EXPECT_EQ(parsed.out,
+              "{\"name\": \"kpkg package validate\", \"tests\": \"1\", \"failures\": \"1\", "
+              "\"cases\": [[\"" +
+                  pkg + "\", \"package.object at " + pkg +
+                  "/components/front/cm.yaml:1\", \"component \\\"front\\\": Missing "
+                  "package-operator.run/phase Annotation in cm.yaml idx 0\", null]]}\n");
+    // The text output of the same run, for comparison: one finding, the same words.
+    auto text = run_kpkg({"package", "validate", pkg});
+    EXPECT_EQ(text.exit_code, 3);
+    EXPECT_TRUE(contains(text.out, pkg + "/components/front/cm.yaml:1: error: component "
+                                         "\"front\": Missing package-operator.run/phase "
+                                         "Annotation in cm.yaml idx 0\n"))
+        << text.out;
 }
 
 // --- README ----------------------------------------------------------------------------------

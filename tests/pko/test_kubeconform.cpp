@@ -250,8 +250,8 @@ TEST(PkoKubeconform, HugeSchemaIsRefused) {
     ASSERT_TRUE(kc);
     auto vs = kc->check_file("cm.yaml", kGoodConfigMap, "pkg/cm.yaml", "");
     ASSERT_EQ(vs.size(), 1u);
-    EXPECT_TRUE(contains(vs[0].details, "is larger than 1024 bytes")) << vs[0].details;
-    EXPECT_TRUE(contains(vs[0].details, (d / "big/configmap-v1.json").string())) << vs[0].details;
+    EXPECT_TRUE(contains(vs[0].message, "is larger than 1024 bytes")) << vs[0].message;
+    EXPECT_TRUE(contains(vs[0].message, (d / "big/configmap-v1.json").string())) << vs[0].message;
     // Within the limit the same schema is used and the object is valid.
     o.max_schema_bytes = 1 << 20;
     EXPECT_TRUE(Kubeconform::make(m, o)->check_file("cm.yaml", kGoodConfigMap, "", "").empty());

@@ -56,7 +56,7 @@ Loaded must_load(const io::Tree& t, bool fixtures = false) {
     return l.ok() ? std::move(*l) : Loaded{};
 }
 
-std::string all_text(const std::vector<Violation>& vs) {
+std::string all_text(const std::vector<Finding>& vs) {
     std::string s;
     for (const auto& v : vs)
         s += v.pos.str() + " " + v.text() + "\n";
@@ -70,7 +70,7 @@ TEST(PkoLoad, ManifestLockFilesAndDotNames) {
                         {".test-fixtures/ns/deploy.yaml", "x\n"},
                         {"README.md", "hi\n"}});
     auto l = must_load(t);
-    EXPECT_TRUE(l.violations.empty()) << all_text(l.violations);
+    EXPECT_TRUE(l.findings.empty()) << all_text(l.findings);
     EXPECT_EQ(l.package.manifest.name, "demo");
     ASSERT_EQ(l.package.manifest.phases.size(), 2u);
     EXPECT_EQ(l.package.files.count("deploy.yaml"), 1u);
@@ -85,21 +85,21 @@ TEST(PkoLoad, ManifestLockFilesAndDotNames) {
 TEST(PkoLoad, StructureProblems) {
     auto both = tree_with({{"manifest.yaml", kManifest}, {"manifest.yml", kManifest}});
     EXPECT_TRUE(
-        contains(all_text(must_load(both).violations), "PackageManifest present multiple times"));
+        contains(all_text(must_load(both).findings), "PackageManifest present multiple times"));
     auto none = tree_with({{"a.yaml", "kind: X\n"}});
-    EXPECT_TRUE(contains(all_text(must_load(none).violations),
+    EXPECT_TRUE(contains(all_text(must_load(none).findings),
                          "PackageManifest not found: searched at manifest.yaml and manifest.yml"));
     auto gvk = tree_with({{"manifest.yaml", "apiVersion: v1\nkind: ConfigMap\n"}});
-    EXPECT_TRUE(contains(all_text(must_load(gvk).violations), "unknown GVK in manifest.yaml"));
+    EXPECT_TRUE(contains(all_text(must_load(gvk).findings), "unknown GVK in manifest.yaml"));
     auto bad = tree_with({{"manifest.yaml", "a: [\n"}});
-    const auto v = must_load(bad).violations;
+    const auto v = must_load(bad).findings;
     ASSERT_FALSE(v.empty());
     EXPECT_EQ(v[0].pos.file, "pkg/manifest.yaml");
     EXPECT_GT(v[0].pos.line, 0u);
     auto types = tree_with(
         {{"manifest.yaml", "apiVersion: manifests.package-operator.run/v1alpha1\nkind: "
                            "PackageManifest\nmetadata: {name: x}\nspec:\n  phases: deploy\n"}});
-    EXPECT_TRUE(contains(all_text(must_load(types).violations),
+    EXPECT_TRUE(contains(all_text(must_load(types).findings),
                          "spec.phases: Invalid value: expected a list, got string"));
 }
 
@@ -111,19 +111,19 @@ TEST(PkoLoad, Components) {
                         {"components/backend/d.yaml", "kind: X\n"},
                         {"components/.keep", ""}});
     auto l = must_load(t);
-    EXPECT_TRUE(l.violations.empty()) << all_text(l.violations);
+    EXPECT_TRUE(l.findings.empty()) << all_text(l.findings);
     ASSERT_EQ(l.package.components.size(), 1u);
     EXPECT_EQ(l.package.components[0].manifest.name, "backend"); // the folder's name
     EXPECT_EQ(l.package.components[0].files.count("d.yaml"), 1u);
     EXPECT_EQ(l.package.files.count("components/backend/d.yaml"), 0u);
 
     auto stray = tree_with({{"manifest.yaml", root.c_str()}, {"components/foobar", "x"}});
-    EXPECT_TRUE(contains(all_text(must_load(stray).violations),
+    EXPECT_TRUE(contains(all_text(must_load(stray).findings),
                          "The components directory may only contain folders and dot files in "
                          "components/foobar"));
     auto nested =
         tree_with({{"manifest.yaml", root.c_str()}, {"components/a/manifest.yaml", root.c_str()}});
-    EXPECT_TRUE(contains(all_text(must_load(nested).violations),
+    EXPECT_TRUE(contains(all_text(must_load(nested).findings),
                          "Nesting multi-component packages not allowed"));
     // Components not enabled: the files are the root's.
     auto off = tree_with({{"manifest.yaml", kManifest}, {"components/a/x.yaml", "kind: X\n"}});
@@ -157,8 +157,8 @@ TEST(PkoRender, TemplatesObjectsLabelsAndOrder) {
     RenderContext ctx = test_context(l.package.manifest, l.package.manifest.tests[0]);
     ctx.config = admit_package_config(l.package.manifest, io::Node::map(), "").config;
     auto r = render(l.package, ctx);
-    ASSERT_FALSE(r.failed) << all_text(r.violations) << r.rendered.files["a.yaml"];
-    EXPECT_TRUE(r.violations.empty()) << all_text(r.violations);
+    ASSERT_FALSE(r.failed) << all_text(r.findings) << r.rendered.files["a.yaml"];
+    EXPECT_TRUE(r.findings.empty()) << all_text(r.findings);
     ASSERT_EQ(r.rendered.objects.size(), 4u);
     // Paths with '/' sorted below every other byte: a.yaml, b/z.yaml, b.yaml.
     auto name = [&](std::size_t i) {
@@ -194,7 +194,7 @@ TEST(PkoRender, ConditionsAndPathFilters) {
     RenderContext ctx = test_context(l.package.manifest, l.package.manifest.tests[0]);
     ctx.config = admit_package_config(l.package.manifest, io::Node::map(), "").config;
     auto r = render(l.package, ctx);
-    ASSERT_FALSE(r.failed) << all_text(r.violations);
+    ASSERT_FALSE(r.failed) << all_text(r.findings);
     ASSERT_EQ(r.rendered.objects.size(), 1u);
     EXPECT_EQ(r.rendered.objects[0].node.get("metadata")->get("name")->text, "keep");
     EXPECT_EQ(r.rendered.excluded.count("extra/deep/y.yaml"), 1u);
@@ -216,7 +216,7 @@ TEST(PkoRender, ObjectChecks) {
           "name: z\n  annotations: {package-operator.run/phase: deploy}\n"}});
     auto l = must_load(t);
     auto r = render(l.package, test_context(l.package.manifest, l.package.manifest.tests[0]));
-    const std::string all = all_text(r.violations);
+    const std::string all = all_text(r.findings);
     EXPECT_TRUE(contains(all, "Labels invalid in a.yaml idx 0: metadata.labels: Invalid value: "
                               "\"-bad\": name part must consist of"))
         << all;
@@ -233,7 +233,7 @@ TEST(PkoRender, FailuresAreClearAndBounded) {
         auto l = must_load(t);
         auto r = render(l.package, test_context(l.package.manifest, l.package.manifest.tests[0]));
         EXPECT_TRUE(r.failed);
-        return all_text(r.violations);
+        return all_text(r.findings);
     };
     const auto t0 = std::chrono::steady_clock::now();
     // A template calling itself, a loop that never ends, an unknown function.
@@ -260,7 +260,7 @@ TEST(PkoRender, FailuresAreClearAndBounded) {
 }
 
 TEST(PkoViolation, TheDocumentShownIsBoundedAndEscaped) {
-    Violation v;
+    Problem v;
     v.reason = "Invalid YAML";
     v.path = "a.yaml";
     v.subject = "kind: A\n" + std::string(100000, '\0');
@@ -280,7 +280,7 @@ TEST(PkoRender, TenThousandObjects) {
     auto l = must_load(t);
     auto r = render(l.package, test_context(l.package.manifest, l.package.manifest.tests[0]));
     EXPECT_FALSE(r.failed);
-    EXPECT_TRUE(r.violations.empty()) << all_text(r.violations);
+    EXPECT_TRUE(r.findings.empty()) << all_text(r.findings);
     EXPECT_EQ(r.rendered.objects.size(), 10000u);
 }
 
@@ -304,11 +304,11 @@ TEST(PkoValidate, FixturesMissingDifferentAndUpdated) {
     auto no_fixtures = tree_with({{"manifest.yaml", kManifest}, {"cm.yaml.gotmpl", tmpl}});
     auto l = must_load(no_fixtures, true);
     auto rep = validate(l);
-    EXPECT_TRUE(contains(all_text(rep.violations), "no fixtures in .test-fixtures/ns/"));
+    EXPECT_TRUE(contains(all_text(rep.findings), "no fixtures in .test-fixtures/ns/"));
     ValidateOptions up;
     up.update_fixtures = true;
     auto rep2 = validate(l, up);
-    EXPECT_TRUE(rep2.violations.empty()) << all_text(rep2.violations);
+    EXPECT_TRUE(rep2.findings.empty()) << all_text(rep2.findings);
     ASSERT_EQ(rep2.fixture_changes.size(), 1u);
     EXPECT_EQ(rep2.fixture_changes[0].rel, ".test-fixtures/ns/cm.yaml");
     EXPECT_TRUE(contains(rep2.fixture_changes[0].content, "name: demo"));
@@ -318,7 +318,7 @@ TEST(PkoValidate, FixturesMissingDifferentAndUpdated) {
                             {".test-fixtures/ns/cm.yaml", "old\n"},
                             {".test-fixtures/ns/stale.yaml", "x\n"}});
     auto rep3 = validate(must_load(wrong, true));
-    const std::string all = all_text(rep3.violations);
+    const std::string all = all_text(rep3.findings);
     EXPECT_TRUE(contains(all, "File mismatch against fixture in cm.yaml: Testcase \"ns\"\n--- "
                               "FIXTURE/cm.yaml\n+++ ACTUAL/cm.yaml"))
         << all;
@@ -335,8 +335,8 @@ TEST(PkoValidate, AHugeFixtureDiffIsCut) {
     t.add_file("cm.yaml.gotmpl", tmpl);
     t.add_file(".test-fixtures/ns/cm.yaml", huge);
     auto rep = validate(must_load(t, true));
-    ASSERT_EQ(rep.violations.size(), 1u) << all_text(rep.violations).substr(0, 300);
-    const std::string m = rep.violations[0].text();
+    ASSERT_EQ(rep.findings.size(), 1u) << all_text(rep.findings).substr(0, 300);
+    const std::string m = rep.findings[0].text();
     EXPECT_TRUE(contains(m, "File mismatch against fixture in cm.yaml")) << m.substr(0, 200);
     EXPECT_LT(m.size(), 70u * 1024);
     EXPECT_EQ(m.find('\0'), std::string::npos);
@@ -364,7 +364,7 @@ test:
     context: {config: {replicas: "three"}}
 )";
     auto t = tree_with({{"manifest.yaml", m}});
-    const std::string all = all_text(validate(must_load(t)).violations);
+    const std::string all = all_text(validate(must_load(t)).findings);
     EXPECT_TRUE(contains(all, "spec.phases[1].name: Invalid value: \"a\": must be unique")) << all;
     EXPECT_TRUE(contains(all, "spec.availabilityProbes[0].probes: Required value"));
     EXPECT_TRUE(contains(all, "spec.images[1].name: Invalid value: \"img\": must be unique"));
@@ -391,7 +391,7 @@ TEST(PkoLoad, LockDigestsAreDigests) {
         io::MemoryTree t("pkg");
         t.add_file("manifest.yaml", kManifest);
         t.add_file("manifest.lock.yaml", text);
-        return all_text(must_load(t).violations);
+        return all_text(must_load(t).findings);
     };
     EXPECT_EQ(errors(lock("sha256:" + hex, hex)), "");
     EXPECT_EQ(errors(lock("sha256:" + hex, "sha256:" + hex)), "");

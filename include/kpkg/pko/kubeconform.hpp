@@ -49,11 +49,11 @@ public:
     static std::unique_ptr<Kubeconform> make(const Manifest& m, KubeconformOptions opts);
     ~Kubeconform();
 
-    // The violations of one YAML file (path relative to the package, its text, where its lines
-    // are for messages: "" when it has no file of its own, as a template's output).
-    // Throws Exception for an I/O or network error.
-    std::vector<Violation> check_file(const std::string& path, const std::string& text,
-                                      const std::string& display, const std::string& component);
+    // The findings of one YAML file, of rule "package.kubeconform" (path relative to the
+    // package, its text, where its lines are for messages: "" when it has no file of its own, as
+    // a template's output). Throws Exception for an I/O or network error.
+    std::vector<Finding> check_file(const std::string& path, const std::string& text,
+                                    const std::string& display, const std::string& component);
 
 private:
     struct Impl;

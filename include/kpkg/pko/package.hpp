@@ -17,11 +17,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kpkg/core/error.hpp"
 #include "kpkg/core/result.hpp"
 #include "kpkg/io/node.hpp"
+#include "kpkg/model/finding.hpp"
 
 namespace kpkg::io {
 class Tree;
@@ -40,22 +42,44 @@ inline constexpr std::string_view kInstanceLabel = "package-operator.run/instanc
 // validated: Package Operator's fixtures are written with it.
 inline constexpr std::string_view kStaticImage = "registry.package-operator.run/static-image";
 
-// One problem of a package, in kubectl-package's words:
+// The parts of a problem's message, as kubectl-package words it:
 //   <reason>[ in <path>[ idx <index>]][: <details>][\n<subject>]
-// prefixed with `component "<name>": ` for a component's, plus, kpkg's addition, the file and
-// line it is at when known.
-struct Violation {
+// with the subject (the document a problem is in) shown at most 2 KiB of it, control
+// characters escaped.
+struct Problem {
     std::string reason;
     std::string details;
     std::string path; // relative to the package root, e.g. "deployment.yaml"
     std::optional<int> index;
-    std::string component;
     std::string subject;
-    SourcePos pos;
 
-    std::string message() const; // without the component
-    std::string text() const;    // with it
+    Problem() = default;
+    explicit Problem(std::string reason_, std::string details_ = {}, std::string path_ = {},
+                     std::optional<int> index_ = {})
+        : reason(std::move(reason_)), details(std::move(details_)), path(std::move(path_)),
+          index(index_) {}
+
+    std::string message() const;
 };
+
+// One problem of a package: an error (a package has no warnings) with the message a Problem
+// words, a rule naming the check ("package.render", "package.fixture", ...) and, kpkg's addition
+// to kubectl-package, the file and line it is at when known. A component's problem names the
+// component.
+struct Finding : model::Finding {
+    std::string component; // "" for the root package's
+
+    // The message, prefixed with `component "<name>": ` for a component's.
+    std::string text() const;
+};
+
+// A finding of `rule` worded by `problem`, at `pos`, about `component`.
+Finding finding(std::string rule, const Problem& problem, SourcePos pos = {},
+                std::string component = {});
+
+// One line (more when the message has several) as `kpkg package validate` prints a finding:
+//   [FILE[:LINE[:COL]]: ]error: TEXT
+std::string format(const Finding& f);
 
 struct Phase {
     std::string name;
@@ -155,12 +179,12 @@ struct Loaded {
     Package package;
     // Structure problems found while loading (a manifest that does not parse, two manifests, a
     // stray file under components/ ...): the package cannot be used when there are any.
-    std::vector<Violation> violations;
+    std::vector<Finding> findings;
     std::vector<std::string> warnings; // symbolic links skipped
 };
 
 // Loads a package. A tree that cannot be read is an error (exit 1); what is wrong with the
-// package itself is reported as violations.
+// package itself is reported as findings.
 Result<Loaded> load(const io::Tree& tree, const LoadOptions& options = {});
 
 // Whether `path` is a template (*.gotmpl), a YAML object file (.yaml/.yml after the template

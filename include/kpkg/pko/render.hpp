@@ -62,7 +62,7 @@ struct Rendered {
 
 struct RenderOptions {
     // Check the objects as kubectl-package does (duplicates, GVK, labels, phase annotation);
-    // their violations are reported and the objects still returned.
+    // their findings are reported and the objects still returned.
     bool validate = true;
     // Stop after the templates (no objects).
     bool templates_only = false;
@@ -70,7 +70,7 @@ struct RenderOptions {
 
 struct RenderResult {
     Rendered rendered;
-    std::vector<Violation> violations;
+    std::vector<Finding> findings;
     // A failure that stops rendering (a template that does not parse or execute, an object
     // that is not valid YAML, a condition that does not compile): nothing after it is known.
     bool failed = false;

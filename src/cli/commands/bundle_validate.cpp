@@ -124,10 +124,7 @@ int run_validate(const Globals& g, const ValidateCliOptions& o) {
         errors += e;
         warnings += w;
         if (e > 0) ++invalid;
-        units.push_back({dir, {}});
-        for (const auto& f : findings)
-            units.back().findings.push_back({f.severity == bundle::Severity::error, f.rule,
-                                             f.message, f.pos.file, f.pos.line, f.pos.column});
+        units.push_back({dir, {findings.begin(), findings.end()}});
 
         if (g.format == Format::text) {
             for (const auto& f : findings)

@@ -47,9 +47,9 @@ int run_validate(const Globals& g, const ValidateCliOptions& o) {
             if (!i.package.empty()) about += "package " + i.package;
             if (!i.channel.empty()) about += (about.empty() ? "" : ", ") + ("channel " + i.channel);
             if (!i.bundle.empty()) about += (about.empty() ? "" : ", ") + ("bundle " + i.bundle);
-            units[0].findings.push_back({i.severity == catalog::Severity::error, i.rule,
-                                         (about.empty() ? "" : about + ": ") + i.message,
-                                         i.pos.file, i.pos.line, i.pos.column});
+            model::Finding f = i;
+            f.message = (about.empty() ? "" : about + ": ") + i.message;
+            units[0].findings.push_back(std::move(f));
         }
         print(g.format == Format::junit ? format_junit("kpkg catalog validate", units)
                                         : format_github(units));

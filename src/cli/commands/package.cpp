@@ -74,17 +74,10 @@ pko::Loaded load_package(const io::Tree& tree, bool fixtures) {
     return std::move(*loaded);
 }
 
-std::string violation_line(const pko::Violation& v) {
-    std::string s;
-    if (!v.pos.empty()) s += v.pos.str() + ": ";
-    s += "error: " + v.text();
-    return s;
-}
-
-[[noreturn]] void throw_violations(const std::vector<pko::Violation>& vs, const std::string& what) {
+[[noreturn]] void throw_findings(const std::vector<pko::Finding>& fs, const std::string& what) {
     Error e = Error::invalid(what);
-    for (const auto& v : vs)
-        e.note(violation_line(v));
+    for (const auto& f : fs)
+        e.note(pko::format(f));
     throw Exception(std::move(e));
 }
 
@@ -140,8 +133,8 @@ io::Node admitted(const pko::Manifest& m, const io::Node& config, const std::str
     if (!a.errors.empty()) {
         Error e = Error::invalid("validate Package configuration: the configuration does not "
                                  "match the package's schema");
-        for (const auto& v : a.errors)
-            e.note(v.message());
+        for (const auto& f : a.errors)
+            e.note(f.message);
         throw Exception(std::move(e).about(m.file));
     }
     return std::move(a.config);
@@ -178,18 +171,28 @@ int run_validate(const Globals& g, const ValidateOpts& o) {
     };
     pko::Report report = pko::validate(loaded, vo);
 
-    if (o.update_fixtures && report.violations.empty()) {
+    if (o.update_fixtures && report.findings.empty()) {
         // Every change is checked first (no symbolic link on the way: nothing is written when
         // one is refused), then each fixture is written (or removed) atomically.
         if (auto w = pko::write_fixture_changes(fs::path(o.src), report.fixture_changes); !w)
             throw Exception(std::move(w).error());
     }
 
-    const std::size_t errors = report.violations.size();
-    if (g.format == Format::text) {
+    const std::size_t errors = report.findings.size();
+    if (g.format == Format::junit || g.format == Format::github) {
+        // The package as one unit; a component's findings name it in their message.
+        std::vector<CiUnit> units{{o.src, {}}};
+        for (const auto& f : report.findings) {
+            model::Finding ci = f;
+            ci.message = f.text();
+            units[0].findings.push_back(std::move(ci));
+        }
+        print(g.format == Format::junit ? format_junit("kpkg package validate", units)
+                                        : format_github(units));
+    } else if (g.format == Format::text) {
         std::string out;
-        for (const auto& v : report.violations)
-            out += violation_line(v) + "\n";
+        for (const auto& f : report.findings)
+            out += pko::format(f) + "\n";
         for (const auto& c : report.fixture_changes)
             if (o.update_fixtures && errors == 0)
                 out +=
@@ -203,13 +206,13 @@ int run_validate(const Globals& g, const ValidateOpts& o) {
         doc.set("valid", io::Node::boolean(errors == 0));
         doc.set("errors", io::Node::integer(static_cast<std::int64_t>(errors)));
         io::Node& list = doc.set("findings", io::Node::seq());
-        for (const auto& v : report.violations) {
-            io::Node f = io::Node::map();
-            f.set("message", io::Node::string(v.message()));
-            f.set("component", io::Node::string(v.component));
-            f.set("file", io::Node::string(v.pos.file));
-            f.set("line", io::Node::integer(v.pos.line));
-            list.push(std::move(f));
+        for (const auto& f : report.findings) {
+            io::Node n = io::Node::map();
+            n.set("message", io::Node::string(f.message));
+            n.set("component", io::Node::string(f.component));
+            n.set("file", io::Node::string(f.pos.file));
+            n.set("line", io::Node::integer(f.pos.line));
+            list.push(std::move(n));
         }
         io::Node& fx = doc.set("fixtures", io::Node::seq());
         if (o.update_fixtures && errors == 0)
@@ -249,8 +252,7 @@ Prepared prepare(const RenderOpts& o) {
     Source s = open_package(o.src);
     Prepared p;
     p.loaded = load_package(*s.tree, false);
-    if (!p.loaded.violations.empty())
-        throw_violations(p.loaded.violations, "the package is not valid");
+    if (!p.loaded.findings.empty()) throw_findings(p.loaded.findings, "the package is not valid");
     p.pkg = &pick_component(p.loaded.package, o.component);
     const pko::Manifest& m = p.pkg->manifest;
 
@@ -291,12 +293,11 @@ Prepared prepare(const RenderOpts& o) {
     for (const auto& sc : m.scopes)
         if (sc == scope) supported = true;
     if (!supported) {
-        pko::Violation v;
-        v.reason = "Package unsupported scope";
-        v.path = m.rel;
-        v.details = scope + " (the manifest's spec.scopes)";
-        v.pos = m.pos("spec.scopes");
-        throw_violations({v}, "the package cannot be installed with this scope");
+        throw_findings({pko::finding("package.scope",
+                                     pko::Problem("Package unsupported scope",
+                                                  scope + " (the manifest's spec.scopes)", m.rel),
+                                     m.pos("spec.scopes"))},
+                       "the package cannot be installed with this scope");
     }
     return p;
 }
@@ -348,7 +349,7 @@ void check_constraints(const pko::Manifest& m, const io::Node& env) {
 
 std::vector<pko::PhaseObjects> render_phases(const Prepared& p) {
     pko::RenderResult r = pko::render(*p.pkg, p.ctx);
-    if (!r.violations.empty()) throw_violations(r.violations, "rendering package failed");
+    if (!r.findings.empty()) throw_findings(r.findings, "rendering package failed");
     auto phases = pko::by_phase(*p.pkg, r.rendered);
     if (!phases) throw Exception(std::move(phases).error());
     return std::move(*phases);
@@ -412,7 +413,7 @@ int run_render(const Globals& g, const RenderOpts& o) {
     // .images: the lock's image@digest, as the manager passes them.
     p.ctx.images.clear();
     if (!m.images.empty()) {
-        if (!p.pkg->lock) throw_violations(pko::check_lock(*p.pkg), "the package has no lock file");
+        if (!p.pkg->lock) throw_findings(pko::check_lock(*p.pkg), "the package has no lock file");
         for (const auto& li : p.pkg->lock->images) {
             std::string ref = li.image;
             const auto at = ref.find('@');
@@ -527,7 +528,9 @@ void setup(CLI::App& root, Context& ctx) {
     v->add_flag("--update-fixtures", vo->update_fixtures,
                 "Write the fixtures of every test case from what the templates render");
     v->footer("Every problem is printed as [FILE[:LINE]: ]error: MESSAGE.\n"
+              "With -o junit: JUnit XML; with -o github: GitHub workflow annotations.\n"
               "Exit status: 0 valid, 3 problems found, 1 the package could not be read.");
+    accept_ci_formats(v);
     v->callback([&ctx, vo] { ctx.action = [&ctx, vo] { return run_validate(ctx.globals, *vo); }; });
 
     auto add_common = [](CLI::App* c, RenderOpts& o) {

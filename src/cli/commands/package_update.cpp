@@ -144,10 +144,10 @@ Result<std::vector<pko::DependencyRequest>> image_dependencies(const pko::Reposi
         auto tree = image_subtree(v, "package", ref + ":/package");
         auto loaded = pko::load(*tree);
         if (!loaded) throw Exception(std::move(loaded).error());
-        if (!loaded->violations.empty()) {
+        if (!loaded->findings.empty()) {
             Error err = Error::invalid("the package image " + ref + " (entry " + e.entry_name() +
                                        ") is not a valid package");
-            for (const auto& x : loaded->violations)
+            for (const auto& x : loaded->findings)
                 err.note((x.pos.empty() ? "" : x.pos.str() + ": ") + x.text());
             throw Exception(std::move(err));
         }
@@ -226,9 +226,9 @@ int run_update(const Globals& g, const UpdateOpts& o) {
     auto tree = io::open_path(o.src);
     auto loaded = pko::load(*tree);
     if (!loaded) throw Exception(std::move(loaded).error());
-    if (!loaded->violations.empty()) {
+    if (!loaded->findings.empty()) {
         Error e = Error::invalid("the package is not valid");
-        for (const auto& v : loaded->violations)
+        for (const auto& v : loaded->findings)
             e.note((v.pos.empty() ? "" : v.pos.str() + ": ") + v.text());
         throw Exception(std::move(e));
     }
