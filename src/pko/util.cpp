@@ -1,7 +1,6 @@
 // Go's spellings and Kubernetes' name rules (k8s.io/apimachinery/pkg/util/validation).
 #include "kpkg/pko/util.hpp"
 
-#include "kpkg/core/text.hpp"
 #include "kpkg/io/go.hpp"
 #include "kpkg/io/load.hpp"
 
@@ -65,10 +64,6 @@ Result<io::Node> to_json_node(const io::Node& node) {
     if (!docs) return fail(std::move(docs).error());
     if (docs->empty()) return io::Node{};
     return std::move((*docs)[0].root);
-}
-
-std::string go_quote(std::string_view s) {
-    return text::quote(s);
 }
 
 std::vector<std::string> dns1123_subdomain_errors(std::string_view value) {
