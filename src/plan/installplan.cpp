@@ -7,6 +7,7 @@
 
 #include "kpkg/core/text.hpp"
 #include "kpkg/io/go.hpp"
+#include "kpkg/model/names.hpp"
 #include "permissions.hpp"
 
 namespace kpkg::plan {
@@ -26,20 +27,17 @@ Result<void> check_namespace(std::string_view ns, std::string_view flag) {
         return Error::usage(std::string(flag) + " " + text::quote(ns) +
                             " is not a valid namespace name: " + why);
     };
-    if (ns.empty()) return bad("it is empty");
-    if (ns.size() > 63)
+    const model::Dns1123Check c = model::check_dns1123_label(ns);
+    if (c.empty) return bad("it is empty");
+    if (c.too_long)
         return bad("it has " + std::to_string(ns.size()) +
                    " characters, at most 63 are allowed (a DNS-1123 label)");
-    for (std::size_t i = 0; i < ns.size(); ++i) {
-        const char c = ns[i];
-        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-') continue;
-        return bad("character " + std::to_string(i + 1) + " " +
-                   text::quote(std::string_view(&ns[i], 1)) +
+    if (c.bad_character)
+        return bad("character " + std::to_string(c.first_bad + 1) + " " +
+                   text::quote(ns.substr(c.first_bad, 1)) +
                    " is not allowed; a DNS-1123 label has only lower-case letters, digits and "
                    "'-'");
-    }
-    if (ns.front() == '-' || ns.back() == '-')
-        return bad("it must start and end with a lower-case letter or a digit");
+    if (c.bad_edge) return bad("it must start and end with a lower-case letter or a digit");
     return {};
 }
 

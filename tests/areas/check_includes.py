@@ -18,8 +18,8 @@ ALLOWED = {
     "bundle": ["core", "io", "cel", "model"],
     "catalog": ["core", "io", "cel", "model", "oci", "bundle"],
     "resolve": ["core", "io", "cel", "model"],
-    # pko's dependency resolution solves with resolve/versions (resolve brings model along).
-    "pko": ["core", "io", "cel", "template", "resolve"],
+    # pko's dependency resolution solves with resolve/versions; its name rules are model's.
+    "pko": ["core", "io", "cel", "template", "model", "resolve"],
     "plan": ["core", "io", "cel", "template", "model", "oci", "bundle", "catalog", "resolve",
              "pko"],
     # kube applies what plan and pko render (and reaches the network through oci's HTTP).
