@@ -253,14 +253,6 @@ std::string gvk_text(std::string_view group, std::string_view version, std::stri
     return s;
 }
 
-const Node* dig(const Node* n, std::initializer_list<std::string_view> keys) {
-    for (auto k : keys) {
-        if (n == nullptr) return nullptr;
-        n = n->get(k);
-    }
-    return n;
-}
-
 // Whether a field the loader reads as a string is really missing: absent, null or "". A value of
 // another type is not missing: the loader reports it as a wrong type, and the rules stay quiet.
 bool missing(const Node* n) {
@@ -525,9 +517,9 @@ private:
     void check_csv(const CsvInfo& csv) {
         const Manifest& m = b_.manifests[csv.manifest];
         const Node* obj = &m.object;
-        const Node* meta = dig(obj, {"metadata"});
-        const Node* spec = dig(obj, {"spec"});
-        const Node* annotations = dig(obj, {"metadata", "annotations"});
+        const Node* meta = io::at_path(obj, {"metadata"});
+        const Node* spec = io::at_path(obj, {"spec"});
+        const Node* annotations = io::at_path(obj, {"metadata", "annotations"});
         auto pos = [&](const Node* n, const Node* fallback = nullptr) {
             return at(m, n != nullptr ? n : fallback);
         };
@@ -536,15 +528,15 @@ private:
             error("csv.api-version",
                   "ClusterServiceVersion apiVersion " + q(m.api_version) +
                       " is not \"operators.coreos.com/v1alpha1\"",
-                  pos(dig(obj, {"apiVersion"})));
+                  pos(io::at_path(obj, {"apiVersion"})));
 
         // name (a missing one is manifests.object's)
         if (std::string p = csv.name.empty() ? "" : csv_name_problem(csv.name); !p.empty())
             error("csv.name", "CSV name " + q(csv.name) + " is not valid: it " + p,
-                  pos(dig(meta, {"name"}), meta));
+                  pos(io::at_path(meta, {"name"}), meta));
 
         // version
-        const Node* version = dig(spec, {"version"});
+        const Node* version = io::at_path(spec, {"version"});
         if (csv.version.empty()) {
             if (missing(version) && (spec == nullptr || spec->is_map()))
                 error("csv.version", "spec.version is missing", pos(version, spec));
@@ -559,11 +551,11 @@ private:
         if (!csv.min_kube_version.empty())
             if (auto v = semver::Version::parse_tolerant(csv.min_kube_version); !v)
                 error("csv.min-kube-version", "spec.minKubeVersion: " + v.error().message,
-                      pos(dig(spec, {"minKubeVersion"}), spec));
+                      pos(io::at_path(spec, {"minKubeVersion"}), spec));
 
         // replaces, skips
         if (!csv.replaces.empty()) {
-            const Node* n = dig(spec, {"replaces"});
+            const Node* n = io::at_path(spec, {"replaces"});
             if (std::string p = csv_name_problem(csv.replaces); !p.empty())
                 error("csv.replaces",
                       "spec.replaces " + q(csv.replaces) + " is not a valid CSV name: it " + p,
@@ -575,7 +567,7 @@ private:
 
         // skipRange
         if (auto it = csv.annotations.find("olm.skipRange"); it != csv.annotations.end()) {
-            SourcePos p = pos(dig(annotations, {"olm.skipRange"}), annotations);
+            SourcePos p = pos(io::at_path(annotations, {"olm.skipRange"}), annotations);
             auto r = semver::Range::parse(it->second);
             if (!r)
                 error("csv.skip-range", "olm.skipRange: " + r.error().message, p);
@@ -604,8 +596,8 @@ private:
     }
 
     void check_install(const Manifest& m, const Node* obj, const Node* spec) {
-        const Node* install = dig(obj, {"spec", "install"});
-        const Node* strategy = dig(install, {"strategy"});
+        const Node* install = io::at_path(obj, {"spec", "install"});
+        const Node* strategy = io::at_path(install, {"strategy"});
         const std::string& name = b_.csv->install_strategy;
         if (install == nullptr || install->is_null()) {
             if (spec == nullptr || spec->is_map())
@@ -633,14 +625,14 @@ private:
                   at(m, strategy != nullptr ? strategy : install));
             return;
         }
-        const Node* deps = dig(install, {"spec", "deployments"});
+        const Node* deps = io::at_path(install, {"spec", "deployments"});
         if (deps == nullptr || !deps->is_seq() || deps->items.empty()) {
             if (deps == nullptr && !b_.csv->deployments.empty()) return; // built in code
             error("csv.deployments",
                   "spec.install.spec.deployments is empty: the CSV installs no operator",
-                  at(m, deps != nullptr          ? deps
-                        : dig(install, {"spec"}) ? dig(install, {"spec"})
-                                                 : install));
+                  at(m, deps != nullptr                  ? deps
+                        : io::at_path(install, {"spec"}) ? io::at_path(install, {"spec"})
+                                                         : install));
             return;
         }
         std::map<std::string, std::size_t> seen;
@@ -676,7 +668,7 @@ private:
     }
 
     void check_install_modes(const CsvInfo& csv, const Manifest& m, const Node* spec) {
-        const Node* modes = dig(spec, {"installModes"});
+        const Node* modes = io::at_path(spec, {"installModes"});
         if (!csv.has_install_modes || csv.install_modes.empty()) {
             if (modes != nullptr && !modes->is_null() && !modes->is_seq()) return; // load reports
             warn("csv.install-modes",
@@ -719,7 +711,7 @@ private:
     }
 
     void check_skips(const CsvInfo& csv, const Manifest& m, const Node* spec) {
-        const Node* skips = dig(spec, {"skips"});
+        const Node* skips = io::at_path(spec, {"skips"});
         if (skips != nullptr && skips->is_seq()) {
             for (std::size_t i = 0; i < skips->items.size(); ++i) {
                 const Node& s = skips->items[i];
@@ -860,25 +852,25 @@ private:
         for (const auto& crd : b_.crds) {
             if (crd.manifest >= b_.manifests.size()) continue;
             const Manifest& m = b_.manifests[crd.manifest];
-            const Node* spec = dig(&m.object, {"spec"});
+            const Node* spec = m.object.at_path({"spec"});
             std::string who = "CRD " + q(crd.name);
             SourcePos p = at(m, spec);
             // A null spec, spec.names or spec.versions is as good as none (and render refuses
             // the bundle for it); another type is the loader's to report.
             auto absent = [](const Node* n) { return n == nullptr || n->is_null(); };
             if (!absent(spec) && !spec->is_map()) continue;
-            const Node* names = dig(spec, {"names"});
-            if (crd.group.empty() && missing(dig(spec, {"group"})))
+            const Node* names = io::at_path(spec, {"names"});
+            if (crd.group.empty() && missing(io::at_path(spec, {"group"})))
                 error("crd.fields", who + " has no spec.group", p);
             if (absent(names) || names->is_map()) {
-                if (crd.kind.empty() && missing(dig(names, {"kind"})))
+                if (crd.kind.empty() && missing(io::at_path(names, {"kind"})))
                     error("crd.fields", who + " has no spec.names.kind",
                           at(m, names ? names : spec));
-                if (crd.plural.empty() && missing(dig(names, {"plural"})))
+                if (crd.plural.empty() && missing(io::at_path(names, {"plural"})))
                     error("crd.fields", who + " has no spec.names.plural",
                           at(m, names ? names : spec));
             }
-            const Node* versions = dig(spec, {"versions"});
+            const Node* versions = io::at_path(spec, {"versions"});
             if (crd.versions.empty() && (absent(versions) || versions->is_seq()))
                 error("crd.fields", who + " has no version (spec.versions or spec.version)",
                       at(m, versions != nullptr ? versions : spec));
@@ -886,7 +878,7 @@ private:
                 crd.name != crd.plural + "." + crd.group)
                 error("crd.name",
                       who + " must be named <plural>.<group>: " + q(crd.plural + "." + crd.group),
-                      at(m, dig(&m.object, {"metadata", "name"})));
+                      at(m, m.object.at_path({"metadata", "name"})));
         }
         if (!b_.csv) return;
         const CsvInfo& csv = *b_.csv;
@@ -902,8 +894,10 @@ private:
 
         const Node* csv_obj =
             csv.manifest < b_.manifests.size() ? &b_.manifests[csv.manifest].object : nullptr;
-        const Node* owned_list = dig(csv_obj, {"spec", "customresourcedefinitions", "owned"});
-        const Node* required_list = dig(csv_obj, {"spec", "customresourcedefinitions", "required"});
+        const Node* owned_list =
+            io::at_path(csv_obj, {"spec", "customresourcedefinitions", "owned"});
+        const Node* required_list =
+            io::at_path(csv_obj, {"spec", "customresourcedefinitions", "required"});
         // Whether field `f` of a CRD entry is missing (not merely of a wrong type).
         auto ref_missing = [](const Node* item, const std::string& value, const char* f) {
             return value.empty() && (item == nullptr || missing(item->get(f)));
@@ -1015,9 +1009,9 @@ private:
                       "kind " + q(m.kind) +
                           " cannot be installed by OLM from a registry+v1 bundle (it installs " +
                           text::join(k_supported_kinds, ", ") + ")",
-                      at(m, dig(&m.object, {"kind"})));
+                      at(m, m.object.at_path({"kind"})));
             if (m.kind.empty() || m.name.empty()) continue;
-            const Node* ns = dig(&m.object, {"metadata", "namespace"});
+            const Node* ns = m.object.at_path({"metadata", "namespace"});
             std::string nss = ns != nullptr && ns->is_scalar() ? ns->text : "";
             Key key{group_of(m.api_version), m.kind, nss, m.name};
             auto [it, fresh] = seen.emplace(key, &m);

@@ -325,6 +325,24 @@ const MapEntry* Node::entry(std::string_view key) const {
     return nullptr;
 }
 
+const Node* Node::at_path(std::initializer_list<std::string_view> keys) const {
+    const Node* cur = this;
+    for (std::string_view k : keys) {
+        cur = cur->get(k);
+        if (cur == nullptr) return nullptr;
+    }
+    return cur;
+}
+
+std::string Node::text_at(std::initializer_list<std::string_view> keys) const {
+    const Node* v = at_path(keys);
+    return v != nullptr && v->is_scalar() && !v->is_null() ? v->text : std::string();
+}
+
+const Node* at_path(const Node* n, std::initializer_list<std::string_view> keys) {
+    return n != nullptr ? n->at_path(keys) : nullptr;
+}
+
 std::optional<bool> Node::as_bool() const {
     if (kind != Kind::boolean) return std::nullopt;
     if (text == "true" || text == "True" || text == "TRUE") return true;

@@ -25,15 +25,6 @@ using Clock = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kFirstRewatch{100};
 constexpr std::chrono::milliseconds kMaxRewatch{5000};
 
-std::string str_at(const io::Node& n, std::initializer_list<std::string_view> path) {
-    const io::Node* cur = &n;
-    for (std::string_view p : path) {
-        cur = cur->get(p);
-        if (!cur) return {};
-    }
-    return cur->is_scalar() && !cur->is_null() ? cur->text : std::string();
-}
-
 io::Node& map_at(io::Node& n, const std::string& key) {
     io::Node* v = n.get(key);
     if (!v || !v->is_map()) v = &n.set(key, io::Node::map());
@@ -237,9 +228,9 @@ Result<void> Engine::add_object(const InputObject& in, std::size_t phase,
     e.pos = in.pos;
     e.phase = phase;
     e.probes = probes;
-    e.api_version = str_at(e.body, {"apiVersion"});
-    e.kind = str_at(e.body, {"kind"});
-    e.name = str_at(e.body, {"metadata", "name"});
+    e.api_version = e.body.text_at({"apiVersion"});
+    e.kind = e.body.text_at({"kind"});
+    e.name = e.body.text_at({"metadata", "name"});
     std::vector<std::string> missing;
     if (e.api_version.empty()) missing.push_back("apiVersion");
     if (e.kind.empty()) missing.push_back("kind");
@@ -285,7 +276,7 @@ Result<void> Engine::add_object(const InputObject& in, std::size_t phase,
     }
     io::Node& md = map_at(e.body, "metadata");
     if (e.namespaced) {
-        e.ns = str_at(e.body, {"metadata", "namespace"});
+        e.ns = e.body.text_at({"metadata", "namespace"});
         if (e.ns.empty()) e.ns = o_.ns;
         if (e.ns.empty()) {
             errors.push_back(at_pos(
@@ -335,8 +326,8 @@ Result<void> Engine::build(const Input& input, bool for_delete) {
     std::vector<const std::vector<AvailabilityProbe>*> probes;
     for (const InputObject& o : input.plain) {
         std::string g, v;
-        split_api_version(str_at(o.object, {"apiVersion"}), g, v);
-        all.push_back({&o, default_phase(g, str_at(o.object, {"kind"}))});
+        split_api_version(o.object.text_at({"apiVersion"}), g, v);
+        all.push_back({&o, default_phase(g, o.object.text_at({"kind"}))});
         probes.push_back(nullptr);
     }
     for (const Input::Package& pkg : input.packages)
@@ -349,22 +340,22 @@ Result<void> Engine::build(const Input& input, bool for_delete) {
         }
     // The CRDs of the input: their kinds may be used before the server serves them.
     for (const auto& [o, phase] : all) {
-        if (str_at(o->object, {"kind"}) != "CustomResourceDefinition" ||
-            str_at(o->object, {"apiVersion"}).rfind("apiextensions.k8s.io/", 0) != 0)
+        if (o->object.text_at({"kind"}) != "CustomResourceDefinition" ||
+            o->object.text_at({"apiVersion"}).rfind("apiextensions.k8s.io/", 0) != 0)
             continue;
         CrdInfo c;
-        c.name = str_at(o->object, {"metadata", "name"});
-        c.namespaced = str_at(o->object, {"spec", "scope"}) != "Cluster";
+        c.name = o->object.text_at({"metadata", "name"});
+        c.namespaced = o->object.text_at({"spec", "scope"}) != "Cluster";
         c.phase = phase;
         if (const io::Node* vs =
                 o->object.get("spec") ? o->object.get("spec")->get("versions") : nullptr;
             vs && vs->is_seq())
             for (const io::Node& v : vs->items)
-                if (str_at(v, {"served"}) != "false") c.versions.insert(str_at(v, {"name"}));
-        if (const std::string v = str_at(o->object, {"spec", "version"}); !v.empty())
+                if (v.text_at({"served"}) != "false") c.versions.insert(v.text_at({"name"}));
+        if (const std::string v = o->object.text_at({"spec", "version"}); !v.empty())
             c.versions.insert(v);
-        crds_[str_at(o->object, {"spec", "group"}) + "/" +
-              str_at(o->object, {"spec", "names", "kind"})] = std::move(c);
+        crds_[o->object.text_at({"spec", "group"}) + "/" +
+              o->object.text_at({"spec", "names", "kind"})] = std::move(c);
     }
     std::map<std::string, SourcePos> seen;
     std::vector<Error> errors;
@@ -490,7 +481,7 @@ Result<void> Engine::apply_one(Entry& e) {
     if (!applied->ok()) return api_error(e, "apply", *applied->api);
     const io::Node& stored = applied->value->object;
     const std::string rv_before =
-        e.known ? e.rv_before : str_at(live, {"metadata", "resourceVersion"});
+        e.known ? e.rv_before : live.text_at({"metadata", "resourceVersion"});
     if (dry()) {
         const std::string before = existed ? diff_yaml(live) : std::string();
         const std::string after = diff_yaml(stored);
@@ -515,10 +506,10 @@ Result<void> Engine::apply_one(Entry& e) {
         progress(Progress::Kind::applied, object_name(e.kind, e.name) + " " + would);
         return {};
     }
-    e.uid = str_at(stored, {"metadata", "uid"});
+    e.uid = stored.text_at({"metadata", "uid"});
     e.applied = true;
     const char* action = !existed || applied->value->created ? "created"
-                         : str_at(stored, {"metadata", "resourceVersion"}) == rv_before
+                         : stored.text_at({"metadata", "resourceVersion"}) == rv_before
                              ? "unchanged"
                              : "configured";
     Readiness now = e.probes && !is_crd(e) ? probe_readiness(stored, *e.probes) : readiness(stored);
@@ -556,8 +547,8 @@ void Engine::prefetch(const std::vector<std::size_t>& idx) {
         if (!listed || !listed->ok()) continue;
         std::map<std::string, std::string> rvs;
         for (const auto& item : listed->value->items)
-            rvs.emplace(str_at(item, {"metadata", "name"}),
-                        str_at(item, {"metadata", "resourceVersion"}));
+            rvs.emplace(item.text_at({"metadata", "name"}),
+                        item.text_at({"metadata", "resourceVersion"}));
         for (std::size_t i : members) {
             Entry& e = entries_[i];
             auto it = rvs.find(e.name);
@@ -618,7 +609,7 @@ Readiness Engine::wait_object(const Resource& res, const std::string& ns, const 
             }
             const io::Node* obj = nullptr;
             for (const io::Node& it : l->value->items)
-                if (str_at(it, {"metadata", "name"}) == name) obj = &it;
+                if (it.text_at({"metadata", "name"}) == name) obj = &it;
             last = check(obj);
             rv = l->value->resource_version;
             if (last.state != Readiness::State::waiting) return last;
@@ -644,11 +635,11 @@ Readiness Engine::wait_object(const Resource& res, const std::string& ns, const 
                 return false;
             }
             delivered = true;
-            if (const std::string v = str_at(ev.object, {"metadata", "resourceVersion"});
+            if (const std::string v = ev.object.text_at({"metadata", "resourceVersion"});
                 !v.empty())
                 rv = v;
             if (ev.type == "BOOKMARK") return true;
-            if (str_at(ev.object, {"metadata", "name"}) != name) return true;
+            if (ev.object.text_at({"metadata", "name"}) != name) return true;
             last = check(ev.type == "DELETED" ? nullptr : &ev.object);
             if (last.state != Readiness::State::waiting) {
                 decided = true;
@@ -687,8 +678,8 @@ Readiness Engine::wait_entry(Entry& e) {
             *e.res, e.ns, e.name,
             [&](const io::Node* o) -> Readiness {
                 if (!o) return {Readiness::State::waiting, "not found"};
-                csv = str_at(*o, {"status", "installedCSV"});
-                if (csv.empty()) csv = str_at(*o, {"spec", "startingCSV"});
+                csv = o->text_at({"status", "installedCSV"});
+                if (csv.empty()) csv = o->text_at({"spec", "startingCSV"});
                 if (csv.empty())
                     return {Readiness::State::waiting, "no ClusterServiceVersion installed yet"};
                 return {Readiness::State::ready, {}};
@@ -743,7 +734,7 @@ Result<void> Engine::wait_all(const std::vector<std::size_t>& idx, bool gone) {
                 [](const io::Node* o) -> Readiness {
                     if (!o) return {Readiness::State::ready, {}};
                     std::string why = "still present";
-                    if (!str_at(*o, {"metadata", "deletionTimestamp"}).empty()) {
+                    if (!o->text_at({"metadata", "deletionTimestamp"}).empty()) {
                         why = "being deleted";
                         if (const io::Node* f = o->get("metadata")->get("finalizers");
                             f && f->is_seq() && !f->items.empty()) {
@@ -846,8 +837,8 @@ Result<void> Engine::applyset_begin() {
     if (got->ok()) {
         const io::Node& p = *got->value;
         const std::string tooling =
-            str_at(p, {"metadata", "annotations", kApplySetToolingAnnotation});
-        const std::string id = str_at(p, {"metadata", "labels", kApplySetIdLabel});
+            p.text_at({"metadata", "annotations", kApplySetToolingAnnotation});
+        const std::string id = p.text_at({"metadata", "labels", kApplySetIdLabel});
         if (!tooling.empty()) {
             const std::string base = tooling.substr(0, tooling.rfind('/'));
             const std::string mine = o_.tooling.substr(0, o_.tooling.rfind('/'));
@@ -862,9 +853,9 @@ Result<void> Engine::applyset_begin() {
         if (!id.empty() && id != s.id)
             return Error::io("ApplySet parent " + parent + " has the id " + id + ", expected " +
                              s.id);
-        s.old_gks = split_set(str_at(p, {"metadata", "annotations", kApplySetKindsAnnotation}));
+        s.old_gks = split_set(p.text_at({"metadata", "annotations", kApplySetKindsAnnotation}));
         for (const auto& n :
-             split_set(str_at(p, {"metadata", "annotations", kApplySetNamespacesAnnotation})))
+             split_set(p.text_at({"metadata", "annotations", kApplySetNamespacesAnnotation})))
             s.old_ns.insert(n);
     } else if (got->api->status != 404) {
         Error e = Error::io("read ApplySet parent " + parent + ": " + got->api->message);
@@ -987,8 +978,8 @@ Engine::list_members(const std::set<std::string>& gks, const std::set<std::strin
                 e.kind = kind;
                 e.version = copy.version;
                 e.api_version = group.empty() ? copy.version : group + "/" + copy.version;
-                e.name = str_at(item, {"metadata", "name"});
-                e.ns = copy.namespaced ? str_at(item, {"metadata", "namespace"}) : "";
+                e.name = item.text_at({"metadata", "name"});
+                e.ns = copy.namespaced ? item.text_at({"metadata", "namespace"}) : "";
                 e.phase = default_phase(group, kind);
                 out.emplace_back(std::move(e), std::move(item));
             }
@@ -1014,7 +1005,7 @@ Result<void> Engine::prune() {
     if (!members) return std::move(members).error();
     std::vector<std::vector<std::size_t>> groups(default_phases().size());
     for (auto& [e, item] : *members) {
-        const std::string uid = str_at(item, {"metadata", "uid"});
+        const std::string uid = item.text_at({"metadata", "uid"});
         if ((!uid.empty() && applied.count(uid)) ||
             keys.count(e.group + "/" + e.kind + "/" + e.ns + "/" + e.name))
             continue;

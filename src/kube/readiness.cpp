@@ -16,23 +16,9 @@ namespace {
 
 using State = Readiness::State;
 
-const io::Node* at(const io::Node& n, std::initializer_list<std::string_view> path) {
-    const io::Node* cur = &n;
-    for (std::string_view p : path) {
-        cur = cur->get(p);
-        if (!cur) return nullptr;
-    }
-    return cur;
-}
-
-std::string str_at(const io::Node& n, std::initializer_list<std::string_view> path) {
-    const io::Node* v = at(n, path);
-    return v && v->is_scalar() && !v->is_null() ? v->text : std::string();
-}
-
 std::int64_t int_at(const io::Node& n, std::initializer_list<std::string_view> path,
                     std::int64_t def = 0) {
-    const io::Node* v = at(n, path);
+    const io::Node* v = n.at_path(path);
     if (!v) return def;
     if (auto i = v->as_int()) return *i;
     if (auto d = v->as_double()) return static_cast<std::int64_t>(*d);
@@ -56,7 +42,7 @@ std::string num(std::int64_t v) {
 // The condition `type` of the object, unless it describes an older generation than the
 // object's (its own observedGeneration, else status.observedGeneration).
 const io::Node* condition(const io::Node& obj, std::string_view type) {
-    const io::Node* conds = at(obj, {"status", "conditions"});
+    const io::Node* conds = obj.at_path({"status", "conditions"});
     if (!conds || !conds->is_seq()) return nullptr;
     const std::int64_t generation = int_at(obj, {"metadata", "generation"}, 0);
     for (const io::Node& c : conds->items) {
@@ -72,12 +58,12 @@ const io::Node* condition(const io::Node& obj, std::string_view type) {
 
 bool condition_is(const io::Node& obj, std::string_view type, std::string_view status) {
     const io::Node* c = condition(obj, type);
-    return c && str_at(*c, {"status"}) == status;
+    return c && c->text_at({"status"}) == status;
 }
 
 std::string condition_text(const io::Node& c) {
-    std::string r = str_at(c, {"reason"});
-    std::string m = str_at(c, {"message"});
+    std::string r = c.text_at({"reason"});
+    std::string m = c.text_at({"message"});
     if (!r.empty() && !m.empty()) return r + ": " + m;
     return r.empty() ? m : r;
 }
@@ -89,9 +75,9 @@ Readiness deployment(const io::Node& d) {
         return waiting("generation " + num(gen) + " not observed yet (observed " + num(observed) +
                        ")");
     if (const io::Node* p = condition(d, "Progressing");
-        p && str_at(*p, {"reason"}) == "ProgressDeadlineExceeded")
+        p && p->text_at({"reason"}) == "ProgressDeadlineExceeded")
         return failed("progress deadline exceeded" +
-                      (str_at(*p, {"message"}).empty() ? "" : ": " + str_at(*p, {"message"})));
+                      (p->text_at({"message"}).empty() ? "" : ": " + p->text_at({"message"})));
     const std::int64_t replicas = int_at(d, {"spec", "replicas"}, 1);
     const std::int64_t updated = int_at(d, {"status", "updatedReplicas"});
     const std::int64_t total = int_at(d, {"status", "replicas"});
@@ -105,7 +91,7 @@ Readiness deployment(const io::Node& d) {
 }
 
 Readiness statefulset(const io::Node& s) {
-    const std::string strategy = str_at(s, {"spec", "updateStrategy", "type"});
+    const std::string strategy = s.text_at({"spec", "updateStrategy", "type"});
     if (!strategy.empty() && strategy != "RollingUpdate") return ready();
     const std::int64_t gen = int_at(s, {"metadata", "generation"});
     const std::int64_t observed = int_at(s, {"status", "observedGeneration"});
@@ -116,7 +102,7 @@ Readiness statefulset(const io::Node& s) {
     const std::int64_t ready_n = int_at(s, {"status", "readyReplicas"});
     if (ready_n < replicas)
         return waiting(num(ready_n) + " of " + num(replicas) + " replicas ready");
-    if (const io::Node* part = at(s, {"spec", "updateStrategy", "rollingUpdate", "partition"});
+    if (const io::Node* part = s.at_path({"spec", "updateStrategy", "rollingUpdate", "partition"});
         part && part->as_int()) {
         const std::int64_t want = replicas - *part->as_int();
         const std::int64_t updated = int_at(s, {"status", "updatedReplicas"});
@@ -124,15 +110,15 @@ Readiness statefulset(const io::Node& s) {
             return waiting(num(updated) + " of " + num(want) + " partitioned replicas updated");
         return ready();
     }
-    const std::string update = str_at(s, {"status", "updateRevision"});
-    const std::string current = str_at(s, {"status", "currentRevision"});
+    const std::string update = s.text_at({"status", "updateRevision"});
+    const std::string current = s.text_at({"status", "currentRevision"});
     if (update != current)
         return waiting("revision " + update + " not rolled out yet (current " + current + ")");
     return ready();
 }
 
 Readiness daemonset(const io::Node& s) {
-    const std::string strategy = str_at(s, {"spec", "updateStrategy", "type"});
+    const std::string strategy = s.text_at({"spec", "updateStrategy", "type"});
     if (!strategy.empty() && strategy != "RollingUpdate") return ready();
     const std::int64_t gen = int_at(s, {"metadata", "generation"});
     const std::int64_t observed = int_at(s, {"status", "observedGeneration"});
@@ -150,7 +136,7 @@ Readiness daemonset(const io::Node& s) {
 }
 
 Readiness job(const io::Node& j) {
-    if (const io::Node* f = condition(j, "Failed"); f && str_at(*f, {"status"}) == "True")
+    if (const io::Node* f = condition(j, "Failed"); f && f->text_at({"status"}) == "True")
         return failed("job failed" + (condition_text(*f).empty() ? "" : ": " + condition_text(*f)));
     if (condition_is(j, "Complete", "True")) return ready();
     return waiting("not complete (" + num(int_at(j, {"status", "succeeded"})) + " succeeded, " +
@@ -158,17 +144,17 @@ Readiness job(const io::Node& j) {
 }
 
 Readiness pod(const io::Node& p) {
-    if (str_at(p, {"status", "phase"}) == "Failed")
-        return failed("pod failed" + (str_at(p, {"status", "reason"}).empty()
+    if (p.text_at({"status", "phase"}) == "Failed")
+        return failed("pod failed" + (p.text_at({"status", "reason"}).empty()
                                           ? std::string()
-                                          : ": " + str_at(p, {"status", "reason"})));
+                                          : ": " + p.text_at({"status", "reason"})));
     if (condition_is(p, "Ready", "True")) return ready();
-    const std::string phase = str_at(p, {"status", "phase"});
+    const std::string phase = p.text_at({"status", "phase"});
     return waiting("not ready (phase " + (phase.empty() ? std::string("unknown") : phase) + ")");
 }
 
 Readiness crd(const io::Node& c) {
-    if (const io::Node* n = condition(c, "NamesAccepted"); n && str_at(*n, {"status"}) == "False")
+    if (const io::Node* n = condition(c, "NamesAccepted"); n && n->text_at({"status"}) == "False")
         return failed("names not accepted" +
                       (condition_text(*n).empty() ? "" : ": " + condition_text(*n)));
     const bool names = condition_is(c, "NamesAccepted", "True");
@@ -179,9 +165,9 @@ Readiness crd(const io::Node& c) {
 }
 
 Readiness csv(const io::Node& c) {
-    const std::string phase = str_at(c, {"status", "phase"});
+    const std::string phase = c.text_at({"status", "phase"});
     if (phase == "Succeeded") return ready();
-    const std::string why = str_at(c, {"status", "message"});
+    const std::string why = c.text_at({"status", "message"});
     if (phase == "Failed") return failed("install failed" + (why.empty() ? "" : ": " + why));
     return waiting("phase " + (phase.empty() ? std::string("not set yet") : phase) +
                    (why.empty() ? "" : " (" + why + ")"));
@@ -195,7 +181,7 @@ Readiness apiservice(const io::Node& a) {
 }
 
 std::string group_of(const io::Node& obj) {
-    const std::string av = str_at(obj, {"apiVersion"});
+    const std::string av = obj.text_at({"apiVersion"});
     const auto slash = av.find('/');
     return slash == std::string::npos ? std::string() : av.substr(0, slash);
 }
@@ -248,18 +234,18 @@ std::shared_ptr<const cel::Program> compiled(const std::string& rule, std::strin
 
 Readiness one_probe(const io::Node& obj, const io::Node& probe) {
     if (const io::Node* c = probe.get("condition")) {
-        const std::string type = str_at(*c, {"type"});
-        const std::string status = str_at(*c, {"status"});
+        const std::string type = c->text_at({"type"});
+        const std::string status = c->text_at({"status"});
         const io::Node* cond = condition(obj, type);
         if (!cond) return waiting("missing condition " + type);
-        if (str_at(*cond, {"status"}) != status)
-            return waiting("condition " + type + " is " + str_at(*cond, {"status"}) + ", not " +
+        if (cond->text_at({"status"}) != status)
+            return waiting("condition " + type + " is " + cond->text_at({"status"}) + ", not " +
                            status);
         return ready();
     }
     if (const io::Node* f = probe.get("fieldsEqual")) {
-        const std::string a = str_at(*f, {"fieldA"});
-        const std::string b = str_at(*f, {"fieldB"});
+        const std::string a = f->text_at({"fieldA"});
+        const std::string b = f->text_at({"fieldB"});
         const io::Node* va = field_path(obj, a);
         const io::Node* vb = field_path(obj, b);
         if (!va) return waiting(a + " missing");
@@ -271,8 +257,8 @@ Readiness one_probe(const io::Node& obj, const io::Node& probe) {
         return ready();
     }
     if (const io::Node* c = probe.get("cel")) {
-        const std::string rule = str_at(*c, {"rule"});
-        const std::string message = str_at(*c, {"message"});
+        const std::string rule = c->text_at({"rule"});
+        const std::string message = c->text_at({"message"});
         std::string why;
         auto prog = compiled(rule, why);
         if (!prog) return failed(why);
@@ -290,7 +276,7 @@ Readiness one_probe(const io::Node& obj, const io::Node& probe) {
 } // namespace
 
 Readiness readiness(const io::Node& live) {
-    const std::string kind = str_at(live, {"kind"});
+    const std::string kind = live.text_at({"kind"});
     const std::string group = group_of(live);
     if (group == "apps" && kind == "Deployment") return deployment(live);
     if (group == "apps" && kind == "StatefulSet") return statefulset(live);
@@ -315,8 +301,8 @@ bool selector_matches(const io::Node& selector, const io::Node* labels) {
         }
     if (const io::Node* me = selector.get("matchExpressions"); me && me->is_seq())
         for (const io::Node& e : me->items) {
-            const std::string key = str_at(e, {"key"});
-            const std::string op = str_at(e, {"operator"});
+            const std::string key = e.text_at({"key"});
+            const std::string op = e.text_at({"operator"});
             const io::Node* v = label(key);
             bool in = false;
             if (const io::Node* vals = e.get("values"); vals && vals->is_seq() && v)
@@ -331,16 +317,17 @@ bool selector_matches(const io::Node& selector, const io::Node* labels) {
 }
 
 Readiness probe_readiness(const io::Node& live, const std::vector<AvailabilityProbe>& probes) {
-    const std::string kind = str_at(live, {"kind"});
+    const std::string kind = live.text_at({"kind"});
     const std::string group = group_of(live);
-    const io::Node* labels = at(live, {"metadata", "labels"});
+    const io::Node* labels = live.at_path({"metadata", "labels"});
     bool selected = false;
     for (const AvailabilityProbe& p : probes) {
         if (p.kind != kind || p.group != group) continue;
         if (!selector_matches(p.selector, labels)) continue;
         selected = true;
         // Every probe first needs the object's status to describe its current generation.
-        if (const io::Node* og = at(live, {"status", "observedGeneration"}); og && og->as_int()) {
+        if (const io::Node* og = live.at_path({"status", "observedGeneration"});
+            og && og->as_int()) {
             const std::int64_t gen = int_at(live, {"metadata", "generation"});
             if (*og->as_int() != gen)
                 return waiting("status.observedGeneration " + og->text +

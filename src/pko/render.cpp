@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "kpkg/cel/cel.hpp"
+#include "kpkg/core/text.hpp"
 #include "kpkg/io/go.hpp"
 #include "kpkg/io/load.hpp"
 #include "kpkg/pko/render.hpp"
@@ -149,10 +150,10 @@ std::vector<std::string> label_errors(const io::Node& labels) {
     std::vector<std::string> errs;
     for (const auto& f : labels.fields) {
         for (const std::string& m : qualified_name_errors(f.key))
-            errs.push_back("metadata.labels: Invalid value: " + go_quote(f.key) + ": " + m);
+            errs.push_back("metadata.labels: Invalid value: " + text::quote(f.key) + ": " + m);
         const std::string value = f.value.is_string() ? f.value.text : std::string();
         for (const std::string& m : label_value_errors(value))
-            errs.push_back("metadata.labels: Invalid value: " + go_quote(value) + ": " + m);
+            errs.push_back("metadata.labels: Invalid value: " + text::quote(value) + ": " + m);
     }
     return errs;
 }
@@ -445,7 +446,7 @@ RenderResult render(const Package& pkg, const RenderContext& rc, const RenderOpt
             if (phase.empty())
                 add("Missing package-operator.run/phase Annotation");
             else if (!phases.empty() && !phases.count(phase))
-                add("Phase not found in manifest", go_quote(phase));
+                add("Phase not found in manifest", text::quote(phase));
         }
     }
 
@@ -466,7 +467,7 @@ RenderResult render(const Package& pkg, const RenderContext& rc, const RenderOpt
         for (const std::string& g : excluded_globs) {
             auto hit = glob_match(g, path);
             if (!hit) {
-                return stop(Problem("invalid spec.filter.paths glob " + go_quote(g),
+                return stop(Problem("invalid spec.filter.paths glob " + text::quote(g),
                                     "syntax error in pattern"),
                             m.pos("spec.filter.paths"));
             }

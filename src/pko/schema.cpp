@@ -24,6 +24,7 @@ namespace {
 
 using io::Node;
 namespace go = io::go;
+using go::quote; // strconv.Quote, as Kubernetes' field errors print values
 
 // ------------------------------------------------------------------------------------------------
 // field.Path and field.Error
@@ -37,54 +38,6 @@ struct Path {
     Path key(std::string_view k) const { return {s + "[" + std::string(k) + "]"}; }
     Path index(std::size_t i) const { return {s + "[" + std::to_string(i) + "]"}; }
 };
-
-// strconv.Quote for the printable text we meet: escapes, control characters as \x.., valid
-// UTF-8 kept.
-std::string quote(std::string_view s) {
-    std::string out = "\"";
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        switch (c) {
-        case '"':
-            out += "\\\"";
-            break;
-        case '\\':
-            out += "\\\\";
-            break;
-        case '\a':
-            out += "\\a";
-            break;
-        case '\b':
-            out += "\\b";
-            break;
-        case '\f':
-            out += "\\f";
-            break;
-        case '\n':
-            out += "\\n";
-            break;
-        case '\r':
-            out += "\\r";
-            break;
-        case '\t':
-            out += "\\t";
-            break;
-        case '\v':
-            out += "\\v";
-            break;
-        default:
-            if (c < 0x20 || c == 0x7F) {
-                char buf[8];
-                std::snprintf(buf, sizeof buf, "\\x%02x", c);
-                out += buf;
-            } else {
-                out += static_cast<char>(c);
-            }
-        }
-    }
-    out += '"';
-    return out;
-}
 
 // A value from the configuration in a message: quote()d whole when short; a longer one as its
 // first text::max_shown bytes (whole characters), "..." and its size, as text::quote shows one.

@@ -1,9 +1,9 @@
 // Go's spellings and Kubernetes' name rules (k8s.io/apimachinery/pkg/util/validation).
 #include "kpkg/pko/util.hpp"
 
-#include "kpkg/core/text.hpp"
 #include "kpkg/io/go.hpp"
 #include "kpkg/io/load.hpp"
+#include "kpkg/model/names.hpp"
 
 namespace kpkg::pko {
 namespace {
@@ -18,22 +18,6 @@ bool qualified_name_ok(std::string_view s) {
     for (char c : s)
         if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
     return true;
-}
-
-// [a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*
-bool dns1123_subdomain_ok(std::string_view s) {
-    auto lower = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-    std::size_t start = 0;
-    for (;;) {
-        const std::size_t dot = s.find('.', start);
-        const std::string_view label =
-            s.substr(start, dot == std::string_view::npos ? s.npos : dot - start);
-        if (label.empty() || !lower(label.front()) || !lower(label.back())) return false;
-        for (char c : label)
-            if (!lower(c) && c != '-') return false;
-        if (dot == std::string_view::npos) return true;
-        start = dot + 1;
-    }
 }
 
 std::string regex_error(const std::string& msg, const std::string& fmt,
@@ -67,14 +51,10 @@ Result<io::Node> to_json_node(const io::Node& node) {
     return std::move((*docs)[0].root);
 }
 
-std::string go_quote(std::string_view s) {
-    return text::quote(s);
-}
-
 std::vector<std::string> dns1123_subdomain_errors(std::string_view value) {
     std::vector<std::string> out;
     if (value.size() > 253) out.push_back("must be no more than 253 characters");
-    if (!dns1123_subdomain_ok(value))
+    if (!model::check_dns1123_subdomain(value).pattern_ok())
         out.push_back(regex_error(
             "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
             "'-' or '.', and must start and end with an alphanumeric character",

@@ -88,8 +88,8 @@ std::vector<Finding> check_manifest(const Package& pkg) {
         const io::Node* phases = at(spec, "phases");
         for (std::size_t i = 0; i < m.phases.size(); ++i)
             if (!seen.insert(m.phases[i].name).second)
-                add(idx("spec.phases", i) + ".name: Invalid value: " + go_quote(m.phases[i].name) +
-                        ": must be unique",
+                add(idx("spec.phases", i) + ".name: Invalid value: " +
+                        text::quote(m.phases[i].name) + ": must be unique",
                     phases && i < phases->items.size() ? phases->items[i].mark : spec_mark);
     }
     if (const io::Node* probes = at(spec, "availabilityProbes"); probes && probes->is_seq())
@@ -109,7 +109,8 @@ std::vector<Finding> check_manifest(const Package& pkg) {
             if (m.images[i].name.empty())
                 add(p + ".name: Invalid value: \"\": must be non empty", mark);
             else if (!seen.insert(m.images[i].name).second)
-                add(p + ".name: Invalid value: " + go_quote(m.images[i].name) + ": must be unique",
+                add(p + ".name: Invalid value: " + text::quote(m.images[i].name) +
+                        ": must be unique",
                     mark);
             if (m.images[i].image.empty())
                 add(p + ".image: Invalid value: \"\": must be non empty", mark);
@@ -127,7 +128,8 @@ std::vector<Finding> check_manifest(const Package& pkg) {
             if (!range || !range->is_string() || range->text.empty())
                 add(p + ".range: Required value", pv->mark);
             else if (!semver::Constraint::parse(range->text))
-                add(p + ".range: Invalid value: " + go_quote(range->text) + ": improper constraint",
+                add(p + ".range: Invalid value: " + text::quote(range->text) +
+                        ": improper constraint",
                     range->mark);
         }
     // The configuration schema, then each test case's configuration against it.
@@ -147,7 +149,7 @@ std::vector<Finding> check_manifest(const Package& pkg) {
         const TestCase& tc = m.tests[i];
         const std::string p = idx("test.template", i);
         if (auto errs = config_map_key_errors(tc.name); !errs.empty())
-            add(p + ".name: Invalid value: " + go_quote(tc.name) + ": " + join(errs, ", "),
+            add(p + ".name: Invalid value: " + text::quote(tc.name) + ": " + join(errs, ", "),
                 tc.mark);
         if (schema_ok && m.schema()) {
             const io::Node* cfg = tc.context.get("config");
@@ -169,7 +171,7 @@ std::vector<Finding> check_manifest(const Package& pkg) {
                 if (!l.is_scalar()) continue;
                 if (auto p = kubeconform_schema_path(l.text, "Deployment", "v1", "master"); !p)
                     add(idx("test.kubeconform.schemaLocations", i) +
-                            ": Invalid value: " + go_quote(l.text) + ": " + p.error().message,
+                            ": Invalid value: " + text::quote(l.text) + ": " + p.error().message,
                         l.mark);
             }
     }
@@ -223,11 +225,12 @@ std::vector<Finding> check_lock(const Package& pkg) {
                 Problem("Image specified in manifest but missing from lockfile. " + hint, name),
                 pos));
         else if (it->second != image)
-            out.push_back(finding(
-                kLockRule,
-                Problem("Image specified in manifest does not match with lockfile. " + hint,
-                        go_quote(name) + ": " + go_quote(image) + " vs " + go_quote(it->second)),
-                pos));
+            out.push_back(
+                finding(kLockRule,
+                        Problem("Image specified in manifest does not match with lockfile. " + hint,
+                                text::quote(name) + ": " + text::quote(image) + " vs " +
+                                    text::quote(it->second)),
+                        pos));
     }
     for (const auto& [name, image] : have)
         if (!want.count(name))

@@ -7,6 +7,7 @@
 
 #include "kpkg/core/text.hpp"
 #include "kpkg/io/go.hpp"
+#include "kpkg/model/names.hpp"
 #include "permissions.hpp"
 
 namespace kpkg::plan {
@@ -26,20 +27,17 @@ Result<void> check_namespace(std::string_view ns, std::string_view flag) {
         return Error::usage(std::string(flag) + " " + text::quote(ns) +
                             " is not a valid namespace name: " + why);
     };
-    if (ns.empty()) return bad("it is empty");
-    if (ns.size() > 63)
+    const model::Dns1123Check c = model::check_dns1123_label(ns);
+    if (c.empty) return bad("it is empty");
+    if (c.too_long)
         return bad("it has " + std::to_string(ns.size()) +
                    " characters, at most 63 are allowed (a DNS-1123 label)");
-    for (std::size_t i = 0; i < ns.size(); ++i) {
-        const char c = ns[i];
-        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-') continue;
-        return bad("character " + std::to_string(i + 1) + " " +
-                   text::quote(std::string_view(&ns[i], 1)) +
+    if (c.bad_character)
+        return bad("character " + std::to_string(c.first_bad + 1) + " " +
+                   text::quote(ns.substr(c.first_bad, 1)) +
                    " is not allowed; a DNS-1123 label has only lower-case letters, digits and "
                    "'-'");
-    }
-    if (ns.front() == '-' || ns.back() == '-')
-        return bad("it must start and end with a lower-case letter or a digit");
+    if (c.bad_edge) return bad("it must start and end with a lower-case letter or a digit");
     return {};
 }
 
@@ -124,20 +122,6 @@ std::pair<std::string, std::string> split_api_version(std::string_view api_versi
     return {std::string(api_version.substr(0, slash)), std::string(api_version.substr(slash + 1))};
 }
 
-const io::Node* path(const io::Node& n, std::initializer_list<std::string_view> keys) {
-    const io::Node* cur = &n;
-    for (auto k : keys) {
-        cur = cur->get(k);
-        if (cur == nullptr) return nullptr;
-    }
-    return cur;
-}
-
-std::string text_at(const io::Node& n, std::initializer_list<std::string_view> keys) {
-    const io::Node* v = path(n, keys);
-    return v != nullptr && v->is_scalar() && !v->is_null() ? v->text : std::string();
-}
-
 void remove_field(io::Node& map, std::string_view k) {
     auto& f = map.fields;
     f.erase(std::remove_if(f.begin(), f.end(), [&](const io::MapEntry& e) { return e.key == k; }),
@@ -167,7 +151,7 @@ std::vector<Permission> permissions_of(const io::Node* list) {
     if (list == nullptr || !list->is_seq()) return out;
     for (const auto& p : list->items) {
         Permission perm;
-        perm.service_account = text_at(p, {"serviceAccountName"});
+        perm.service_account = p.text_at({"serviceAccountName"});
         if (const io::Node* rules = p.get("rules"); rules != nullptr && rules->is_seq()) {
             perm.has_rules = true;
             for (const auto& r : rules->items) {
@@ -570,7 +554,7 @@ Result<InstallPlan> make_install_plan(const std::vector<resolve::CatalogSource>&
         std::vector<const BundleObject*> others;
         std::set<std::string> files_seen;
         for (const auto& o : c.objects) {
-            const std::string kind = text_at(o.object, {"kind"});
+            const std::string kind = o.object.text_at({"kind"});
             if (kind == "ClusterServiceVersion") {
                 if (csv == nullptr) csv = &o;
                 continue;
@@ -587,7 +571,7 @@ Result<InstallPlan> make_install_plan(const std::vector<resolve::CatalogSource>&
         if (csv == nullptr)
             return Error::invalid(bundle_q + " (" + content_source_name(c.source) + " " + c.origin +
                                   ") has no ClusterServiceVersion");
-        const std::string csv_name = text_at(csv->object, {"metadata", "name"});
+        const std::string csv_name = csv->object.text_at({"metadata", "name"});
         if (csv_name != s.bundle)
             return Error::invalid(bundle_q + ": its ClusterServiceVersion (" + csv->file +
                                   ") is named " + text::quote(csv_name));
@@ -597,11 +581,11 @@ Result<InstallPlan> make_install_plan(const std::vector<resolve::CatalogSource>&
                                  return config_map_key(a->file) < config_map_key(b->file);
                              });
         for (const BundleObject* o : others) {
-            const std::string kind = text_at(o->object, {"kind"});
-            const std::string name = text_at(o->object, {"metadata", "name"});
-            const std::string api = text_at(o->object, {"apiVersion"});
+            const std::string kind = o->object.text_at({"kind"});
+            const std::string name = o->object.text_at({"metadata", "name"});
+            const std::string api = o->object.text_at({"apiVersion"});
             if (kind.empty() ||
-                (name.empty() && text_at(o->object, {"metadata", "generateName"}).empty()))
+                (name.empty() && o->object.text_at({"metadata", "generateName"}).empty()))
                 refused.push_back(bundle_q + ": " + o->file + ": an object without " +
                                   (kind.empty() ? "kind" : "metadata.name"));
             else if (!olm_creates(kind))
@@ -614,7 +598,7 @@ Result<InstallPlan> make_install_plan(const std::vector<resolve::CatalogSource>&
             op.objects.push_back(o->object);
         // The CSV step.
         io::Node obj = csv->object;
-        std::string api_version = text_at(obj, {"apiVersion"});
+        std::string api_version = obj.text_at({"apiVersion"});
         if (api_version.empty()) {
             api_version = olm_api_version;
             obj.set("apiVersion", io::Node::string(api_version));
@@ -631,7 +615,7 @@ Result<InstallPlan> make_install_plan(const std::vector<resolve::CatalogSource>&
             remove_field(spec, "replaces");
         else
             spec.set("replaces", io::Node::string(replaces));
-        const std::string strategy = text_at(obj, {"spec", "install", "strategy"});
+        const std::string strategy = obj.text_at({"spec", "install", "strategy"});
         if (strategy != "deployment")
             return Error::invalid(
                 bundle_q + ": " + csv->file + ": " +
@@ -646,15 +630,15 @@ Result<InstallPlan> make_install_plan(const std::vector<resolve::CatalogSource>&
             add_step(s.bundle, s.catalog, g, v, "ClusterServiceVersion", s.bundle, marshal(obj));
         }
         for (const BundleObject* o : others) {
-            std::string kind = text_at(o->object, {"kind"});
+            std::string kind = o->object.text_at({"kind"});
             if (kind == "Secret") kind = "BundleSecret";
-            std::string name = text_at(o->object, {"metadata", "name"});
-            if (name.empty()) name = text_at(o->object, {"metadata", "generateName"});
-            auto [g, v] = split_api_version(text_at(o->object, {"apiVersion"}));
+            std::string name = o->object.text_at({"metadata", "name"});
+            if (name.empty()) name = o->object.text_at({"metadata", "generateName"});
+            auto [g, v] = split_api_version(o->object.text_at({"apiVersion"}));
             add_step(s.bundle, s.catalog, g, v, kind, name, marshal(o->object));
         }
         const Owner owner{s.bundle, ns, api_version};
-        const io::Node* install = path(obj, {"spec", "install", "spec"});
+        const io::Node* install = obj.at_path({"spec", "install", "spec"});
         auto rbac =
             rbac_for(owner, permissions_of(install ? install->get("permissions") : nullptr),
                      permissions_of(install ? install->get("clusterPermissions") : nullptr));

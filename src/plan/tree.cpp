@@ -26,20 +26,6 @@ using io::Node;
 
 constexpr const char* wave_key = "argocd.argoproj.io/sync-wave";
 
-const Node* at(const Node& n, std::initializer_list<std::string_view> keys) {
-    const Node* cur = &n;
-    for (auto k : keys) {
-        cur = cur->get(k);
-        if (cur == nullptr) return nullptr;
-    }
-    return cur;
-}
-
-std::string text_at(const Node& n, std::initializer_list<std::string_view> keys) {
-    const Node* v = at(n, keys);
-    return v != nullptr && v->is_scalar() && !v->is_null() ? v->text : std::string();
-}
-
 Node& ensure_map(Node& parent, const std::string& k) {
     Node* n = parent.get(k);
     if (n == nullptr || !n->is_map()) return parent.set(k, Node::map());
@@ -92,10 +78,11 @@ struct Placed {
 
 std::set<std::string> supported_modes(const Node& csv) {
     std::set<std::string> out;
-    if (const Node* modes = at(csv, {"spec", "installModes"}); modes != nullptr && modes->is_seq())
+    if (const Node* modes = csv.at_path({"spec", "installModes"});
+        modes != nullptr && modes->is_seq())
         for (const auto& m : modes->items) {
             const Node* sup = m.get("supported");
-            if (sup != nullptr && sup->as_bool().value_or(false)) out.insert(text_at(m, {"type"}));
+            if (sup != nullptr && sup->as_bool().value_or(false)) out.insert(m.text_at({"type"}));
         }
     return out;
 }
@@ -207,12 +194,12 @@ Node binding(const char* kind, const char* role_kind, const std::string& name,
 
 Result<void> refuse_for_v1(const PlannedOperator& op, CertProvider provider) {
     const std::string bundle = text::quote(op.selected.bundle);
-    const Node* hooks = at(op.csv, {"spec", "webhookdefinitions"});
+    const Node* hooks = op.csv.at_path({"spec", "webhookdefinitions"});
     if (provider == CertProvider::none && hooks != nullptr && hooks->is_seq() &&
         !hooks->items.empty()) {
         std::vector<std::string> names;
         for (const auto& h : hooks->items)
-            names.push_back(text_at(h, {"type"}) + " " + text_at(h, {"generateName"}));
+            names.push_back(h.text_at({"type"}) + " " + h.text_at({"generateName"}));
         return Error::invalid(
             "bundle " + bundle +
             ": its CSV defines webhooks (spec.webhookdefinitions: " + text::join(names, ", ") +
@@ -220,11 +207,11 @@ Result<void> refuse_for_v1(const PlannedOperator& op, CertProvider provider) {
             "--cert-provider cert-manager or openshift-service-ca, or install this operator "
             "with OLM (--format olm)");
     }
-    const Node* apis = at(op.csv, {"spec", "apiservicedefinitions", "owned"});
+    const Node* apis = op.csv.at_path({"spec", "apiservicedefinitions", "owned"});
     if (apis != nullptr && apis->is_seq() && !apis->items.empty()) {
         std::vector<std::string> names;
         for (const auto& a : apis->items)
-            names.push_back(text_at(a, {"version"}) + "." + text_at(a, {"group"}));
+            names.push_back(a.text_at({"version"}) + "." + a.text_at({"group"}));
         return Error::invalid(
             "bundle " + bundle +
             ": its CSV owns APIServices (spec.apiservicedefinitions: " + text::join(names, ", ") +
@@ -240,18 +227,18 @@ Result<void> manifests_of(const PlannedOperator& op, const std::string& ns,
     if (auto r = refuse_for_v1(op, provider); !r) return r;
     const std::string folder = op.selected.package;
     const std::string& csv = op.selected.bundle;
-    const Node* install = at(op.csv, {"spec", "install", "spec"});
+    const Node* install = op.csv.at_path({"spec", "install", "spec"});
     auto perms = detail::permissions_of(install ? install->get("permissions") : nullptr);
     auto cluster = detail::permissions_of(install ? install->get("clusterPermissions") : nullptr);
     const bool all_namespaces = targets.empty();
 
     std::vector<Node> crds;
     for (const auto& o : op.objects)
-        if (text_at(o, {"kind"}) == "CustomResourceDefinition") crds.push_back(o);
+        if (o.text_at({"kind"}) == "CustomResourceDefinition") crds.push_back(o);
     auto hooks = detail::webhook_objects(csv, op.csv, crds, ns, targets, provider);
     if (!hooks) return std::move(hooks).error();
     for (auto& crd : crds) {
-        const std::string name = text_at(crd, {"metadata", "name"});
+        const std::string name = crd.text_at({"metadata", "name"});
         if (auto it = hooks->conversions.find(name); it != hooks->conversions.end()) {
             ensure_map(crd, "spec").set("conversion", it->second);
             Node& ann = ensure_map(ensure_map(crd, "metadata"), "annotations");
@@ -304,7 +291,7 @@ Result<void> manifests_of(const PlannedOperator& op, const std::string& ns,
     for (auto& o : hooks->cert_objects)
         out.push_back({folder, std::move(o), 3});
     for (const auto& o : op.objects) {
-        const std::string kind = text_at(o, {"kind"});
+        const std::string kind = o.text_at({"kind"});
         if (kind == "CustomResourceDefinition") continue;
         Node copy = o;
         if (namespaced(kind)) ensure_map(copy, "metadata").set("namespace", Node::string(ns));
@@ -316,13 +303,13 @@ Result<void> manifests_of(const PlannedOperator& op, const std::string& ns,
     // Deployments of the install strategy: the CSV's annotations (then the pod template's own)
     // and olm.targetNamespaces on the pod template, one old ReplicaSet kept.
     std::map<std::string, Node> csv_annotations;
-    if (const Node* a = at(op.csv, {"metadata", "annotations"}); a != nullptr && a->is_map())
+    if (const Node* a = op.csv.at_path({"metadata", "annotations"}); a != nullptr && a->is_map())
         for (const auto& e : a->fields)
             csv_annotations[e.key] = e.value;
     if (const Node* deps = install ? install->get("deployments") : nullptr;
         deps != nullptr && deps->is_seq())
         for (const auto& d : deps->items) {
-            const std::string name = text_at(d, {"name"});
+            const std::string name = d.text_at({"name"});
             if (name.empty())
                 return Error::invalid("bundle " + text::quote(csv) +
                                       ": a deployment of its install strategy has no name");
@@ -391,8 +378,8 @@ Result<GitOpsTree> make_tree(const InstallPlan& plan, const TreeOptions& opts) {
     std::map<std::string, std::string> crd_owner;
     for (const auto& op : plan.operators)
         for (const auto& o : op.objects) {
-            if (text_at(o, {"kind"}) != "CustomResourceDefinition") continue;
-            const std::string name = text_at(o, {"metadata", "name"});
+            if (o.text_at({"kind"}) != "CustomResourceDefinition") continue;
+            const std::string name = o.text_at({"metadata", "name"});
             auto [it, fresh] = crd_owner.emplace(name, op.selected.bundle);
             if (!fresh && it->second != op.selected.bundle)
                 return Error::invalid("CustomResourceDefinition " + text::quote(name) +
@@ -488,9 +475,9 @@ Result<GitOpsTree> make_tree(const InstallPlan& plan, const TreeOptions& opts) {
     kustomization.set("sortOptions", Node::map()).set("order", Node::string("fifo"));
     Node& resources = kustomization.set("resources", Node::seq());
     for (auto& p : objs) {
-        const std::string kind = text_at(p.node, {"kind"});
-        const std::string name = text_at(p.node, {"metadata", "name"});
-        const std::string obj_ns = text_at(p.node, {"metadata", "namespace"});
+        const std::string kind = p.node.text_at({"kind"});
+        const std::string name = p.node.text_at({"metadata", "name"});
+        const std::string obj_ns = p.node.text_at({"metadata", "namespace"});
         std::string file = lower(kind) + "-";
         if (!obj_ns.empty() && obj_ns != ns) file += file_part(obj_ns) + "-";
         file += file_part(name) + ".yaml";

@@ -62,53 +62,6 @@ void pad(std::string& out, const std::string& s, const Spec& sp, bool zero_ok) {
     }
 }
 
-// strconv.Quote: Go escapes, printable characters (and all of UTF-8 above ASCII) kept.
-std::string quote(std::string_view s) {
-    std::string q = "\"";
-    static const char* hex = "0123456789abcdef";
-    for (char ch : s) {
-        auto c = static_cast<unsigned char>(ch);
-        switch (c) {
-        case '"':
-            q += "\\\"";
-            break;
-        case '\\':
-            q += "\\\\";
-            break;
-        case '\a':
-            q += "\\a";
-            break;
-        case '\b':
-            q += "\\b";
-            break;
-        case '\f':
-            q += "\\f";
-            break;
-        case '\n':
-            q += "\\n";
-            break;
-        case '\r':
-            q += "\\r";
-            break;
-        case '\t':
-            q += "\\t";
-            break;
-        case '\v':
-            q += "\\v";
-            break;
-        default:
-            if (c < 0x20 || c == 0x7f) {
-                q += "\\x";
-                q += hex[c >> 4];
-                q += hex[c & 15];
-            } else {
-                q += static_cast<char>(c);
-            }
-        }
-    }
-    return q + "\"";
-}
-
 std::string integer(std::int64_t v, const Spec& sp) {
     std::uint64_t u = v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
     int base = 10;
@@ -270,7 +223,7 @@ void format(std::string& out, const Value& v, const Spec& sp, std::size_t depth,
         case 'q': {
             std::string r;
             append_rune(r, rune_of(v.as_int()));
-            std::string q = quote(r);
+            std::string q = io::go::quote(r);
             q.front() = q.back() = '\'';
             if (r == "'") q = "'\\''";
             if (r == "\"") q = "'\"'";
@@ -325,7 +278,7 @@ void format(std::string& out, const Value& v, const Spec& sp, std::size_t depth,
             if (sp.sharp && s.find('`') == std::string::npos && s.find('\n') == std::string::npos)
                 pad(out, "`" + s + "`", sp, false);
             else
-                pad(out, quote(s), sp, false);
+                pad(out, io::go::quote(s), sp, false);
             return;
         case 'x':
         case 'X': {

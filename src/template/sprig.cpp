@@ -478,8 +478,7 @@ void add_sprig(Funcs& f) {
         for (const auto& v : a) {
             if (v.is_nil()) continue;
             if (!out.empty()) out += ' ';
-            Value s = str(strval(v));
-            out += sprintf("%q", std::span<const Value>(&s, 1));
+            out += io::go::quote(strval(v));
         }
         return str(out);
     });

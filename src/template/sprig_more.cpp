@@ -784,11 +784,6 @@ int unhex(char c) {
     return -1;
 }
 
-std::string go_quote(std::string_view s) {
-    Value v = str(std::string(s));
-    return sprintf("%q", std::span<const Value>(&v, 1));
-}
-
 // url.unescape; throws the Go error text.
 std::string url_unescape(std::string_view s, Enc mode) {
     std::string out;
@@ -796,16 +791,16 @@ std::string url_unescape(std::string_view s, Enc mode) {
         char c = s[i];
         if (c == '%') {
             if (i + 2 >= s.size() || unhex(s[i + 1]) < 0 || unhex(s[i + 2]) < 0)
-                throw FuncError("invalid URL escape " + go_quote(s.substr(i, 3)));
+                throw FuncError("invalid URL escape " + io::go::quote(s.substr(i, 3)));
             if (mode == Enc::host && unhex(s[i + 1]) < 8 && s.substr(i, 3) != "%25")
-                throw FuncError("invalid URL escape " + go_quote(s.substr(i, 3)));
+                throw FuncError("invalid URL escape " + io::go::quote(s.substr(i, 3)));
             out += static_cast<char>(unhex(s[i + 1]) * 16 + unhex(s[i + 2]));
             i += 2;
             continue;
         }
         if (mode == Enc::host && static_cast<unsigned char>(c) < 0x80 &&
             should_escape(static_cast<unsigned char>(c), mode))
-            throw FuncError("invalid character " + go_quote(std::string_view(&s[i], 1)) +
+            throw FuncError("invalid character " + io::go::quote(std::string_view(&s[i], 1)) +
                             " in host name");
         if (c == '+' && mode == Enc::query) c = ' ';
         out += c;
@@ -833,11 +828,12 @@ std::string parse_host(std::string_view host) {
         std::size_t i = host.rfind(']');
         if (i == std::string_view::npos) throw FuncError("missing ']' in host");
         std::string_view port = host.substr(i + 1);
-        if (!valid_port(port)) throw FuncError("invalid port " + go_quote(port) + " after host");
+        if (!valid_port(port))
+            throw FuncError("invalid port " + io::go::quote(port) + " after host");
     } else {
         std::size_t i = host.rfind(':');
         if (i != std::string_view::npos && !valid_port(host.substr(i)))
-            throw FuncError("invalid port " + go_quote(host.substr(i)) + " after host");
+            throw FuncError("invalid port " + io::go::quote(host.substr(i)) + " after host");
     }
     return url_unescape(host, Enc::host);
 }
@@ -1089,8 +1085,7 @@ std::string backquoted(const std::string& s) {
         i += w;
     }
     if (ok) return "`" + s + "`";
-    Value v = str(s);
-    return sprintf("%q", std::span<const Value>(&v, 1));
+    return io::go::quote(s);
 }
 
 // f(), with the regex engine's refusals as function errors.
@@ -1507,8 +1502,8 @@ void add_sprig_more(Funcs& f) {
         try {
             u = url_parse(raw);
         } catch (const FuncError& e) {
-            throw FuncError("unable to parse url: parse " + go_quote(raw.substr(0, raw.find('#'))) +
-                            ": " + e.what());
+            throw FuncError("unable to parse url: parse " +
+                            io::go::quote(raw.substr(0, raw.find('#'))) + ": " + e.what());
         }
         Dict d;
         d["scheme"] = str(u.scheme);
@@ -1537,7 +1532,7 @@ void add_sprig_more(Funcs& f) {
                 t = url_parse("proto://" + ui + "@host");
             } catch (const FuncError& e) {
                 throw FuncError(std::string("unable to parse userinfo in dict: parse ") +
-                                go_quote("proto://" + ui + "@host") + ": " + e.what());
+                                io::go::quote("proto://" + ui + "@host") + ": " + e.what());
             }
             u.has_user = t.has_user;
             u.has_password = t.has_password;

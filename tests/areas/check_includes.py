@@ -20,7 +20,8 @@ ALLOWED = {
     "bundle": ["core", "io", "cel", "model"],
     "catalog": ["core", "io", "cel", "model", "net", "oci", "bundle"],
     "resolve": ["core", "io", "cel", "model"],
-    # pko's dependency resolution solves with resolve/versions; its findings are model's.
+    # pko's dependency resolution solves with resolve/versions; its findings and name rules are
+    # model's.
     "pko": ["core", "io", "cel", "template", "model", "resolve"],
     "plan": ["core", "io", "cel", "template", "model", "net", "oci", "bundle", "catalog",
              "resolve", "pko"],

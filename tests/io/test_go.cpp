@@ -97,6 +97,30 @@ TEST(GoString, AppendsToExistingText) {
     EXPECT_EQ(s, "x=\"y\"");
 }
 
+// strconv.Quote as kpkg spells it (fmt's %q in templates, values in Kubernetes' field errors):
+// Go's escapes for ASCII, every byte from 0x80 up as it is.
+TEST(GoQuote, EscapesAsciiAsStrconv) {
+    EXPECT_EQ(go::quote(""), R"("")");
+    EXPECT_EQ(go::quote("plain text 1.0"), R"("plain text 1.0")");
+    EXPECT_EQ(go::quote("say \"hi\" \\ bye"), R"("say \"hi\" \\ bye")");
+    EXPECT_EQ(go::quote("\a\b\f\n\r\t\v"), R"("\a\b\f\n\r\t\v")");
+    EXPECT_EQ(go::quote(std::string("\0\x01\x1f\x7f", 4)), R"("\x00\x01\x1f\x7f")");
+    EXPECT_EQ(go::quote("'single'`back`"), R"("'single'`back`")");
+}
+
+TEST(GoQuote, KeepsBytesAboveAscii) {
+    EXPECT_EQ(go::quote("caf\xC3\xA9 \xE2\x9C\x93"), "\"caf\xC3\xA9 \xE2\x9C\x93\"");
+    // Unlike text::quote (and Go's own Quote), neither C1 controls nor bytes that are not UTF-8
+    // are escaped: the template and schema messages printed them so.
+    EXPECT_EQ(go::quote("\xC2\x85"), "\"\xC2\x85\"");
+    EXPECT_EQ(go::quote("\xFF\xC3"), "\"\xFF\xC3\"");
+}
+
+TEST(GoQuote, IsNotCut) {
+    const std::string big(100000, 'a');
+    EXPECT_EQ(go::quote(big), "\"" + big + "\"");
+}
+
 // ------------------------------------------------------------------------------------------------
 // float64 text
 

@@ -70,3 +70,18 @@ TEST(Dns1123, FlagsAreIndependent) {
     EXPECT_TRUE(both.bad_character);
     EXPECT_TRUE(both.bad_edge);
 }
+
+// Where the first character outside the pattern is, for messages that point at it (a namespace
+// given on the command line); npos when there is none. In a subdomain the index counts from the
+// start of the whole name.
+TEST(Dns1123, FirstBadCharacter) {
+    EXPECT_EQ(check_dns1123_label("operators").first_bad, std::string::npos);
+    EXPECT_EQ(check_dns1123_label("-a-").first_bad, std::string::npos); // an edge, not a character
+    EXPECT_EQ(check_dns1123_label("Ab_c").first_bad, 0u);
+    EXPECT_EQ(check_dns1123_label("ab_c.d").first_bad, 2u);
+    EXPECT_EQ(check_dns1123_label("a.b").first_bad, 1u);
+    EXPECT_EQ(check_dns1123_label("ab\xC3\xA4").first_bad, 2u);
+    EXPECT_EQ(check_dns1123_subdomain("a.b").first_bad, std::string::npos);
+    EXPECT_EQ(check_dns1123_subdomain("ab.cd.e_f").first_bad, 7u);
+    EXPECT_EQ(check_dns1123_subdomain("ab.C").first_bad, 3u);
+}

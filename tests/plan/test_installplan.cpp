@@ -578,6 +578,32 @@ TEST(CheckNamespace, Dns1123Label) {
     EXPECT_FALSE(check_namespace(std::string(64, 'a'), "--namespace"));
 }
 
+// The messages name the flag and say what is wrong, the first bad character by its position.
+TEST(CheckNamespace, Messages) {
+    auto message = [](std::string_view ns) {
+        auto r = check_namespace(ns, "--namespace");
+        return r ? std::string() : r.error().message;
+    };
+    EXPECT_EQ(message(""), "--namespace \"\" is not a valid namespace name: it is empty");
+    EXPECT_EQ(message(std::string(64, 'a')),
+              "--namespace \"" + std::string(64, 'a') +
+                  "\" is not a valid namespace name: it has 64 characters, at most 63 are "
+                  "allowed (a DNS-1123 label)");
+    EXPECT_EQ(message("ab_C"), "--namespace \"ab_C\" is not a valid namespace name: character 3 "
+                               "\"_\" is not allowed; a DNS-1123 label has only lower-case "
+                               "letters, digits and '-'");
+    EXPECT_EQ(message("a\xC3\xA4"), "--namespace \"a\xC3\xA4\" is not a valid namespace name: "
+                                    "character 2 \"\\xc3\" is not allowed; a DNS-1123 label has "
+                                    "only lower-case letters, digits and '-'");
+    EXPECT_EQ(message("-a"), "--namespace \"-a\" is not a valid namespace name: it must start and "
+                             "end with a lower-case letter or a digit");
+    EXPECT_EQ(message("a-"), "--namespace \"a-\" is not a valid namespace name: it must start and "
+                             "end with a lower-case letter or a digit");
+    EXPECT_EQ(message("-A"), "--namespace \"-A\" is not a valid namespace name: character 2 "
+                             "\"A\" is not allowed; a DNS-1123 label has only lower-case "
+                             "letters, digits and '-'");
+}
+
 TEST(OlmCreates, Kinds) {
     for (const char* k : {"ClusterServiceVersion", "CustomResourceDefinition", "Secret", "Service",
                           "ConfigMap", "PrometheusRule", "ServiceMonitor", "NetworkPolicy",

@@ -6,8 +6,9 @@
 // - encoding/json: string escaping, json.Marshal of a decoded value (keys sorted), json.Indent,
 //   json.Compact, and how a JSON number reads back as a float64;
 // - strconv's float64 text (encoding/json's and FormatFloat 'g'/'f' with the shortest digits);
-// - encoding/base64 (StdEncoding).
-// Implemented in src/io/go_json.cpp and src/io/go_yaml.cpp.
+// - encoding/base64 (StdEncoding);
+// - strconv.Quote of a string (fmt's %q), as Go templates and Kubernetes' field errors print it.
+// Implemented in src/io/go_json.cpp, src/io/go_yaml.cpp and src/io/go_quote.cpp.
 #pragma once
 
 #include <cstddef>
@@ -50,6 +51,16 @@ std::optional<std::uint64_t> parse_uint(std::string_view s);
 // strconv.ParseFloat(s, 64) of decimal text: an overflow is an error (Go returns ±Inf with
 // ErrRange), an underflow reads as zero.
 std::optional<double> parse_float(std::string_view s);
+
+// ------------------------------------------------------------------------------------------------
+// Strings (strconv)
+
+// strconv.Quote(s) (fmt's %q of a string) for the text kpkg meets: in double quotes, '"' and '\\'
+// escaped, \a \b \f \n \r \t \v by name, other ASCII control bytes and DEL as \xNN (lower-case
+// hex); every byte from 0x80 up is kept as it is (Go would also escape invalid UTF-8 as \xNN and
+// non-printable characters as \uNNNN; kpkg does not). Not cut: messages that quote input for
+// people use text::quote, which cuts long values and escapes bytes that are not UTF-8.
+std::string quote(std::string_view s);
 
 // ------------------------------------------------------------------------------------------------
 // encoding/json

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,6 +46,11 @@ struct Node {
     Node* get(std::string_view key);
     // The entry for key (with its key position), or nullptr.
     const MapEntry* entry(std::string_view key) const;
+    // The node at a path of mapping keys ({"metadata", "name"}): nullptr when a key is absent or
+    // a node on the way is not a map; the node itself for an empty path.
+    const Node* at_path(std::initializer_list<std::string_view> keys) const;
+    // The text of the scalar at_path(keys); "" when there is none, or it is null or not a scalar.
+    std::string text_at(std::initializer_list<std::string_view> keys) const;
 
     // Typed views; nothing when the node is not of that kind or does not fit.
     std::optional<bool> as_bool() const;
@@ -69,6 +75,10 @@ struct MapEntry {
     Mark key_mark;
     Node value;
 };
+
+// n->at_path(keys), or nullptr when n is nullptr (for lookups that continue from one that may
+// have failed).
+const Node* at_path(const Node* n, std::initializer_list<std::string_view> keys);
 
 // One document of a YAML stream or one value of a JSON sequence.
 struct Document {

@@ -21,8 +21,9 @@ struct Dns1123Check {
     bool empty = false;
     bool too_long = false;      // longer than the maximum of its kind
     bool bad_character = false; // a character other than a-z, 0-9, '-' (and '.' in a subdomain)
-    bool bad_edge = false;      // does not start and end with a letter or digit (in a subdomain:
-                                // some part between dots is empty or does not)
+    std::size_t first_bad = std::string_view::npos; // the index of the first such character
+    bool bad_edge = false; // does not start and end with a letter or digit (in a subdomain:
+                           // some part between dots is empty or does not)
     // The name matches the pattern of its kind (length aside): neither empty nor a bad character
     // nor a bad edge.
     bool pattern_ok() const { return !empty && !bad_character && !bad_edge; }

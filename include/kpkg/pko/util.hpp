@@ -14,9 +14,6 @@ namespace kpkg::pko {
 // them, keys sorted). Errors: a value JSON cannot hold (.inf, .nan).
 Result<io::Node> to_json_node(const io::Node& node);
 
-// Go's %q of a string (long values cut, as kpkg's messages do).
-std::string go_quote(std::string_view s);
-
 // apimachinery's IsQualifiedName and IsValidLabelValue: the messages, none when valid.
 std::vector<std::string> qualified_name_errors(std::string_view value);
 std::vector<std::string> label_value_errors(std::string_view value);
