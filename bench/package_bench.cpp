@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
         auto report = kpkg::pko::validate(*loaded);
         in_proc.push_back(ms_since(t0));
         renders = report.renders;
-        problems = report.violations.size();
+        problems = report.findings.size();
     }
     // End to end, interleaved with the same command in small pages and with the start-up alone.
     std::vector<double> e2e, e2e_small, startup;
@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
         auto res = kpkg::pko::render(loaded->package, ctx);
         if (res.failed) {
             std::fprintf(stderr, "kpkg-bench-package: render failed: %s\n",
-                         res.violations.empty() ? "" : res.violations[0].text().c_str());
+                         res.findings.empty() ? "" : res.findings[0].text().c_str());
             return 1;
         }
         objects = res.rendered.objects.size();
