@@ -122,10 +122,8 @@ std::string save_image(const oci::Location& dest, const oci::Content& image,
     oci::LayoutRef ref = *oci::layout_ref(dest);
     // A docker archive names the image by its first reference (RepoTags).
     if (dest.kind == K::docker_archive && ref.tag.empty() && !tags.empty()) ref.tag = tags.front();
-    oci::write_layout(ref, image, input_platform()).take();
-    if (dest.kind == K::docker_archive) return {};
-    auto converted = oci::with_oci_media_types(image).take();
-    return converted ? converted->root_digest : std::string();
+    const std::string digest = oci::write_layout(ref, image, input_platform()).take();
+    return digest == image.root_digest ? std::string() : digest;
 }
 
 std::string saved_line(const std::string& dest, const std::string& digest) {

@@ -716,12 +716,11 @@ Result<void> verify(const Content& content) {
     return {};
 }
 
-Result<void> write_oci_dir(const fs::path& dir_given, const Content& given,
-                           const std::string& tag) {
-    // A layout holds OCI media types only, as skopeo writes it.
-    auto converted = with_oci_media_types(given);
-    if (!converted) return std::move(converted).error();
-    const Content& content = *converted ? **converted : given;
+namespace {
+
+// The writers of a layout and an oci-archive, for content that has OCI media types already.
+Result<void> write_oci_dir_as_is(const fs::path& dir_given, const Content& content,
+                                 const std::string& tag) {
     // "out/" is the directory "out" (its temporary sibling is ".out.kpkg-…", not inside it).
     fs::path dir = dir_given.lexically_normal();
     if (!dir.has_filename() && dir.has_parent_path()) dir = dir.parent_path();
@@ -790,10 +789,8 @@ Result<void> write_oci_dir(const fs::path& dir_given, const Content& given,
     return {};
 }
 
-Result<void> write_oci_archive(const fs::path& file, const Content& given, const std::string& tag) {
-    auto converted = with_oci_media_types(given);
-    if (!converted) return std::move(converted).error();
-    const Content& content = *converted ? **converted : given;
+Result<void> write_oci_archive_as_is(const fs::path& file, const Content& content,
+                                     const std::string& tag) {
     auto digests = reachable(content);
     if (!digests) return std::move(digests).error();
     if (auto r = check_blobs(content, *digests); !r) return r;
@@ -812,6 +809,22 @@ Result<void> write_oci_archive(const fs::path& file, const Content& given, const
     entries.push_back(
         {TarEntry::Type::file, "oci-layout", std::string(layout_file_content), {}, 0644});
     return write_output_file(file, write_tar(entries));
+}
+
+} // namespace
+
+// A layout holds OCI media types only, as skopeo writes it.
+Result<void> write_oci_dir(const fs::path& dir, const Content& content, const std::string& tag) {
+    auto converted = with_oci_media_types(content);
+    if (!converted) return std::move(converted).error();
+    return write_oci_dir_as_is(dir, *converted ? **converted : content, tag);
+}
+
+Result<void> write_oci_archive(const fs::path& file, const Content& content,
+                               const std::string& tag) {
+    auto converted = with_oci_media_types(content);
+    if (!converted) return std::move(converted).error();
+    return write_oci_archive_as_is(file, *converted ? **converted : content, tag);
 }
 
 Result<void> write_docker_archive(const fs::path& file, const Content& content,
@@ -852,16 +865,21 @@ Result<void> write_docker_archive(const fs::path& file, const Content& content,
     return write_output_file(file, write_tar(entries));
 }
 
-Result<void> write_layout(const LayoutRef& ref, const Content& content, const Platform& platform) {
-    switch (ref.kind) {
-    case LayoutRef::Kind::oci_dir:
-        return write_oci_dir(ref.path, content, ref.tag);
-    case LayoutRef::Kind::oci_archive:
-        return write_oci_archive(ref.path, content, ref.tag);
-    case LayoutRef::Kind::docker_archive:
-        return write_docker_archive(ref.path, content, ref.tag, platform);
+Result<std::string> write_layout(const LayoutRef& ref, const Content& content,
+                                 const Platform& platform) {
+    if (ref.kind == LayoutRef::Kind::docker_archive) {
+        if (auto r = write_docker_archive(ref.path, content, ref.tag, platform); !r)
+            return std::move(r).error();
+        return content.root_digest;
     }
-    return Error::internal("unknown layout kind");
+    auto converted = with_oci_media_types(content);
+    if (!converted) return std::move(converted).error();
+    const Content& written = *converted ? **converted : content;
+    auto r = ref.kind == LayoutRef::Kind::oci_dir
+                 ? write_oci_dir_as_is(ref.path, written, ref.tag)
+                 : write_oci_archive_as_is(ref.path, written, ref.tag);
+    if (!r) return std::move(r).error();
+    return written.root_digest;
 }
 
 Result<ImageInfo> image_info(const Content& content, const Platform& platform) {

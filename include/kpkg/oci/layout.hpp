@@ -118,8 +118,10 @@ Result<void> write_oci_archive(const std::filesystem::path& file, const Content&
 Result<void> write_docker_archive(const std::filesystem::path& file, const Content& content,
                                   const std::string& repo_tag = {},
                                   const Platform& platform = host_platform());
-Result<void> write_layout(const LayoutRef& ref, const Content& content,
-                          const Platform& platform = host_platform());
+// Writes `content` where `ref` says; returns the digest the image has there (a layout's or
+// oci-archive's converted root when with_oci_media_types converts it, else content's own).
+Result<std::string> write_layout(const LayoutRef& ref, const Content& content,
+                                 const Platform& platform = host_platform());
 
 // Every blob of `content` hashes to its key, and the root is among them (errors name the blob).
 Result<void> verify(const Content& content);
