@@ -15,6 +15,7 @@
 
 #include "command.hpp"
 #include "images.hpp"
+#include "kpkg/core/duration.hpp"
 #include "kpkg/core/error.hpp"
 #include "kpkg/core/log.hpp"
 #include "kpkg/core/text.hpp"
@@ -373,7 +374,7 @@ int run(int argc, char** argv) {
 
     if (int rc = report_extras(root, g.color_stderr); rc != 0) return rc;
     if (!request_timeout.empty()) {
-        auto d = kube::parse_duration(request_timeout, "--request-timeout");
+        auto d = parse_duration(request_timeout, "--request-timeout");
         if (!d) {
             print_error(g.color_stderr, d.error());
             return static_cast<int>(ExitCode::usage);

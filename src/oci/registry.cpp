@@ -228,7 +228,8 @@ long ms_left(Clock::time_point deadline) {
     return left > 0 ? static_cast<long>(left) : 0;
 }
 
-// "30 s", "1.5 s", "500 ms".
+// "30 s", "1.5 s", "500 ms": the registry's messages space their units (core's
+// format_duration writes Go's "30s" for flags and the cluster's messages).
 std::string duration_text(std::chrono::milliseconds d) {
     const auto ms = d.count();
     if (ms < 1000) return std::to_string(ms) + " ms";

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "kpkg/core/duration.hpp"
 #include "kpkg/core/result.hpp"
 #include "kpkg/io/node.hpp"
 #include "kpkg/kube/api.hpp"
@@ -80,12 +81,6 @@ Result<void> read_source(const io::Tree& tree, const SourceOptions& opts, Input&
 const std::vector<std::string>& default_phases();
 // The index in default_phases() of an object of this group and kind.
 std::size_t default_phase(const std::string& group, const std::string& kind);
-
-// Go's time.ParseDuration for the positive durations flags take ("90s", "5m", "1h30m", "250ms");
-// Errors (exit 2): anything else, naming `flag`.
-Result<std::chrono::milliseconds> parse_duration(const std::string& text, const std::string& flag);
-// A duration as Go prints one: "5s", "1m30s", "250ms", "1.5s".
-std::string format_duration(std::chrono::milliseconds d);
 
 // --- readiness -------------------------------------------------------------------------------
 

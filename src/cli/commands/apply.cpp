@@ -14,6 +14,7 @@
 #include "command.hpp"
 #include "images.hpp"
 #include "input.hpp"
+#include "kpkg/core/duration.hpp"
 #include "kpkg/core/log.hpp"
 #include "kpkg/core/text.hpp"
 #include "kpkg/io/tree.hpp"
@@ -152,7 +153,7 @@ kube::RunOptions run_options(const ApplyCliOptions& o, const kube::Api& api, con
     ro.prune = o.prune;
     ro.applyset = o.applyset;
     ro.ns = api.default_namespace();
-    if (!o.timeout.empty()) ro.timeout = kube::parse_duration(o.timeout, "--timeout").take();
+    if (!o.timeout.empty()) ro.timeout = parse_duration(o.timeout, "--timeout").take();
     ro.concurrency = o.concurrency;
     ro.tooling = "kpkg/v" KPKG_VERSION;
     ro.interrupted = &g_interrupted;
@@ -194,7 +195,7 @@ int finish(const Globals& g, const kube::RunReport& r, bool diff) {
 void check_common(const ApplyCliOptions& o) {
     if (o.concurrency < 1 || o.concurrency > 64)
         throw Exception(Error::usage("--concurrency must be between 1 and 64"));
-    if (!o.timeout.empty()) kube::parse_duration(o.timeout, "--timeout").take();
+    if (!o.timeout.empty()) parse_duration(o.timeout, "--timeout").take();
 }
 
 int run_apply(const Globals& g, const ApplyCliOptions& o) {
