@@ -583,6 +583,11 @@ Readiness Engine::wait_object(const Resource& res, const std::string& ns, const 
     std::string rv;
     bool need_list = true;
     Readiness last{Readiness::State::waiting, "not seen yet"};
+    bool read_once = false; // `last` comes from the object as the server gave it
+    // A list or watch that fails once the run's time is up was refused for that (a request
+    // opened at the deadline is): what was last read of the object is then the reason the wait
+    // ends with, not the refusal. A failure before the deadline (a server gone) stays the reason.
+    auto ended_by_deadline = [&] { return read_once && expired(); };
     std::string shown;
     int failures = 0;
     // The pause before opening again a watch that ended early with nothing delivered.
@@ -601,6 +606,7 @@ Readiness Engine::wait_object(const Resource& res, const std::string& ns, const 
             if (!l || !l->ok()) {
                 const std::string why =
                     "cannot be read: " + (!l ? l.error().message : l->api->message);
+                if (ended_by_deadline()) return last;
                 if (++failures > 5) return {Readiness::State::failed, why};
                 pause(std::chrono::milliseconds(200 * failures));
                 // Out of time (or interrupted): still waiting, for this reason.
@@ -611,6 +617,7 @@ Readiness Engine::wait_object(const Resource& res, const std::string& ns, const 
             for (const io::Node& it : l->value->items)
                 if (it.text_at({"metadata", "name"}) == name) obj = &it;
             last = check(obj);
+            read_once = true;
             rv = l->value->resource_version;
             if (last.state != Readiness::State::waiting) return last;
             note();
@@ -653,6 +660,7 @@ Readiness Engine::wait_object(const Resource& res, const std::string& ns, const 
             need_list = true;
             const std::string why =
                 "cannot be watched: " + (!w ? w.error().message : w->api->message);
+            if (ended_by_deadline()) return last;
             if (++failures > 5) return {Readiness::State::failed, why};
             pause(std::chrono::milliseconds(100 * failures));
             if (expired() || interrupted()) return {Readiness::State::waiting, why};

@@ -43,6 +43,9 @@ public:
     std::map<std::string, ApiError> fail_apply; // names whose apply is refused with this
     int delete_after = 0;            // steps a deleted object lingers (deletionTimestamp)
     bool watch_ends_at_once = false; // every watch ends as it opens, delivering nothing
+    // Every watch is held for its whole time, then refused (as the real client refuses a request
+    // opened when the run's time is up).
+    bool watch_refused_at_its_end = false;
     std::string default_ns;
 
     FakeApi() {
@@ -222,6 +225,10 @@ public:
             std::lock_guard<std::mutex> lock(mu_);
             requests_.push_back({"watch", r.name, ns, opts.field_selector, false, false, "", {}});
             if (watch_ends_at_once) return kube::Reply<bool>{true, std::nullopt};
+        }
+        if (watch_refused_at_its_end) {
+            std::this_thread::sleep_for(opts.timeout + std::chrono::milliseconds(5));
+            return Error::io("GET watch: the time limit passed");
         }
         const auto end =
             std::chrono::steady_clock::now() +

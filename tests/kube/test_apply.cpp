@@ -122,6 +122,28 @@ TEST(Apply, WatchesThatEndAtOnceAreOpenedAgainWithABackOff) {
     EXPECT_LT(took, std::chrono::milliseconds(4000));
 }
 
+// A watch refused because the run's time is up says nothing of the object: the wait ends with
+// what was last read of it, not with the refusal.
+TEST(Apply, AWaitCutByTheDeadlineEndsWithTheObjectsLastState) {
+    FakeApi api;
+    api.never_ready = {"widgets.example.com"};
+    api.watch_refused_at_its_end = true;
+    RunOptions o = quick();
+    o.timeout = std::chrono::milliseconds(1000);
+    o.watch_slice = std::chrono::milliseconds(5000);
+    RunReport r = apply(api, input_of(kCrdAndCr), o);
+    ASSERT_TRUE(r.error);
+    EXPECT_TRUE(test::contains(r.error->str(), "timed out")) << r.error->str();
+    bool seen = false;
+    for (const auto& ob : r.objects)
+        if (ob.name == "widgets.example.com") {
+            seen = true;
+            EXPECT_FALSE(ob.reason.empty());
+            EXPECT_FALSE(test::contains(ob.reason, "cannot be watched")) << ob.reason;
+        }
+    EXPECT_TRUE(seen);
+}
+
 TEST(Apply, DefaultPhaseOrder) {
     FakeApi api;
     RunReport r = apply(api, input_of(R"(apiVersion: admissionregistration.k8s.io/v1
